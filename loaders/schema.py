@@ -1,0 +1,62 @@
+"""Benchmark-side data: questions and the episodes that pair them with a corpus."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from memplusplus.types import Document
+
+
+@dataclass(frozen=True)
+class RubricFacet:
+    """One graded sub-point of an OrgMemBench answer; ``max_score`` is its weight."""
+
+    facet_id: str
+    max_score: float
+    criterion: str
+    fail_criterion: str = ""
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question asked of an episode's corpus.
+
+    ``as_of`` restricts the memory to rows dated up to the end of that day (None: no filter).
+    ``evidence_ids`` are document ids of the gold evidence; ``meta`` holds dataset extras such as
+    LongMemEval's gold session ids (``evidence_sessions``) or the abstention flag.
+    """
+
+    qid: str
+    text: str
+    category: str
+    answer: str
+    as_of: date | None = None
+    rubric: tuple[RubricFacet, ...] | None = None
+    evidence_ids: tuple[str, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Episode:
+    """A corpus and the questions asked of it."""
+
+    episode_id: str
+    documents: tuple[Document, ...]
+    questions: tuple[Question, ...]
+
+
+class DatasetError(Exception):
+    """Bad or missing dataset input; the message names the file, the record and the field."""
+
+    def __init__(self, path: str, message: str, record: str | None = None, field_name: str | None = None):
+        where = str(path)
+        if record is not None:
+            where += f", record {record}"
+        if field_name is not None:
+            where += f", field '{field_name}'"
+        super().__init__(f"{where}: {message}")
+        self.path = str(path)
+        self.record = record
+        self.field_name = field_name

@@ -1,0 +1,219 @@
+"""Mem++: non-destructive memory with lexical, tag and vector legs fused by weighted RRF.
+
+Write: a document is stored whole with its date and author; empty texts and exact repeats of an
+active row by the same author add no row; no generative model runs. Read: the rows dated up to
+the question's as-of day are ranked by each leg (at most C candidates each), fused by weighted
+RRF, and the top k are the k - reserve best fused rows followed by the ``reserve`` latest-dated
+remaining matched rows (short of matched rows, the most recently ingested unmatched ones).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+import numpy as np
+
+from memplusplus.encoder import Encoder
+from memplusplus.evidence import RenderedContext, render
+from memplusplus.fusion import FusedRow, weighted_rrf
+from memplusplus.legs import LEGS, lexical_leg, tag_leg, vector_leg
+from memplusplus.scope import end_of_day, in_scope
+from memplusplus.store import Row, RowState, RowStore
+from memplusplus.text import content_terms, positional_stems
+from memplusplus.types import Document, Hit
+
+
+@dataclass(frozen=True)
+class MemPPConfig:
+    """Read-time settings; the paper's per-benchmark values (its Table 6) live in the dataset configs.
+
+    ``weights`` maps each leg to its RRF weight; a leg with weight 0 is not run at all (the leg
+    ablations). ``candidates`` is C, the most rows any one leg may return.
+    """
+
+    weights: Mapping[str, float] = field(default_factory=lambda: {"lexical": 1.0, "tag": 1.0, "vector": 4.0})
+    gamma: float = 60.0
+    candidates: int = 50
+    k: int = 50
+    conjunctive: bool = True
+    lexical_ranker: str = "cover_density"
+    recency_reserve: int = 3
+    dedup: bool = True
+
+    def __post_init__(self) -> None:
+        unknown = set(self.weights) - set(LEGS)
+        if unknown:
+            raise ValueError(f"unknown legs {sorted(unknown)}; legs are {list(LEGS)}")
+        if any(weight < 0 for weight in self.weights.values()):
+            raise ValueError("leg weights must be >= 0")
+        if self.candidates < 1 or self.k < 1 or self.recency_reserve < 0:
+            raise ValueError("candidates and k must be >= 1 and recency_reserve >= 0")
+        if self.lexical_ranker not in ("cover_density", "bm25"):
+            raise ValueError(f"unknown lexical_ranker {self.lexical_ranker!r}")
+
+    def weight(self, leg: str) -> float:
+        return float(self.weights.get(leg, 0.0))
+
+
+class MemPlusPlus:
+    """The memory. ``add``/``search`` for agents; ``ingest``/``retrieve``/``render`` for harnesses."""
+
+    name = "mempp"
+
+    def __init__(
+        self,
+        config: MemPPConfig = MemPPConfig(),
+        encoder: Encoder | None = None,
+        clock: Callable[[], datetime] = datetime.now,
+    ):
+        self.config = config
+        self.encoder = encoder if encoder is not None else Encoder()
+        self.clock = clock
+        self.store = RowStore()
+        self._bm25 = None
+        self._bm25_size = -1
+
+    # ----- write ---------------------------------------------------------------------------
+    def add(
+        self,
+        text: str,
+        author: str | None = None,
+        date: datetime | None = None,
+        doc_id: str | None = None,
+        thread: str | None = None,
+    ) -> str | None:
+        """Store one document; returns the id of the row holding it, or None for empty text."""
+        auto_id = f"row-{len(self.store) + len(self.store.aliases)}"
+        return self.ingest([Document(doc_id or auto_id, text, author, date, thread)])[0]
+
+    def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
+        """Store documents in order; embeds all new texts in one batch. Returns each one's row id."""
+        docs = list(documents)
+        result: list[str | None] = [None] * len(docs)
+        pending: list[tuple[int, Document]] = []
+        pending_keys: dict[tuple[str | None, str], str] = {}
+        for index, doc in enumerate(docs):
+            if not doc.text.strip():
+                continue
+            if self.config.dedup:
+                existing = self.store.active_duplicate(doc.author, doc.text)
+                earlier = pending_keys.get((doc.author, doc.text))
+                if existing is not None:
+                    self.store.add_alias(doc.doc_id, existing)
+                    result[index] = existing.doc_id
+                    continue
+                if earlier is not None:
+                    self.store.aliases[doc.doc_id] = earlier
+                    result[index] = earlier
+                    continue
+                pending_keys[(doc.author, doc.text)] = doc.doc_id
+            pending.append((index, doc))
+        vectors = self.encoder.encode([doc.text for _, doc in pending], show_progress=show_progress)
+        now = self.clock()
+        for (index, doc), vector in zip(pending, vectors):
+            self.store.append(doc.doc_id, doc.text, doc.author, doc.date, doc.thread, now, vector)
+            result[index] = doc.doc_id
+        return result
+
+    def archive(self, doc_id: str) -> None:
+        """Take a row out of every scope without deleting it."""
+        self.store.set_state(self.store.by_doc_id[doc_id], RowState.ARCHIVED)
+
+    def supersede(self, old_doc_id: str, new_doc_id: str) -> None:
+        """Mark ``old`` as replaced by ``new``; the old row stays stored."""
+        self.store.set_state(self.store.by_doc_id[old_doc_id], RowState.SUPERSEDED, new_doc_id)
+
+    # ----- read ----------------------------------------------------------------------------
+    def scope_mask(self, as_of: date | datetime | None) -> np.ndarray:
+        """S_theta as a boolean mask over row seqs: active rows dated up to the end of the as-of day."""
+        theta = None if as_of is None else end_of_day(as_of)
+        return np.fromiter(
+            (row.state is RowState.ACTIVE and in_scope(row.date, theta) for row in self.store.rows),
+            dtype=bool,
+            count=len(self.store),
+        )
+
+    def leg_rankings(self, query: str, scope: np.ndarray) -> dict[str, list[int]]:
+        """Each enabled leg's ranking (row seqs, best first, at most C) over the scoped rows."""
+        cfg = self.config
+        terms = content_terms(query)
+        rankings: dict[str, list[int]] = {}
+        if cfg.weight("lexical") > 0:
+            bm25 = self._bm25_scores(terms) if cfg.lexical_ranker == "bm25" else None
+            rankings["lexical"] = lexical_leg(
+                self.store, terms, cfg.conjunctive, scope, cfg.candidates, cfg.lexical_ranker, bm25
+            )
+        if cfg.weight("tag") > 0:
+            rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
+        if cfg.weight("vector") > 0:
+            rankings["vector"] = vector_leg(self.store, self.encoder.encode_one(query), scope, cfg.candidates)
+        return rankings
+
+    def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
+        """Top-k hits for ``query`` among rows visible at ``as_of``, in rank order."""
+        k = self.config.k if k is None else k
+        if len(self.store) == 0 or k <= 0:
+            return []
+        scope = self.scope_mask(as_of)
+        rankings = self.leg_rankings(query, scope)
+        fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        return self._select(fused, scope, k)
+
+    search = retrieve
+
+    def _select(self, fused: list[FusedRow], scope: np.ndarray, k: int) -> list[Hit]:
+        reserve_size = min(self.config.recency_reserve, k)
+        head = fused[: k - reserve_size]
+        rest = fused[k - reserve_size :]
+        rows = self.store.rows
+        reserve = sorted(rest, key=lambda f: (rows[f.seq].recency, f.seq), reverse=True)[:reserve_size]
+        hits = [self._hit(f.seq, f.score, f.leg_ranks, False) for f in head]
+        hits += [self._hit(f.seq, f.score, f.leg_ranks, True) for f in reserve]
+        if len(reserve) < reserve_size:
+            matched = {f.seq for f in fused}
+            unmatched = (seq for seq in np.flatnonzero(scope)[::-1] if int(seq) not in matched)
+            for seq in unmatched:
+                if len(reserve) >= reserve_size:
+                    break
+                reserve.append(FusedRow(int(seq), 0.0))
+                hits.append(self._hit(int(seq), 0.0, {}, True))
+        return hits
+
+    def _hit(self, seq: int, score: float, leg_ranks: dict[str, int], reserve: bool) -> Hit:
+        row: Row = self.store.rows[seq]
+        return Hit(
+            doc_id=row.doc_id,
+            text=row.text,
+            date=row.date,
+            author=row.author,
+            score=score,
+            leg_ranks=dict(leg_ranks),
+            reserve=reserve,
+            thread=row.thread,
+        )
+
+    def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
+        return render(hits, budget)
+
+    # ----- BM25 alternative lexical ranker --------------------------------------------------
+    def _bm25_scores(self, terms: list[str]) -> np.ndarray:
+        import bm25s
+
+        if self._bm25 is None or self._bm25_size != len(self.store):
+            corpus = [self._stem_sequence(row.positions) for row in self.store.rows]
+            index = bm25s.BM25()
+            index.index([tokens or [""] for tokens in corpus], show_progress=False)
+            self._bm25, self._bm25_size = index, len(self.store)
+        known = [term for term in terms if term in self._bm25.vocab_dict]
+        if not known:
+            return np.zeros(len(self.store), dtype=np.float32)
+        return self._bm25.get_scores(known)
+
+    @staticmethod
+    def _stem_sequence(positions: dict[str, list[int]]) -> list[str]:
+        return [term for _, term in sorted((p, t) for t, ps in positions.items() for p in ps)]
+
+
+__all__ = ["MemPlusPlus", "MemPPConfig", "positional_stems"]

@@ -1,0 +1,215 @@
+"""Each behaviour the Mem++ paper states, pinned with real values (real encoder, no stubs)."""
+
+from datetime import date, datetime
+
+import numpy as np
+import pytest
+
+from memplusplus import Document, MemPlusPlus, MemPPConfig
+from memplusplus.cover_density import cover_density
+from memplusplus.fusion import weighted_rrf
+from memplusplus.text import content_terms, positional_stems
+
+
+def memory(encoder, **overrides) -> MemPlusPlus:
+    return MemPlusPlus(MemPPConfig(**overrides), encoder=encoder, clock=lambda: datetime(2030, 1, 1))
+
+
+def budget_docs() -> list[Document]:
+    return [
+        Document("d1", "The travel budget for Q1 is 10k.", "Maya Patel", datetime(2023, 1, 5)),
+        Document("d2", "Update: the travel budget for Q1 is now 12k.", "Omar Ali", datetime(2023, 2, 10, 9)),
+        Document("d3", "Travel budget cut to 8k after the layoffs.", "Maya Patel", datetime(2023, 3, 1)),
+        Document("d4", "The travel budget draft, undated note.", "Omar Ali", None),
+        Document("d5", "Lunch on Friday is pizza.", "Chef Lee", datetime(2023, 1, 20)),
+    ]
+
+
+def test_as_of_never_admits_a_later_or_undated_row(encoder):
+    mem = memory(encoder, k=10)
+    mem.ingest(budget_docs())
+    hits = mem.retrieve("travel budget", as_of=date(2023, 2, 10))
+    ids = {hit.doc_id for hit in hits}
+    assert ids == {"d1", "d2", "d5"}  # d2 is dated 09:00 on the as-of day: theta is the end of that day
+    assert all(hit.date is not None and hit.date <= datetime(2023, 2, 10, 23, 59, 59) for hit in hits)
+    # Without an as-of date nothing is filtered, undated rows included.
+    assert {hit.doc_id for hit in mem.retrieve("travel budget")} == {"d1", "d2", "d3", "d4", "d5"}
+
+
+def test_scope_is_applied_before_ranking_so_every_slot_is_eligible(encoder):
+    mem = memory(encoder, k=2, recency_reserve=0)
+    later = [Document(f"late{i}", f"Travel budget revision {i}.", None, datetime(2024, 1, i + 1)) for i in range(20)]
+    mem.ingest(budget_docs() + later)
+    hits = mem.retrieve("travel budget", as_of=date(2023, 1, 31))
+    assert [hit.doc_id for hit in hits] == ["d1", "d5"]
+
+
+def test_reserve_holds_the_latest_dated_remaining_matched_rows(encoder):
+    docs = [Document(f"m{i}", f"Release plan note number {i} about the release.", None, datetime(2023, 1, 1 + i)) for i in range(12)]
+    mem = memory(encoder, k=6, recency_reserve=3)
+    mem.ingest(docs)
+    scope = mem.scope_mask(None)
+    from memplusplus.fusion import weighted_rrf as fuse
+
+    fused = fuse(mem.leg_rankings("release plan", scope), {"lexical": 1.0, "tag": 1.0, "vector": 4.0}, 60.0)
+    head_expected = [mem.store.rows[f.seq].doc_id for f in fused[:3]]
+    remaining = [mem.store.rows[f.seq] for f in fused[3:]]
+    latest = [row.doc_id for row in sorted(remaining, key=lambda r: r.date, reverse=True)[:3]]
+    hits = mem.retrieve("release plan")
+    assert [h.doc_id for h in hits[:3]] == head_expected
+    assert [h.doc_id for h in hits[3:]] == latest
+    assert [h.reserve for h in hits] == [False] * 3 + [True] * 3
+    assert len(fused) == 12 and len(set(head_expected) | set(latest)) == 6
+
+
+def test_short_reserve_is_filled_with_most_recently_ingested_unmatched_rows(encoder):
+    mem = memory(encoder, k=5, recency_reserve=3, weights={"lexical": 1.0, "tag": 0.0, "vector": 0.0})
+    mem.ingest(
+        [
+            Document("a", "quarterly revenue grew", None, datetime(2023, 1, 1)),
+            Document("b", "office plants were watered", None, datetime(2023, 1, 2)),
+            Document("c", "new coffee machine", None, datetime(2023, 1, 3)),
+            Document("d", "printer is broken", None, datetime(2023, 1, 4)),
+        ]
+    )
+    hits = mem.retrieve("quarterly revenue")
+    # Only "a" matches; k - 3 = 2 head slots hold it; the reserve takes the latest-ingested unmatched rows.
+    assert [h.doc_id for h in hits] == ["a", "d", "c", "b"]
+    assert [h.reserve for h in hits] == [False, True, True, True]
+    assert hits[1].leg_ranks == {}
+
+
+def test_duplicate_in_same_author_scope_adds_no_row(encoder):
+    mem = memory(encoder)
+    assert mem.add("Ship it Friday.", author="Ann", date=datetime(2023, 1, 1), doc_id="x1") == "x1"
+    assert mem.add("Ship it Friday.", author="Ann", date=datetime(2023, 1, 2), doc_id="x2") == "x1"
+    assert len(mem.store) == 1 and mem.store.aliases == {"x2": "x1"}
+    assert mem.add("Ship it Friday.", author="Bob", date=datetime(2023, 1, 2), doc_id="x3") == "x3"
+    assert len(mem.store) == 2
+    # Only an *active* row blocks a repeat: once archived, the same text is stored again.
+    mem.archive("x1")
+    assert mem.add("Ship it Friday.", author="Ann", date=datetime(2023, 1, 3), doc_id="x4") == "x4"
+    assert len(mem.store) == 3
+    assert mem.add("   ", author="Ann") is None and len(mem.store) == 3
+
+
+def test_archived_and_superseded_rows_stay_stored_but_leave_scope(encoder):
+    mem = memory(encoder, k=10)
+    mem.ingest(budget_docs())
+    mem.supersede("d1", "d2")
+    assert mem.store.rows[0].text == "The travel budget for Q1 is 10k."
+    assert "d1" not in {h.doc_id for h in mem.retrieve("travel budget")}
+
+
+def test_rrf_ranks_are_zero_based_with_gamma():
+    fused = weighted_rrf({"lexical": [7, 3], "vector": [3]}, {"lexical": 1.0, "vector": 4.0}, gamma=60.0)
+    scores = {row.seq: row.score for row in fused}
+    assert scores[7] == pytest.approx(1 / 60)
+    assert scores[3] == pytest.approx(1 / 61 + 4 / 60)
+    assert [row.seq for row in fused] == [3, 7]
+    assert fused[0].leg_ranks == {"lexical": 1, "vector": 0}
+
+
+def test_rrf_ties_put_the_later_ingested_row_first():
+    fused = weighted_rrf({"lexical": [2], "vector": [5]}, {"lexical": 1.0, "vector": 1.0}, gamma=60.0)
+    assert [row.seq for row in fused] == [5, 2]
+
+
+def test_zero_weight_leg_changes_nothing(encoder):
+    weights = {"lexical": 1.0, "tag": 0.0, "vector": 4.0}
+    with_authors = memory(encoder, k=4, weights=weights)
+    with_authors.ingest(budget_docs())
+    without_authors = memory(encoder, k=4, weights=weights)
+    without_authors.ingest([Document(d.doc_id, d.text, None, d.date) for d in budget_docs()])
+    question = "What did Maya say about the travel budget?"
+    a = [(h.doc_id, h.score, h.leg_ranks) for h in with_authors.retrieve(question)]
+    b = [(h.doc_id, h.score, h.leg_ranks) for h in without_authors.retrieve(question)]
+    assert a == b
+    # With the tag leg on, Maya's rows gain a tag rank and the result differs.
+    tagged = memory(encoder, k=4)
+    tagged.ingest(budget_docs())
+    assert {h.doc_id for h in tagged.retrieve(question) if "tag" in h.leg_ranks} == {"d1", "d3"}
+
+
+def test_candidates_bound_each_leg(encoder):
+    mem = memory(encoder, candidates=4, weights={"lexical": 1.0, "tag": 1.0, "vector": 1.0}, conjunctive=False)
+    mem.ingest([Document(f"n{i}", f"Maya wrote memo {i} on freight", "Maya", datetime(2023, 1, 1)) for i in range(30)])
+    rankings = mem.leg_rankings("Maya freight memo", mem.scope_mask(None))
+    assert {leg: len(r) for leg, r in rankings.items()} == {"lexical": 4, "tag": 4, "vector": 4}
+
+
+def test_conjunctive_and_disjunctive_lexical_matching(encoder):
+    docs = [
+        Document("both", "freight contract signed", None, datetime(2023, 1, 1)),
+        Document("one", "freight delayed", None, datetime(2023, 1, 2)),
+    ]
+    conj = memory(encoder, weights={"lexical": 1.0}, recency_reserve=0)
+    conj.ingest(docs)
+    disj = memory(encoder, weights={"lexical": 1.0}, recency_reserve=0, conjunctive=False)
+    disj.ingest(docs)
+    assert [h.doc_id for h in conj.retrieve("freight contracts")] == ["both"]
+    assert [h.doc_id for h in disj.retrieve("freight contracts")] == ["both", "one"]
+
+
+def test_cover_density_matches_postgres_ts_rank_cd():
+    # Postgres: ts_rank_cd(to_tsvector('english', 'The cat sat on the mat with another cat'),
+    # 'cat & mat') = 0.058333. Covers: (cat@2, mat@6), noise 3 -> 0.1/4; (mat@6, cat@9), noise 2 -> 0.1/3.
+    positions = positional_stems("The cat sat on the mat with another cat")
+    assert positions == {"cat": [2, 9], "sat": [3], "mat": [6], "anoth": [8]}
+    assert cover_density(positions, ["cat", "mat"], conjunctive=True) == pytest.approx(0.1 / 4 + 0.1 / 3)
+    # Disjunctive: every occurrence is its own cover worth 0.1.
+    assert cover_density(positions, ["cat", "mat"], conjunctive=False) == pytest.approx(0.3)
+    assert cover_density(positions, ["cat", "dog"], conjunctive=True) == 0.0
+
+
+def test_query_terms_are_stemmed_content_words():
+    assert content_terms("What were the Shipments delayed by the carriers?") == ["shipment", "delay", "carrier"]
+
+
+def test_render_puts_date_and_author_before_each_text_and_cuts_at_budget(encoder):
+    mem = memory(encoder, k=2, recency_reserve=0, weights={"lexical": 1.0})
+    mem.ingest(budget_docs()[:2])
+    hits = mem.retrieve("travel budget")
+    ctx = mem.render(hits, budget=40)
+    assert ctx.full_text.startswith("[2023-02-10 09:00] Omar Ali\nUpdate: the travel budget")
+    assert ctx.block_starts["d2"] == 0
+    assert ctx.full_text[ctx.block_starts["d1"] :].startswith("[2023-01-05] Maya Patel\n")
+    assert ctx.text == ctx.full_text[:40] and len(ctx.text) == 40
+
+
+def test_bm25_ranker_switch_orders_by_bm25(encoder):
+    docs = [
+        Document("once", "invoice sent to the customer yesterday", None, datetime(2023, 1, 1)),
+        Document("twice", "invoice invoice overdue", None, datetime(2023, 1, 2)),
+        Document("none", "weather is nice", None, datetime(2023, 1, 3)),
+    ]
+    mem = memory(encoder, weights={"lexical": 1.0}, lexical_ranker="bm25", recency_reserve=0)
+    mem.ingest(docs)
+    assert [h.doc_id for h in mem.retrieve("invoice")] == ["twice", "once"]
+
+
+def test_retrieval_is_deterministic(encoder):
+    first = memory(encoder)
+    first.ingest(budget_docs())
+    second = memory(encoder)
+    second.ingest(budget_docs())
+    q = "How did the travel budget change?"
+    assert [(h.doc_id, h.score) for h in first.retrieve(q)] == [(h.doc_id, h.score) for h in second.retrieve(q)]
+
+
+def test_bad_config_is_rejected():
+    with pytest.raises(ValueError, match="unknown legs"):
+        MemPPConfig(weights={"lexicon": 1.0})
+    with pytest.raises(ValueError):
+        MemPPConfig(k=0)
+
+
+def test_vector_leg_uses_cosine_order(encoder):
+    mem = memory(encoder, weights={"vector": 1.0}, recency_reserve=0, k=5)
+    mem.ingest(budget_docs())
+    hits = mem.retrieve("pizza lunch")
+    q = encoder.encode_one("pizza lunch")
+    sims = {row.doc_id: float(mem.store.vectors[row.seq] @ q) for row in mem.store.rows}
+    assert [h.doc_id for h in hits] == sorted(sims, key=sims.get, reverse=True)
+    assert hits[0].doc_id == "d5"
+    assert np.isclose(np.linalg.norm(mem.store.vectors[0]), 1.0, atol=1e-5)

@@ -76,6 +76,11 @@ class Encoder:
             self._model = model
         return self._model
 
+    @property
+    def tokenizer(self):
+        """The model's word-piece tokenizer (used to cut token-sized chunks)."""
+        return self._load().tokenizer
+
     def key(self, text: str) -> str:
         return hashlib.sha256(f"{self.identity}\x00{text}".encode("utf-8")).hexdigest()
 

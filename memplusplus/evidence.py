@@ -34,6 +34,9 @@ def format_date(value: datetime | None) -> str:
 
 
 def header(hit: Hit) -> str:
+    """``[date] author`` for a stored row; nothing for a chunk, whose text carries its own headers."""
+    if hit.sources:
+        return ""
     author = f" {hit.author}" if hit.author else ""
     return f"[{format_date(hit.date)}]{author}"
 
@@ -44,10 +47,16 @@ def render(hits: Sequence[Hit], budget: int | None = None) -> RenderedContext:
     starts: dict[str, int] = {}
     offset = 0
     for hit in hits:
-        block = f"{header(hit)}\n{hit.text}"
+        head = header(hit)
+        block = f"{head}\n{hit.text}" if head else hit.text
         if parts:
             offset += len(BLOCK_SEPARATOR)
-        starts.setdefault(hit.doc_id, offset)
+        if hit.sources:
+            text_start = offset + len(block) - len(hit.text)
+            for doc_id, inner in hit.sources:
+                starts.setdefault(doc_id, text_start + inner)
+        else:
+            starts.setdefault(hit.doc_id, offset)
         parts.append(block)
         offset += len(block)
     return RenderedContext(full_text=BLOCK_SEPARATOR.join(parts), block_starts=starts, budget=budget)

@@ -40,3 +40,9 @@ class Hit:
     leg_ranks: dict[str, int] = field(default_factory=dict)
     reserve: bool = False
     thread: str | None = None
+    sources: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def source_ids(self) -> tuple[str, ...]:
+        """The document ids this hit carries: its sources, or its own id."""
+        return tuple(doc_id for doc_id, _ in self.sources) if self.sources else (self.doc_id,)

@@ -1,0 +1,127 @@
+"""RAG baseline: the history cut into fixed-size token chunks, the nearest chunks returned.
+
+The history is every document in ingest order, each under its ``[date] author`` header, joined
+by blank lines, and cut every ``chunk_tokens`` word pieces of the encoder's tokenizer. The
+encoder reads 256 word pieces at most, so a chunk's vector is the normalised mean of the vectors
+of its consecutive 256-piece windows: every part of the chunk counts, not just its opening.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime
+
+import numpy as np
+
+from baselines.scoped import render_hits
+from memplusplus.encoder import Encoder
+from memplusplus.evidence import RenderedContext, header
+from memplusplus.types import Document, Hit
+
+SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    chunk_id: str
+    text: str
+    sources: tuple[tuple[str, int], ...]
+    windows: tuple[str, ...]
+
+
+def build_history(documents: list[Document]) -> tuple[str, list[tuple[str, int, int]]]:
+    """The rendered history and each document's (doc_id, start, end) character span in it."""
+    parts: list[str] = []
+    spans: list[tuple[str, int, int]] = []
+    offset = 0
+    for doc in documents:
+        hit = Hit(doc.doc_id, doc.text, doc.date, doc.author, 0.0)
+        block = f"{header(hit)}\n{doc.text}"
+        if parts:
+            offset += len(SEPARATOR)
+        spans.append((doc.doc_id, offset, offset + len(block)))
+        parts.append(block)
+        offset += len(block)
+    return SEPARATOR.join(parts), spans
+
+
+def cut_chunks(history: str, spans: list[tuple[str, int, int]], offsets: list[tuple[int, int]],
+               chunk_tokens: int, window_tokens: int, prefix: str) -> list[Chunk]:
+    """Split ``history`` at every ``chunk_tokens`` tokens (``offsets`` = each token's char span)."""
+    chunks: list[Chunk] = []
+    start_char = 0
+    for number, first in enumerate(range(0, len(offsets), chunk_tokens)):
+        last = min(first + chunk_tokens, len(offsets)) - 1
+        end_char = len(history) if last == len(offsets) - 1 else offsets[last][1]
+        text = history[start_char:end_char]
+        sources = tuple(
+            (doc_id, max(doc_start - start_char, 0))
+            for doc_id, doc_start, doc_end in spans
+            if doc_start < end_char and doc_end > start_char
+        )
+        windows = []
+        for w_first in range(first, last + 1, window_tokens):
+            w_last = min(w_first + window_tokens, last + 1) - 1
+            w_start = start_char if w_first == first else offsets[w_first][0]
+            windows.append(history[w_start : offsets[w_last][1]])
+        chunks.append(Chunk(f"{prefix}chunk-{number}", text, sources, tuple(windows)))
+        start_char = end_char
+    return chunks
+
+
+class RAGMemory:
+    name = "rag"
+
+    def __init__(self, chunk_tokens: int = 4096, k: int = 2, encoder: Encoder | None = None):
+        if chunk_tokens < 1:
+            raise ValueError("chunk_tokens must be >= 1")
+        self.chunk_tokens = chunk_tokens
+        self.k = k
+        self.encoder = encoder if encoder is not None else Encoder()
+        self.documents: list[Document] = []
+        self._chunks: list[Chunk] | None = None
+        self._vectors: np.ndarray | None = None
+
+    def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
+        requested = list(documents)
+        fresh = [doc for doc in requested if doc.text.strip()]
+        self.documents.extend(fresh)
+        self._chunks = None
+        self._build(show_progress)
+        kept = {doc.doc_id for doc in fresh}
+        return [doc.doc_id if doc.doc_id in kept else None for doc in requested]
+
+    def _build(self, show_progress: bool = False) -> None:
+        history, spans = build_history(self.documents)
+        tokenizer = self.encoder.tokenizer
+        encoded = tokenizer(history, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        offsets = [tuple(pair) for pair in encoded["offset_mapping"]]
+        window = self.encoder.config.max_tokens - 2  # room for [CLS] and [SEP]
+        self._chunks = cut_chunks(history, spans, offsets, self.chunk_tokens, window, prefix="")
+        all_windows = [w for chunk in self._chunks for w in chunk.windows]
+        window_vectors = self.encoder.encode(all_windows, show_progress=show_progress)
+        vectors = []
+        cursor = 0
+        for chunk in self._chunks:
+            mean = window_vectors[cursor : cursor + len(chunk.windows)].mean(axis=0)
+            cursor += len(chunk.windows)
+            vectors.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
+        self._vectors = np.asarray(vectors, dtype=np.float32).reshape(len(self._chunks), -1)
+
+    def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
+        """The ``k`` chunks nearest the query (RAG has no notion of dates: ``as_of`` is ignored)."""
+        if self._chunks is None:
+            self._build()
+        if not self._chunks:
+            return []
+        sims = self._vectors @ self.encoder.encode_one(query)
+        order = np.lexsort((-np.arange(len(sims)), -sims))[: self.k if k is None else k]
+        return [
+            Hit(chunk.chunk_id, chunk.text, None, None, float(sims[i]), {"vector": rank}, False, None, chunk.sources)
+            for rank, i in enumerate(order)
+            for chunk in [self._chunks[int(i)]]
+        ]
+
+    def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
+        return render_hits(hits, budget)

@@ -1,0 +1,114 @@
+"""Plain dataclasses for one run, built from the composed Hydra config (Hydra stays in run.py)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used; the message names the key."""
+
+
+def _take(cls, section: str, values: dict[str, Any]):
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"{section}: unknown key(s) {unknown}; known keys are {sorted(known)}")
+    return cls(**values)
+
+
+@dataclass(frozen=True)
+class MemPPDefaults:
+    """The paper's per-benchmark Mem++ settings (its Table 6)."""
+
+    weights: dict[str, float]
+    candidates: int
+    conjunctive: bool
+    k: int
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str
+    data_dir: str | None = None
+    limit: int | None = None
+    categories: list[str] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    context_budget: int | None = None
+    ks: list[int] = field(default_factory=lambda: [10])
+    exclude_from_overall: list[str] = field(default_factory=list)
+    mempp: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """``kind`` picks the implementation; ``params`` are its constructor settings."""
+
+    name: str
+    kind: str
+    k: int
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    model: str = "all-MiniLM-L6-v2"
+    max_tokens: int = 256
+    batch_size: int = 64
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    cache_dir: str = ".cache/mempp"
+    results_dir: str = "outputs/runs"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    dataset: DatasetSpec
+    system: SystemSpec
+    encoder: EncoderSpec = EncoderSpec()
+    store: StoreSpec = StoreSpec()
+    answerer: str = "none"
+    progress: bool = True
+    run_name: str | None = None
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> "RunConfig":
+        raw = dict(raw)
+        raw.pop("hydra", None)
+        system_raw = dict(raw.pop("system"))
+        system = SystemSpec(
+            name=str(system_raw.pop("name")),
+            kind=str(system_raw.pop("kind")),
+            k=int(system_raw.pop("k")),
+            params=system_raw,
+        )
+        answerer = raw.pop("answerer", {"name": "none"})
+        answerer_name = answerer.get("name", "none") if isinstance(answerer, dict) else str(answerer)
+        if answerer_name != "none":
+            raise ConfigError(
+                f"answerer={answerer_name}: only answerer=none (retrieval metrics, offline) is available in this build"
+            )
+        config = cls(
+            dataset=_take(DatasetSpec, "dataset", dict(raw.pop("dataset"))),
+            system=system,
+            encoder=_take(EncoderSpec, "encoder", dict(raw.pop("encoder", {}))),
+            store=_take(StoreSpec, "store", dict(raw.pop("store", {}))),
+            answerer=answerer_name,
+            progress=bool(raw.pop("progress", True)),
+            run_name=raw.pop("run_name", None),
+        )
+        if raw:
+            raise ConfigError(f"unknown top-level key(s) {sorted(raw)}")
+        if config.system.k < 1:
+            raise ConfigError(f"system.k must be >= 1, got {config.system.k}")
+        return config
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def cache_dir(self) -> str:
+        return os.path.expanduser(self.store.cache_dir)

@@ -1,0 +1,136 @@
+"""One run: load episodes, retrieve for every question (cached), score, summarise, store.
+
+Retrieval for a question is looked up by (system config, encoder, corpus fingerprint, question)
+before anything is built, so a repeated run neither embeds nor ingests; an episode is ingested
+only when one of its questions misses the cache, and each answer is stored the moment it exists.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from harness.config import RunConfig
+from harness.kvstore import KVStore, stable_hash
+from harness.records import build_record, question_metrics
+from harness.results import RunPaths, run_folder, write_run
+from harness.retrieval_cache import corpus_fingerprint, hit_from_dict, hit_to_dict, retrieval_key
+from harness.systems import build_system
+from judges.aggregate import format_table, summarize
+from loaders import load_dataset
+from loaders.schema import Episode
+from memplusplus.encoder import Encoder, EncoderConfig
+from memplusplus.evidence import render
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunResult:
+    paths: RunPaths
+    summary: pd.DataFrame
+    table: str
+    records: list[dict[str, Any]]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def summary_metric_keys(ks: list[int], sessions: bool) -> list[str]:
+    keys = []
+    for k in ks:
+        keys += [f"recall_any@{k}", f"recall_all@{k}", f"ndcg@{k}"]
+    if sessions:
+        keys += [f"session_recall_any@{ks[-1]}", f"session_recall_all@{ks[-1]}"]
+    return keys + ["in_budget_recall"]
+
+
+def system_identity(config: RunConfig) -> dict[str, Any]:
+    spec = config.system
+    return {"kind": spec.kind, "k": spec.k, "params": spec.params}
+
+
+def run(config: RunConfig) -> RunResult:
+    started = time.perf_counter()
+    dataset = config.dataset
+    ks = sorted({*dataset.ks, config.system.k})
+    episodes = load_dataset(
+        dataset.name, data_dir=dataset.data_dir, limit=dataset.limit, categories=dataset.categories, **dataset.options
+    )
+    loaded = time.perf_counter()
+    cache_dir = Path(config.cache_dir())
+    embeddings = KVStore(cache_dir / "embeddings.sqlite")
+    retrievals = KVStore(cache_dir / "retrieval.sqlite")
+    encoder = Encoder(
+        EncoderConfig(config.encoder.model, config.encoder.max_tokens, config.encoder.batch_size), cache=embeddings
+    )
+    identity = system_identity(config)
+    sessions = any("evidence_sessions" in q.meta for ep in episodes for q in ep.questions)
+    records: list[dict[str, Any]] = []
+    stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
+    progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
+    for episode in progress:
+        records += _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats)
+    finished = time.perf_counter()
+
+    metric_keys = summary_metric_keys(ks if len(ks) <= 2 else [min(ks), config.system.k], sessions)
+    rows = [{"category": r["category"], **r["metrics"]} for r in records]
+    summary = summarize(rows, metric_keys, exclude_from_overall=dataset.exclude_from_overall)
+    label = config.run_name or config.system.name
+    title = f"{label} on {dataset.name}: retrieval (k={config.system.k}, budget={dataset.context_budget})"
+    table = f"{title}\n\n{format_table(summary)}"
+    stats.update(
+        {
+            "embedded_texts": encoder.computed,
+            "embedding_cache_hits": encoder.cache_hits,
+            "seconds_load": round(loaded - started, 3),
+            "seconds_total": round(finished - started, 3),
+            "mean_read_chars": sum(r["read_chars"] for r in records) / max(len(records), 1),
+        }
+    )
+    resolved = config.as_dict()
+    paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash({k: v for k, v in resolved.items() if k not in ("store", "progress")}))
+    write_run(paths, resolved, records, summary, table, {"stats": stats})
+    return RunResult(paths, summary, table, records, stats)
+
+
+def _run_episode(
+    config: RunConfig,
+    episode: Episode,
+    encoder: Encoder,
+    retrievals: KVStore,
+    identity: dict[str, Any],
+    ks: list[int],
+    sessions: bool,
+    stats: dict[str, Any],
+) -> list[dict[str, Any]]:
+    fingerprint = corpus_fingerprint(episode.documents)
+    keys = {q.qid: retrieval_key(identity, encoder.identity, fingerprint, q) for q in episode.questions}
+    cached = {key: json.loads(value) for key, value in retrievals.get_many(keys.values()).items()}
+    stats["retrieval_cache_hits"] += sum(1 for key in keys.values() if key in cached)
+    missing = [q for q in episode.questions if keys[q.qid] not in cached]
+    if missing:
+        system = build_system(config.system, encoder)
+        system.ingest(episode.documents, show_progress=config.progress and len(episode.documents) > 2000)
+        stats["ingested_documents"] += len(episode.documents)
+        many = len(missing) > 50 and config.progress
+        for question in tqdm(missing, desc=f"  {episode.episode_id}", unit="q", leave=False, disable=not many):
+            hits = system.retrieve(question.text, question.as_of, config.system.k)
+            payload = [hit_to_dict(hit) for hit in hits]
+            retrievals.put(keys[question.qid], json.dumps(payload).encode("utf-8"))
+            cached[keys[question.qid]] = payload
+    by_id = {doc.doc_id: doc for doc in episode.documents}
+    session_of = {doc.doc_id: doc.thread or doc.doc_id for doc in episode.documents} if sessions else None
+    records = []
+    for question in episode.questions:
+        hits = [hit_from_dict(item, by_id) for item in cached[keys[question.qid]]]
+        context = render(hits, config.dataset.context_budget)
+        metrics = question_metrics(question, hits, context, ks, session_of)
+        records.append(build_record(episode, question, hits, context, metrics))
+        stats["questions"] += 1
+    return records

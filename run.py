@@ -1,0 +1,24 @@
+"""Entry point: compose the Hydra config and hand plain dataclasses to the harness.
+
+    python run.py                                   # Mem++ on OrgMemBench, retrieval only
+    python run.py dataset=locomo system=rag_4096
+    python run.py -m system.k=5,10,15,30,50,70,100  # a k sweep
+"""
+
+from __future__ import annotations
+
+import sys
+
+import hydra
+from omegaconf import DictConfig, OmegaConf
+
+
+@hydra.main(version_base="1.3", config_path="configs", config_name="config")
+def main(cfg: DictConfig) -> None:
+    from harness.cli import execute
+
+    sys.exit(execute(OmegaConf.to_container(cfg, resolve=True)))
+
+
+if __name__ == "__main__":
+    main()

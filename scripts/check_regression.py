@@ -1,0 +1,99 @@
+"""CI regression on scores: recompute the golden retrieval metrics and fail on any change.
+
+    python scripts/check_regression.py            # compare with results/golden/
+    python scripts/check_regression.py --update   # rewrite the goldens (commit them with a reason)
+    python scripts/check_regression.py --only orgmem/mempp
+
+Every (dataset, system) pair of MATRIX runs through the same composed config as run.py; the
+golden file holds each category's metrics rounded to 6 decimals. Any difference fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.compose import compose_config  # noqa: E402
+from harness.config import RunConfig  # noqa: E402
+from harness.runner import run  # noqa: E402
+
+GOLDEN_DIR = ROOT / "results" / "golden"
+SYSTEMS = [
+    "mempp", "mempp_no_vector", "mempp_no_lexical", "mempp_no_tag",
+    "bm25", "vector", "rag_2048", "rag_4096", "full_context",
+]
+# LongMemEval_S: a fixed subset (the first questions by id) keeps CI well inside its time budget.
+DATASETS = {"orgmem": [], "locomo": [], "longmemeval_s": ["dataset.limit=30"]}
+TOLERANCE = 1e-6
+
+
+def golden_values(summary: dict) -> dict[str, dict[str, float | int | None]]:
+    rounded: dict[str, dict[str, float | int | None]] = {}
+    for category, row in summary.items():
+        rounded[category] = {
+            key: (None if value is None or (isinstance(value, float) and math.isnan(value)) else round(float(value), 6))
+            for key, value in row.items()
+        }
+    return rounded
+
+
+def differences(expected: dict, actual: dict) -> list[str]:
+    problems = []
+    for category in sorted(set(expected) | set(actual)):
+        exp_row, act_row = expected.get(category, {}), actual.get(category, {})
+        for key in sorted(set(exp_row) | set(act_row)):
+            a, b = exp_row.get(key), act_row.get(key)
+            same = (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= TOLERANCE)
+            if not same:
+                problems.append(f"{category}.{key}: golden {a} -> now {b}")
+    return problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--update", action="store_true", help="write the goldens instead of comparing")
+    parser.add_argument("--only", action="append", default=[], help="dataset/system pairs to run (repeatable)")
+    args = parser.parse_args()
+    failures: list[str] = []
+    results_dir = tempfile.mkdtemp(prefix="mempp-regression-")
+    for dataset, extra in DATASETS.items():
+        for system in SYSTEMS:
+            pair = f"{dataset}/{system}"
+            if args.only and pair not in args.only:
+                continue
+            started = time.perf_counter()
+            raw = compose_config([f"dataset={dataset}", f"system={system}", "progress=false", f"store.results_dir={results_dir}", *extra])
+            result = run(RunConfig.from_dict(raw))
+            actual = golden_values(json.loads(result.summary.to_json(orient="index")))
+            path = GOLDEN_DIR / dataset / f"{system}.json"
+            elapsed = time.perf_counter() - started
+            if args.update:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps({"overrides": extra, "summary": actual}, indent=1, sort_keys=True) + "\n")
+                print(f"wrote {path.relative_to(ROOT)} ({elapsed:.1f} s)")
+                continue
+            if not path.exists():
+                failures.append(f"{pair}: no golden file {path.relative_to(ROOT)} (run with --update)")
+                continue
+            problems = differences(json.loads(path.read_text())["summary"], actual)
+            status = "ok" if not problems else f"CHANGED ({len(problems)} values)"
+            print(f"{pair:32s} {status:20s} {elapsed:6.1f} s", flush=True)
+            failures += [f"{pair}: {p}" for p in problems]
+    if failures:
+        print("\nScore regression: the following values differ from results/golden/:")
+        print("\n".join(f"  {line}" for line in failures))
+        return 1
+    print("\nregression check: all goldens match" if not args.update else "")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,297 @@
+"""A small local OpenAI-compatible chat server for tests (stdlib only).
+
+``FakeOpenAIServer`` serves ``POST /v1/chat/completions`` on 127.0.0.1 at a free port, in a
+background thread, and answers with a real ``chat.completion`` JSON body (with ``usage``). Its
+behaviour is scriptable:
+
+* ``answer_fn(body) -> str`` decides the answer text from the request body (deterministic default);
+* ``rule(body) -> Action | None`` lets a test pick an action for particular requests
+  (e.g. a permanent 400 for one message, whatever the order a concurrent batch arrives in);
+* ``queue(*actions)`` appends one-shot actions consumed by the next requests, in arrival order
+  (``Fail(429)``, ``Fail(500)``, ``Hang(2.0)`` for a client timeout, ``Drop()`` to close the
+  connection without an answer);
+* ``fail_after(n)`` makes every request after the first ``n`` successful ones fail hard.
+
+Every request is recorded (``requests``, ``request_count``, ``max_in_flight``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterator
+
+import pytest
+
+JsonDict = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Fail:
+    """Answer with an HTTP error status (``retry_after`` sets the Retry-After header, in seconds)."""
+
+    status: int
+    message: str = "scripted failure"
+    retry_after: str | None = None
+    echo_authorization: bool = False  # put the received Authorization header in the message (like a careless server)
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Wait ``seconds`` before answering normally (or until the server stops)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Close the connection without sending any response (a connection error for the client)."""
+
+
+Action = Fail | Hang | Drop
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    """What the server saw: the JSON body and the Authorization header."""
+
+    body: JsonDict
+    authorization: str | None
+
+    @property
+    def last_user_content(self) -> str:
+        return last_user_content(self.body)
+
+
+def last_user_content(body: JsonDict) -> str:
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") == "user":
+            return str(message.get("content", ""))
+    return ""
+
+
+def default_answer(body: JsonDict) -> str:
+    """A deterministic function of the request: echoes the last user message and the parameters."""
+    return (
+        f"answer to <{last_user_content(body)}> "
+        f"[model={body.get('model')} t={body.get('temperature')} seed={body.get('seed')}]"
+    )
+
+
+def _count_words(text: str) -> int:
+    return len(text.split())
+
+
+@dataclass
+class _State:
+    requests: list[ReceivedRequest] = field(default_factory=list)
+    script: deque[Action] = field(default_factory=deque)
+    successes: int = 0
+    fail_after: int | None = None
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible chat completions server bound to 127.0.0.1 on a free port."""
+
+    def __init__(
+        self,
+        answer_fn: Callable[[JsonDict], str] = default_answer,
+        rule: Callable[[JsonDict], Action | None] | None = None,
+        answer_delay_s: Callable[[JsonDict], float] | None = None,
+    ) -> None:
+        self.answer_fn = answer_fn
+        self.rule = rule
+        self.answer_delay_s = answer_delay_s
+        self._lock = threading.Lock()
+        self._state = _State()
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ----------------------------------------------------------------- lifecycle
+    def start(self) -> "FakeOpenAIServer":
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
+                return
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+                server._handle(self)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "FakeOpenAIServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # ----------------------------------------------------------------- scripting
+    def queue(self, *actions: Action) -> None:
+        with self._lock:
+            self._state.script.extend(actions)
+
+    def fail_after(self, successes: int | None) -> None:
+        """After ``successes`` successful answers, every request fails hard (connection dropped)."""
+        with self._lock:
+            self._state.fail_after = successes
+
+    # ----------------------------------------------------------------- inspection
+    @property
+    def requests(self) -> list[ReceivedRequest]:
+        with self._lock:
+            return list(self._state.requests)
+
+    @property
+    def request_count(self) -> int:
+        with self._lock:
+            return len(self._state.requests)
+
+    @property
+    def success_count(self) -> int:
+        with self._lock:
+            return self._state.successes
+
+    @property
+    def max_in_flight(self) -> int:
+        with self._lock:
+            return self._state.max_in_flight
+
+    # ----------------------------------------------------------------- serving
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length) if length else b""
+        if handler.path.rstrip("/") != "/v1/chat/completions":
+            self._send_json(handler, 404, {"error": {"message": f"no route {handler.path}", "type": "not_found"}})
+            return
+        try:
+            body: JsonDict = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self._send_json(handler, 400, {"error": {"message": "invalid JSON", "type": "invalid_request_error"}})
+            return
+        authorization = handler.headers.get("Authorization")
+
+        with self._lock:
+            state = self._state
+            state.requests.append(ReceivedRequest(body=body, authorization=authorization))
+            state.in_flight += 1
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            action: Action | None = state.script.popleft() if state.script else None
+            hard_fail = state.fail_after is not None and state.successes >= state.fail_after
+        try:
+            if action is None and self.rule is not None:
+                action = self.rule(body)
+            if hard_fail:
+                action = Drop()
+            if isinstance(action, Drop):
+                handler.close_connection = True
+                try:
+                    handler.connection.shutdown(2)  # socket.SHUT_RDWR: the client sees a dropped connection
+                except OSError:
+                    pass
+                return
+            if isinstance(action, Fail):
+                message = action.message
+                if action.echo_authorization:
+                    message = f"{message}: received {authorization}"
+                headers = {"Retry-After": action.retry_after} if action.retry_after is not None else {}
+                self._send_json(
+                    handler,
+                    action.status,
+                    {"error": {"message": message, "type": "scripted_error", "code": str(action.status)}},
+                    headers,
+                )
+                return
+            if isinstance(action, Hang):
+                self._stopping.wait(action.seconds)
+            if self.answer_delay_s is not None:
+                self._stopping.wait(self.answer_delay_s(body))
+            text = self.answer_fn(body)
+            prompt_tokens = sum(_count_words(str(m.get("content", ""))) for m in body.get("messages", []))
+            completion_tokens = _count_words(text)
+            payload = {
+                "id": f"chatcmpl-fake-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "unknown"),
+                "system_fingerprint": "fp_fake",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text, "refusal": None},
+                        "logprobs": None,
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+            if self._send_json(handler, 200, payload):
+                with self._lock:
+                    self._state.successes += 1
+        finally:
+            with self._lock:
+                self._state.in_flight -= 1
+
+    @staticmethod
+    def _send_json(
+        handler: BaseHTTPRequestHandler, status: int, payload: JsonDict, headers: dict[str, str] | None = None
+    ) -> bool:
+        data = json.dumps(payload).encode("utf-8")
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                handler.send_header(name, value)
+            handler.end_headers()
+            handler.wfile.write(data)
+            handler.wfile.flush()
+            return True
+        except (BrokenPipeError, ConnectionResetError):
+            return False  # the client gave up (e.g. its timeout fired)
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeOpenAIServer]:
+    """A started FakeOpenAIServer with the default answers; stopped after the test."""
+    server = FakeOpenAIServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

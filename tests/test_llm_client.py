@@ -1,0 +1,498 @@
+"""Tests of harness.llm_client and harness.cost with the real openai SDK against a local fake server."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cost import PRICES, CostEstimate, TokenCounter, actual_spend, estimate, price_for
+from harness.kvstore import KVStore
+from harness.llm_client import (
+    CacheMissError,
+    ChatRequest,
+    ChatResult,
+    LLMClient,
+    LLMConfig,
+    MissingAPIKeyError,
+)
+from tests.fake_openai_server import (  # noqa: F401  (fake_server is a fixture)
+    Drop,
+    Fail,
+    FakeOpenAIServer,
+    Hang,
+    default_answer,
+    fake_server,
+    last_user_content,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FAKE_KEY = "sk-test-MEMPP-SECRET-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+
+
+def req(content: str, **kwargs: Any) -> ChatRequest:
+    return ChatRequest(
+        messages=[{"role": "system", "content": "You answer briefly."}, {"role": "user", "content": content}],
+        template_hash=kwargs.pop("template_hash", "tmpl-v1"),
+        **kwargs,
+    )
+
+
+def reqs(n: int, prefix: str = "q") -> list[ChatRequest]:
+    return [req(f"{prefix}{i}") for i in range(n)]
+
+
+def make_client(server: FakeOpenAIServer, cache: KVStore | Path, **overrides: Any) -> LLMClient:
+    settings: dict[str, Any] = dict(
+        model="gpt-4.1-mini",
+        base_url=server.base_url,
+        api_key_env=None,
+        backoff_base_s=0.001,
+        backoff_max_s=0.01,
+        timeout_s=5.0,
+        concurrency=4,
+        max_retries=3,
+    )
+    sleep = overrides.pop("sleep", None)
+    settings.update(overrides)
+    store = cache if isinstance(cache, KVStore) else KVStore(cache)
+    if sleep is not None:
+        return LLMClient(LLMConfig(**settings), store, sleep=sleep)
+    return LLMClient(LLMConfig(**settings), store)
+
+
+def expected_text(request: ChatRequest, model: str = "gpt-4.1-mini", seed: int = 0, temperature: float = 0.0) -> str:
+    body = {"model": model, "messages": list(request.messages), "seed": seed, "temperature": temperature}
+    return default_answer(body)
+
+
+def essence(results: list[ChatResult]) -> list[tuple[str, int, int, str | None]]:
+    return [(r.text, r.prompt_tokens, r.completion_tokens, r.error) for r in results]
+
+
+@pytest.fixture
+def cache_path(tmp_path: Path) -> Path:
+    return tmp_path / "llm_cache.sqlite"
+
+
+# --------------------------------------------------------------------------- caching
+
+
+def test_second_run_makes_zero_requests(fake_server: FakeOpenAIServer, cache_path: Path) -> None:
+    batch = reqs(6)
+    first = make_client(fake_server, cache_path).complete_many(batch, desc="first", progress=False)
+    assert fake_server.request_count == 6
+    assert [r.text for r in first] == [expected_text(r) for r in batch]
+    assert not any(r.cached for r in first)
+
+    second_client = make_client(fake_server, cache_path)  # a new process would open the file afresh
+    second = second_client.complete_many(batch, desc="second", progress=False)
+    assert fake_server.request_count == 6, "a repeated run must not send any request"
+    assert all(r.cached for r in second)
+    assert essence(second) == essence(first)
+    counters = second_client.counters
+    assert (counters.requests_sent, counters.cache_hits, counters.prompt_tokens) == (0, 6, 0)
+
+
+def test_single_complete_uses_and_fills_the_cache(fake_server: FakeOpenAIServer, cache_path: Path) -> None:
+    client = make_client(fake_server, cache_path)
+    one = client.complete(req("alone"))
+    again = client.complete(req("alone"))
+    assert fake_server.request_count == 1
+    assert (one.cached, again.cached) == (False, True)
+    assert one.text == again.text == expected_text(req("alone"))
+
+
+def test_cache_key_covers_every_input_but_not_the_key(
+    fake_server: FakeOpenAIServer, cache_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = make_client(fake_server, cache_path)
+    base = client.cache_key(req("x"))
+    assert client.cache_key(req("x")) == base
+    variants = [
+        req("y"),
+        req("x", template_hash="tmpl-v2"),
+        req("x", run_index=1),
+        req("x", temperature=0.7),
+        req("x", seed=1),
+        req("x", max_tokens=7),
+    ]
+    keys = {client.cache_key(v) for v in variants}
+    assert base not in keys and len(keys) == len(variants)
+    assert make_client(fake_server, cache_path, model="gpt-4o-mini").cache_key(req("x")) != base
+    assert make_client(fake_server, cache_path, base_url="http://127.0.0.1:1/v1").cache_key(req("x")) != base
+    # an override equal to the config value is the same request
+    assert client.cache_key(req("x", temperature=0.0, seed=0)) == base
+
+    monkeypatch.setenv("KEY_A", "sk-aaa")
+    monkeypatch.setenv("KEY_B", "sk-bbb")
+    key_a = make_client(fake_server, cache_path, api_key_env="KEY_A").cache_key(req("x"))
+    key_b = make_client(fake_server, cache_path, api_key_env="KEY_B").cache_key(req("x"))
+    assert key_a == key_b == base
+
+
+def test_run_index_gives_separate_cache_entries(fake_server: FakeOpenAIServer, cache_path: Path) -> None:
+    client = make_client(fake_server, cache_path)
+    results = client.complete_many([req("judge", run_index=i) for i in range(3)], progress=False)
+    assert fake_server.request_count == 3
+    assert len({r.key for r in results}) == 3
+    assert len(KVStore(cache_path)) == 3
+
+
+def test_duplicates_in_a_batch_are_sent_once(fake_server: FakeOpenAIServer, cache_path: Path) -> None:
+    client = make_client(fake_server, cache_path)
+    results = client.complete_many([req("same"), req("other"), req("same"), req("same")], progress=False)
+    assert fake_server.request_count == 2
+    assert results[0].text == results[2].text == results[3].text == expected_text(req("same"))
+    assert results[1].text == expected_text(req("other"))
+
+
+def test_results_keep_input_order_and_concurrency_is_bounded(cache_path: Path) -> None:
+    n = 10
+
+    def delay(body: dict[str, Any]) -> float:  # later requests answer sooner: completion order is reversed
+        return 0.02 * (n - int(last_user_content(body)[1:]))
+
+    with FakeOpenAIServer(answer_delay_s=delay) as server:
+        batch = reqs(n)
+        results = make_client(server, cache_path, concurrency=3).complete_many(batch, progress=False)
+        assert [r.text for r in results] == [expected_text(r) for r in batch]
+        assert 2 <= server.max_in_flight <= 3
+
+
+# --------------------------------------------------------------------------- retries and failures
+
+
+def test_429_then_success_is_retried_honouring_retry_after(fake_server: FakeOpenAIServer, cache_path: Path) -> None:
+    sleeps: list[float] = []
+    fake_server.queue(Fail(429, "rate limited", retry_after="0.25"))
+    client = make_client(fake_server, cache_path, sleep=sleeps.append)
+    result = client.complete(req("q"))
+    assert result.ok and result.text == expected_text(req("q"))
+    assert fake_server.request_count == 2
+    assert sleeps == [0.25], "the Retry-After header must set the wait"
+    assert (client.counters.retries, client.counters.requests_sent, client.counters.failures) == (1, 2, 0)
+
+
+def test_5xx_timeout_and_dropped_connection_are_retried_with_growing_backoff(
+    fake_server: FakeOpenAIServer, cache_path: Path
+) -> None:
+    sleeps: list[float] = []
+    fake_server.queue(Fail(500), Hang(5.0), Drop())
+    client = make_client(
+        fake_server, cache_path, sleep=sleeps.append, timeout_s=0.3, backoff_base_s=0.01, backoff_max_s=10.0
+    )
+    started = time.monotonic()
+    result = client.complete(req("q"))
+    assert result.ok and result.text == expected_text(req("q"))
+    assert fake_server.request_count == 4
+    assert client.counters.retries == 3
+    assert time.monotonic() - started < 3.0, "the hang must be cut by the client timeout"
+    # equal jitter: attempt k waits in [base*2^k/2, base*2^k]
+    assert len(sleeps) == 3
+    for k, slept in enumerate(sleeps):
+        assert 0.01 * 2**k / 2 <= slept <= 0.01 * 2**k
+
+
+def test_retries_exhausted_is_an_uncached_error(cache_path: Path) -> None:
+    with FakeOpenAIServer(rule=lambda body: Fail(503, "overloaded")) as server:
+        client = make_client(server, cache_path, max_retries=2)
+        result = client.complete(req("q"))
+        assert not result.ok and result.text == ""
+        assert "503" in (result.error or "") and "gave up after 3 attempts" in (result.error or "")
+        assert server.request_count == 3
+        assert len(KVStore(cache_path)) == 0
+        assert (client.counters.failures, client.counters.retries) == (1, 2)
+
+
+def test_permanent_400_is_recorded_and_the_batch_goes_on(cache_path: Path) -> None:
+    def rule(body: dict[str, Any]) -> Fail | None:
+        return Fail(400, "bad request: context too long") if last_user_content(body) == "BAD" else None
+
+    batch = [req("a"), req("b"), req("BAD"), req("c"), req("d")]
+    with FakeOpenAIServer(rule=rule) as server:
+        client = make_client(server, cache_path)
+        results = client.complete_many(batch, progress=False)
+        assert server.request_count == 5, "a 400 must not be retried"
+        assert [r.ok for r in results] == [True, True, False, True, True]
+        assert "400" in (results[2].error or "") and "context too long" in (results[2].error or "")
+        assert [r.text for i, r in enumerate(results) if i != 2] == [expected_text(batch[i]) for i in (0, 1, 3, 4)]
+        assert len(KVStore(cache_path)) == 4, "a failure is not cached"
+        assert client.counters.failures == 1
+
+        rerun = make_client(server, cache_path).complete_many(batch, progress=False)
+        assert server.request_count == 6, "only the failed request is sent again"
+        assert [r.cached for r in rerun] == [True, True, False, True, True]
+
+
+# --------------------------------------------------------------------------- resuming a killed run
+
+_CHILD = textwrap.dedent(
+    """
+    import sys
+    from harness.kvstore import KVStore
+    from harness.llm_client import ChatRequest, LLMClient, LLMConfig
+    base_url, cache_path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    requests = [ChatRequest(messages=[{"role": "system", "content": "You answer briefly."},
+                                      {"role": "user", "content": f"q{i}"}], template_hash="tmpl-v1")
+                for i in range(n)]
+    config = LLMConfig(model="gpt-4.1-mini", base_url=base_url, api_key_env=None, concurrency=1, timeout_s=60)
+    LLMClient(config, KVStore(cache_path)).complete_many(requests, progress=False)
+    print("finished")
+    """
+)
+
+
+def test_killed_run_resumes_without_repeating_completed_requests(tmp_path: Path) -> None:
+    n, done_before_kill = 8, 3
+    batch = reqs(n)
+    cache_path = tmp_path / "killed.sqlite"
+    hang = {"on": True}
+
+    def delay(body: dict[str, Any]) -> float:
+        return 30.0 if hang["on"] and int(last_user_content(body)[1:]) >= done_before_kill else 0.0
+
+    with FakeOpenAIServer(answer_delay_s=delay) as server:
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+        child = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, server.base_url, str(cache_path), str(n)],
+            cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while server.request_count < done_before_kill + 1 and time.monotonic() < deadline:
+                assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
+                time.sleep(0.02)
+            assert server.request_count == done_before_kill + 1, "the child should be stuck on its 4th request"
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=10)
+        assert child.returncode == -signal.SIGKILL
+        assert len(KVStore(cache_path)) == done_before_kill, "every completed request was cached before the kill"
+
+        hang["on"] = False
+        seen_before = server.request_count
+        resumed = make_client(server, cache_path).complete_many(batch, progress=False)
+        resent = [r.last_user_content for r in server.requests[seen_before:]]
+        assert sorted(resent) == sorted(f"q{i}" for i in range(done_before_kill, n))
+        assert [r.cached for r in resumed] == [i < done_before_kill for i in range(n)]
+
+    with FakeOpenAIServer() as fresh_server:
+        uninterrupted = make_client(fresh_server, tmp_path / "fresh.sqlite").complete_many(batch, progress=False)
+    assert essence(resumed) == essence(uninterrupted)
+
+
+def test_server_failing_hard_midway_then_rerun(tmp_path: Path) -> None:
+    batch = reqs(6)
+    with FakeOpenAIServer() as server:
+        server.fail_after(2)
+        first = make_client(server, tmp_path / "c.sqlite", concurrency=1, max_retries=1).complete_many(
+            batch, progress=False
+        )
+        assert [r.ok for r in first] == [True, True, False, False, False, False]
+        assert all("connection error" in (r.error or "") for r in first[2:])
+        server.fail_after(None)
+        seen_before = server.request_count
+        second = make_client(server, tmp_path / "c.sqlite").complete_many(batch, progress=False)
+        resent = sorted(r.last_user_content for r in server.requests[seen_before:])
+        assert resent == [f"q{i}" for i in range(2, 6)]
+        assert all(r.ok for r in second)
+        assert [r.text for r in second] == [expected_text(r) for r in batch]
+
+
+# --------------------------------------------------------------------------- cache_only and keys
+
+
+def test_cache_only_miss_raises_without_any_request(
+    fake_server: FakeOpenAIServer, cache_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMPP_UNSET_KEY", raising=False)
+    offline = make_client(fake_server, cache_path, cache_only=True, api_key_env="MEMPP_UNSET_KEY")
+    request = req("never asked")
+    with pytest.raises(CacheMissError) as single:
+        offline.complete(request)
+    assert "gpt-4.1-mini" in str(single.value) and offline.cache_key(request) in str(single.value)
+    with pytest.raises(CacheMissError) as batch_miss:
+        offline.complete_many([request, req("other")], progress=False)
+    assert "2 requests" in str(batch_miss.value)
+    assert fake_server.request_count == 0
+
+    make_client(fake_server, cache_path).complete_many([request, req("other")], progress=False)
+    assert fake_server.request_count == 2
+    hits = offline.complete_many([request, req("other")], progress=False)  # no key needed for hits
+    assert all(r.cached and r.ok for r in hits)
+    assert fake_server.request_count == 2
+
+
+def test_missing_api_key_is_a_clear_error_and_no_key_sends_placeholder(
+    fake_server: FakeOpenAIServer, cache_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMPP_UNSET_KEY", raising=False)
+    needs_key = make_client(fake_server, cache_path, api_key_env="MEMPP_UNSET_KEY")
+    with pytest.raises(MissingAPIKeyError, match="MEMPP_UNSET_KEY"):
+        needs_key.complete_many(reqs(2), progress=False)
+    with pytest.raises(MissingAPIKeyError, match="MEMPP_UNSET_KEY"):
+        needs_key.complete(req("x"))
+    assert fake_server.request_count == 0
+
+    make_client(fake_server, cache_path, api_key_env=None).complete(req("x"))
+    assert [r.authorization for r in fake_server.requests] == ["Bearer EMPTY"]
+
+
+def test_api_key_never_leaks(fake_server: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMPP_TEST_KEY", FAKE_KEY)
+    fake_server.rule = lambda body: (
+        Fail(401, "invalid key", echo_authorization=True) if last_user_content(body) == "echo" else None
+    )
+    cache_path = tmp_path / "secret_check.sqlite"
+    config = LLMConfig(model="gpt-4.1-mini", base_url=fake_server.base_url, api_key_env="MEMPP_TEST_KEY")
+    client = LLMClient(config, KVStore(cache_path))
+    results = client.complete_many([req("q0"), req("echo"), req("q1")], progress=False)
+
+    # the key really was sent (so the checks below can fail) ...
+    assert {r.authorization for r in fake_server.requests} == {f"Bearer {FAKE_KEY}"}
+    # ... and a server echoing it back does not put it into our error text
+    assert results[1].error is not None and "***" in results[1].error and FAKE_KEY not in results[1].error
+
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("secret_check"))
+    assert b"answer to <q0>" in stored, "sanity: the answers are in these files"
+    assert FAKE_KEY.encode() not in stored and b"MEMPP-SECRET" not in stored
+    dumps = [
+        repr(client), str(client), repr(config), json.dumps(dataclasses.asdict(config)),
+        repr(results), repr(client.counters), repr(actual_spend(client)), repr(estimate([req("z")], client)),
+    ]
+    for dump in dumps:
+        assert "MEMPP-SECRET" not in dump
+
+
+# --------------------------------------------------------------------------- concurrent writers
+
+
+def test_two_clients_writing_one_cache_file_concurrently(fake_server: FakeOpenAIServer, cache_path: Path) -> None:
+    batch_a = [req(f"q{i}") for i in range(0, 30)]
+    batch_b = [req(f"q{i}") for i in range(15, 45)]
+    clients = [make_client(fake_server, KVStore(cache_path)), make_client(fake_server, KVStore(cache_path))]
+    barrier = threading.Barrier(2)
+    outcomes: dict[int, list[ChatResult]] = {}
+    errors: list[BaseException] = []
+
+    def run(index: int, batch: list[ChatRequest]) -> None:
+        try:
+            barrier.wait()
+            outcomes[index] = clients[index].complete_many(batch, progress=False)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(0, batch_a)), threading.Thread(target=run, args=(1, batch_b))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors
+    assert [r.text for r in outcomes[0]] == [expected_text(r) for r in batch_a]
+    assert [r.text for r in outcomes[1]] == [expected_text(r) for r in batch_b]
+
+    conn = sqlite3.connect(cache_path)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    rows = conn.execute("SELECT key, value FROM kv").fetchall()
+    conn.close()
+    assert len(rows) == 45
+    by_text = {expected_text(r) for r in batch_a + batch_b}
+    assert {json.loads(value)["text"] for _, value in rows} == by_text
+
+    reader = make_client(fake_server, cache_path, cache_only=True)
+    reread = reader.complete_many(batch_a + batch_b, progress=False)
+    assert all(r.cached for r in reread)
+    assert [r.text for r in reread] == [expected_text(r) for r in batch_a + batch_b]
+
+
+# --------------------------------------------------------------------------- cost
+
+
+def test_dry_run_estimate_matches_the_real_run(fake_server: FakeOpenAIServer, cache_path: Path) -> None:
+    batch = reqs(10)
+    make_client(fake_server, cache_path, max_tokens=100).complete_many(batch[:4], progress=False)
+    assert fake_server.request_count == 4
+    assert estimate(batch, make_client(fake_server, cache_path)).cache_hits == 0, "max_tokens is part of the key"
+
+    client = make_client(fake_server, cache_path, max_tokens=100)
+    full_batch = batch + [batch[7]]  # an in-batch duplicate, free
+    counter = TokenCounter("gpt-4.1-mini", use_tiktoken=False)
+    dry = estimate(full_batch, client, token_counter=counter)
+    assert fake_server.request_count == 4, "an estimate sends nothing"
+    assert (dry.requests, dry.calls, dry.cache_hits, dry.duplicates) == (11, 6, 4, 1)
+    expected_prompt = sum(counter.count_messages(r.messages) for r in batch[4:])
+    assert dry.prompt_tokens == expected_prompt
+    assert dry.completion_tokens == 600 and "upper bound" in dry.completion_basis
+    assert dry.tokens_approximate and "approx" in dry.token_method
+    assert dry.usd == pytest.approx(expected_prompt * 0.40 / 1e6 + 600 * 1.60 / 1e6)
+
+    results = client.complete_many(full_batch, progress=False)
+    assert fake_server.request_count - 4 == dry.calls
+    assert client.counters.requests_sent == dry.calls and client.counters.cache_hits == dry.cache_hits
+
+    spend = actual_spend(client)
+    sent = [r for r in results[4:10]]
+    assert spend.counters.prompt_tokens == sum(r.prompt_tokens for r in sent)
+    assert spend.counters.completion_tokens == sum(r.completion_tokens for r in sent)
+    assert spend.usd == pytest.approx(
+        spend.counters.prompt_tokens * 0.40 / 1e6 + spend.counters.completion_tokens * 1.60 / 1e6
+    )
+
+    after = estimate(full_batch, client, token_counter=counter)
+    assert (after.calls, after.cache_hits, after.usd) == (0, 11, 0.0)
+
+
+def test_estimate_with_expected_length_and_unknown_price(fake_server: FakeOpenAIServer, cache_path: Path) -> None:
+    counter = TokenCounter("x", use_tiktoken=False)
+    known = estimate(reqs(3), make_client(fake_server, cache_path), expected_completion_tokens=50, token_counter=counter)
+    assert known.completion_tokens == 150 and "assumed 50" in known.completion_basis
+
+    local = make_client(fake_server, cache_path, model="my-local-llama")
+    unknown = estimate(reqs(3), local, expected_completion_tokens=50, token_counter=counter)
+    assert unknown.price is None and unknown.usd is None and unknown.input_usd is None
+    assert "n/a" in unknown.format() and "unknown" in unknown.format()
+    assert actual_spend(local).usd is None and "n/a" in actual_spend(local).format()
+
+    unbounded = make_client(fake_server, cache_path, max_tokens=None)
+    no_length = estimate(reqs(2), unbounded, token_counter=counter)
+    assert no_length.completion_tokens is None and no_length.usd is None and no_length.input_usd is not None
+    assert fake_server.request_count == 0
+
+
+def test_price_table_and_token_counting() -> None:
+    assert set(PRICES) == {"gpt-4.1-mini", "gpt-4o-mini", "gpt-4.1", "gpt-4o", "claude-sonnet-4-6"}
+    for price in PRICES.values():
+        assert price.known and price.source and price.checked
+    assert price_for("gpt-4o-mini-2024-07-18") == PRICES["gpt-4o-mini"]
+    assert price_for("gpt-4o-mini") == PRICES["gpt-4o-mini"]
+    assert price_for("gpt-5-nano") is None
+
+    approx = TokenCounter("gpt-4.1-mini", use_tiktoken=False)
+    assert approx.approximate and approx.count_text("abcdefghi") == math.ceil(9 / 4)
+    assert approx.count_messages([{"role": "user", "content": "abcdefgh"}]) == 3 + 3 + 1 + 2
+    auto = TokenCounter("gpt-4.1-mini")  # tiktoken if it can load its encoding here, else flagged approximate
+    assert auto.approximate == auto.method.startswith("approx")
+    assert TokenCounter("claude-sonnet-4-6").approximate, "Claude's tokenizer is not tiktoken's"
+
+
+def test_request_validation() -> None:
+    with pytest.raises(ValueError):
+        ChatRequest(messages=[])
+    with pytest.raises(ValueError):
+        ChatRequest(messages=[{"role": "user"}])
+    with pytest.raises(ValueError):
+        LLMConfig(model="m", concurrency=0)
+    assert isinstance(estimate.__doc__, str) and CostEstimate.__doc__

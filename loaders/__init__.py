@@ -1,0 +1,82 @@
+"""Dataset loaders: benchmark files -> Episode(documents, questions), with clear DatasetErrors.
+
+    from loaders import load_dataset
+    episodes = load_dataset("locomo", limit=50, categories=["temporal"])
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loaders import locomo, longmemeval, orgmem
+from loaders.datadir import resolve_data_dir
+from loaders.schema import DatasetError, Episode, Question, RubricFacet
+from loaders.selection import Selection, make_selection, select
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """How to load one benchmark: its loader, valid category names, and whether an empty episode stays."""
+
+    name: str
+    load: Callable[..., Iterable[Episode]]
+    categories: tuple[str, ...]
+    keep_empty: bool = False
+
+    def options(self) -> list[str]:
+        """Keyword options the loader accepts besides the data directory."""
+        return list(inspect.signature(self.load).parameters)[1:]
+
+
+DATASETS: dict[str, DatasetSpec] = {
+    "orgmem": DatasetSpec("orgmem", orgmem.load_orgmem, orgmem.CATEGORIES, keep_empty=True),
+    "locomo": DatasetSpec("locomo", locomo.load_locomo, locomo.CATEGORIES),
+    "longmemeval_s": DatasetSpec("longmemeval_s", longmemeval.load_longmemeval_s, longmemeval.CATEGORIES),
+}
+
+
+def get_spec(name: str) -> DatasetSpec:
+    """The registered dataset called ``name``."""
+    if name not in DATASETS:
+        raise DatasetError(name, f"unknown dataset {name!r}; known datasets: {sorted(DATASETS)}")
+    return DATASETS[name]
+
+
+def load_dataset(
+    name: str,
+    data_dir: str | Path | None = None,
+    limit: int | None = None,
+    categories: Sequence[str] | None = None,
+    **options: Any,
+) -> list[Episode]:
+    """Load a benchmark as episodes.
+
+    ``limit``: at most this many questions in total (episode order); episodes left without questions are
+    dropped, except OrgMemBench's single episode. ``categories``: keep questions whose category (or, for
+    LoCoMo, numeric category id as a string) is listed. ``options`` go to the loader: orgmem ``tier``,
+    ``author``; locomo / longmemeval_s ``file``.
+    """
+    spec = get_spec(name)
+    unknown = sorted(set(options) - set(spec.options()))
+    if unknown:
+        raise DatasetError(name, f"unknown options {unknown}; {name} accepts {spec.options()}")
+    selection = make_selection(name, limit, categories, spec.categories)
+    root = resolve_data_dir(None if data_dir is None else str(data_dir))
+    return select(spec.load(root, **options), selection, keep_empty=spec.keep_empty)
+
+
+__all__ = [
+    "DATASETS",
+    "DatasetError",
+    "DatasetSpec",
+    "Episode",
+    "Question",
+    "RubricFacet",
+    "Selection",
+    "load_dataset",
+    "resolve_data_dir",
+]

@@ -1,0 +1,154 @@
+"""LoCoMo (locomo10.json): one episode per conversation, one document per dialogue turn."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from loaders.dates import parse_locomo_datetime
+from loaders.datadir import find_data_file
+from loaders.jsonio import get_field, read_json
+from loaders.schema import DatasetError, Episode, Question
+from memplusplus.types import Document
+
+log = logging.getLogger(__name__)
+
+SUBDIR = "locomo"
+FILE_NAMES: tuple[str, ...] = ("locomo10.json",)
+# Official numbering (snap-research/locomo task_eval/evaluation.py); mem0's labels differ.
+CATEGORY_NAMES: dict[int, str] = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+ADVERSARIAL = 5
+CATEGORIES: tuple[str, ...] = tuple(CATEGORY_NAMES.values()) + tuple(str(i) for i in CATEGORY_NAMES)
+SESSION_KEY_RE = re.compile(r"session_(\d+)")
+EVIDENCE_ID_RE = re.compile(r"D\d+:\d+")
+
+
+# ---------------------------------------------------------------- documents
+
+
+def session_numbers(conversation: Mapping[str, Any]) -> list[int]:
+    """Numbers N of the ``session_N`` keys that exist, ascending (date_time keys alone do not count)."""
+    return sorted(int(m[1]) for key in conversation if (m := SESSION_KEY_RE.fullmatch(key)))
+
+
+def session_date(conversation: Mapping[str, Any], number: int, path: Path, sample_id: str) -> tuple[str, datetime]:
+    """The session's date_time string and its parsed datetime."""
+    key = f"session_{number}_date_time"
+    raw = get_field(conversation, key, path, sample_id, str)
+    try:
+        return raw, parse_locomo_datetime(raw)
+    except ValueError as exc:
+        raise DatasetError(str(path), f"unparsable date: {exc}", sample_id, key) from None
+
+
+def turn_document(turn: Mapping[str, Any], number: int, stamp: str, when: datetime, path: Path, rec: str) -> Document:
+    """One dialogue turn -> Document whose text carries the session date and the speaker."""
+    dia_id = get_field(turn, "dia_id", path, rec, str)
+    rec = f"{rec} {dia_id}"
+    speaker = get_field(turn, "speaker", path, rec, str)
+    text = f"[{stamp}] {speaker}: {get_field(turn, 'text', path, rec, str)}"
+    caption = turn.get("blip_caption")
+    if caption:
+        text += f" [shared an image: {caption}]"
+    meta: dict[str, Any] = {"session": number}
+    if turn.get("img_url"):
+        meta["img_url"] = turn["img_url"]
+    return Document(doc_id=dia_id, text=text, author=speaker, date=when, thread=f"session_{number}", meta=meta)
+
+
+def conversation_documents(conversation: Mapping[str, Any], path: Path, sample_id: str) -> list[Document]:
+    """Every turn of every existing session, session order then turn order; dia_ids unique."""
+    docs: list[Document] = []
+    for number in session_numbers(conversation):
+        stamp, when = session_date(conversation, number, path, sample_id)
+        turns = get_field(conversation, f"session_{number}", path, sample_id, list)
+        for i, turn in enumerate(turns):
+            docs.append(turn_document(turn, number, stamp, when, path, f"{sample_id} session_{number}[{i}]"))
+    seen: set[str] = set()
+    for doc in docs:
+        if doc.doc_id in seen:
+            raise DatasetError(str(path), f"duplicate dia_id {doc.doc_id!r}", sample_id, "dia_id")
+        seen.add(doc.doc_id)
+    return docs
+
+
+# ---------------------------------------------------------------- questions
+
+
+def evidence_ids(raw: list[Any]) -> list[str]:
+    """Dialogue ids found by regex in every evidence string (tolerates 'D8:6; D9:17'), de-duplicated in order."""
+    found = (m for item in raw for m in EVIDENCE_ID_RE.findall(str(item)))
+    return list(dict.fromkeys(found))
+
+
+def question_answer(item: Mapping[str, Any], category: int, path: Path, rec: str) -> str:
+    """str(answer); adversarial items usually have none (then '')."""
+    if category == ADVERSARIAL:
+        value = item.get("answer")
+        return "" if value is None else str(value)
+    return str(get_field(item, "answer", path, rec, (str, int, float)))
+
+
+def build_question(item: Mapping[str, Any], index: int, sample_id: str, doc_ids: set[str], path: Path) -> Question:
+    """One qa item -> Question; evidence ids absent from the conversation go to meta['missing_evidence']."""
+    qid = f"{sample_id}/{index}"
+    rec = f"{sample_id} qa[{index}]"
+    category = get_field(item, "category", path, rec, int)
+    if category not in CATEGORY_NAMES:
+        raise DatasetError(str(path), f"unknown category {category}; expected one of {sorted(CATEGORY_NAMES)}",
+                           rec, "category")
+    ids = evidence_ids(get_field(item, "evidence", path, rec, list))
+    meta: dict[str, Any] = {"category_id": category, "sample_id": sample_id}
+    missing = [e for e in ids if e not in doc_ids]
+    if missing:
+        meta["missing_evidence"] = missing
+    if category == ADVERSARIAL:
+        meta["adversarial_answer"] = get_field(item, "adversarial_answer", path, rec)
+    return Question(
+        qid=qid,
+        text=get_field(item, "question", path, rec, str),
+        category=CATEGORY_NAMES[category],
+        answer=question_answer(item, category, path, rec),
+        evidence_ids=tuple(e for e in ids if e in doc_ids),
+        meta=meta,
+    )
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def build_episode(sample: Mapping[str, Any], index: int, path: Path) -> Episode:
+    """One conversation record -> Episode(sample_id)."""
+    sample_id = get_field(sample, "sample_id", path, f"conversation [{index}]", str)
+    conversation = get_field(sample, "conversation", path, sample_id, dict)
+    documents = conversation_documents(conversation, path, sample_id)
+    doc_ids = {d.doc_id for d in documents}
+    qa = get_field(sample, "qa", path, sample_id, list)
+    questions = [build_question(item, i, sample_id, doc_ids, path) for i, item in enumerate(qa)]
+    return Episode(episode_id=sample_id, documents=tuple(documents), questions=tuple(questions))
+
+
+def load_locomo(data_dir: Path, file: str | None = None) -> Iterator[Episode]:
+    """Yield one episode per conversation of locomo10.json (or ``file``), in file order."""
+    path = find_data_file(data_dir, SUBDIR, FILE_NAMES, file, "LoCoMo conversations")
+    samples = read_json(path)
+    if not isinstance(samples, list):
+        raise DatasetError(str(path), f"expected a JSON list of conversations, got {type(samples).__name__}")
+    log.info("LoCoMo: %d conversations in %s", len(samples), path)
+    seen: set[str] = set()
+    for index, sample in enumerate(samples):
+        episode = build_episode(sample, index, path)
+        if episode.episode_id in seen:
+            raise DatasetError(str(path), "duplicate sample_id", episode.episode_id, "sample_id")
+        seen.add(episode.episode_id)
+        yield episode

@@ -1,0 +1,154 @@
+"""LongMemEval_S (cleaned): one episode per question, its own haystack of ~48 sessions as turn documents."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from loaders.datadir import find_data_file
+from loaders.dates import parse_longmemeval_datetime
+from loaders.jsonio import get_field, get_str_list, read_json
+from loaders.schema import DatasetError, Episode, Question
+from memplusplus.types import Document
+
+log = logging.getLogger(__name__)
+
+SUBDIR = "longmemeval"
+# The official release name first (500 questions), then the 499-question rebuild kept here.
+FILE_NAMES: tuple[str, ...] = (
+    "longmemeval_s_cleaned.json",
+    "longmemeval_s_cleaned.json.gz",
+    "longmemeval_s_cleaned_499.json.gz",
+    "longmemeval_s_cleaned_499.json",
+)
+CATEGORIES: tuple[str, ...] = (
+    "single-session-user",
+    "single-session-assistant",
+    "single-session-preference",
+    "multi-session",
+    "knowledge-update",
+    "temporal-reasoning",
+)
+ABSTENTION_MARK = "_abs"
+HAYSTACK_FIELDS: tuple[str, ...] = ("haystack_session_ids", "haystack_dates", "haystack_sessions")
+
+
+def parse_date_field(record: Mapping[str, Any], name: str, path: Path, rec: str, index: int | None = None) -> datetime:
+    """A '2023/05/30 (Tue) 23:40' field (or one element of a list field) as a datetime."""
+    value = get_field(record, name, path, rec)
+    field_name = name
+    if index is not None:
+        value, field_name = value[index], f"{name}[{index}]"
+    try:
+        return parse_longmemeval_datetime(value)
+    except ValueError as exc:
+        raise DatasetError(str(path), f"unparsable date: {exc}", rec, field_name) from None
+
+
+def haystack(entry: Mapping[str, Any], path: Path, rec: str) -> tuple[list[Any], list[Any], list[Any]]:
+    """The parallel haystack lists (session ids, dates, sessions), checked to be of equal length."""
+    ids, dates, sessions = (get_field(entry, name, path, rec, list) for name in HAYSTACK_FIELDS)
+    if not len(ids) == len(dates) == len(sessions):
+        raise DatasetError(
+            str(path),
+            f"haystack lists differ in length (ids {len(ids)}, dates {len(dates)}, sessions {len(sessions)})",
+            rec, "haystack_sessions",
+        )
+    return ids, dates, sessions
+
+
+def session_key(session_id: str, occurrence: int) -> str:
+    """Session id, suffixed '@2', '@3'... when the same id recurs in one haystack (13 questions do)."""
+    return session_id if occurrence == 1 else f"{session_id}@{occurrence}"
+
+
+def turn_document(turn: Any, key: str, session_id: str, index: int, when: datetime, path: Path, rec: str) -> Document:
+    """One haystack turn -> Document(doc_id '<session>#<turn>')."""
+    rec = f"{rec} session {key} turn {index}"
+    meta: dict[str, Any] = {}
+    has_answer = get_field(turn, "has_answer", path, rec, default=None)
+    if has_answer is not None:
+        meta["has_answer"] = has_answer
+    return Document(
+        doc_id=f"{key}#{index}",
+        text=get_field(turn, "content", path, rec, str),
+        author=get_field(turn, "role", path, rec, str),
+        date=when,
+        thread=session_id,
+        meta=meta,
+    )
+
+
+def haystack_documents(entry: Mapping[str, Any], path: Path, rec: str) -> list[Document]:
+    """Every turn of every haystack session, in haystack order."""
+    ids, _, sessions = haystack(entry, path, rec)
+    seen: dict[str, int] = {}
+    docs: list[Document] = []
+    for i, (session_id, turns) in enumerate(zip(ids, sessions)):
+        if not isinstance(session_id, str) or not isinstance(turns, list):
+            raise DatasetError(str(path), "expected a session id string and a list of turns", rec, f"haystack[{i}]")
+        seen[session_id] = seen.get(session_id, 0) + 1
+        key = session_key(session_id, seen[session_id])
+        when = parse_date_field(entry, "haystack_dates", path, rec, i)
+        docs.extend(turn_document(turn, key, session_id, j, when, path, rec) for j, turn in enumerate(turns))
+    return docs
+
+
+def build_question(entry: Mapping[str, Any], qid: str, documents: list[Document], path: Path) -> Question:
+    """The entry's question; evidence = turns marked has_answer."""
+    category = get_field(entry, "question_type", path, qid, str)
+    if category not in CATEGORIES:
+        raise DatasetError(str(path), f"unknown question_type {category!r}; expected one of {list(CATEGORIES)}",
+                           qid, "question_type")
+    asked_at = parse_date_field(entry, "question_date", path, qid)
+    return Question(
+        qid=qid,
+        text=get_field(entry, "question", path, qid, str),
+        category=category,
+        answer=str(get_field(entry, "answer", path, qid, (str, int, float))),
+        as_of=asked_at.date(),
+        evidence_ids=tuple(d.doc_id for d in documents if d.meta.get("has_answer") is True),
+        meta={
+            "question_date": asked_at,
+            "abstention": ABSTENTION_MARK in qid,
+            "evidence_sessions": tuple(get_str_list(entry, "answer_session_ids", path, qid)),
+        },
+    )
+
+
+def build_episode(entry: Mapping[str, Any], index: int, path: Path) -> Episode:
+    """One LongMemEval entry -> Episode(question_id)."""
+    qid = get_field(entry, "question_id", path, f"entry [{index}]", str)
+    documents = haystack_documents(entry, path, qid)
+    question = build_question(entry, qid, documents, path)
+    return Episode(episode_id=qid, documents=tuple(documents), questions=(question,))
+
+
+def read_entries(path: Path) -> list[Any]:
+    """The file's list of entries (plain or gzip JSON), question ids unique."""
+    entries = read_json(path)
+    if not isinstance(entries, list):
+        raise DatasetError(str(path), f"expected a JSON list of questions, got {type(entries).__name__}")
+    seen: set[str] = set()
+    for index, entry in enumerate(entries):
+        qid = get_field(entry, "question_id", path, f"entry [{index}]", str)
+        if qid in seen:
+            raise DatasetError(str(path), "duplicate question_id", qid, "question_id")
+        seen.add(qid)
+    return entries
+
+
+def load_longmemeval_s(data_dir: Path, file: str | None = None) -> Iterator[Episode]:
+    """Yield one episode per question, lazily (stop iterating to skip building the rest).
+
+    ``file`` overrides the default names (``longmemeval_s_cleaned.json`` or
+    ``longmemeval_s_cleaned_499.json.gz``; gzip is detected by magic bytes, not by name).
+    """
+    path = find_data_file(data_dir, SUBDIR, FILE_NAMES, file, "LongMemEval_S questions")
+    entries = read_entries(path)
+    log.info("LongMemEval_S: found %d questions in %s", len(entries), path)
+    for index, entry in enumerate(entries):
+        yield build_episode(entry, index, path)

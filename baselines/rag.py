@@ -3,7 +3,9 @@
 The history is every document in ingest order, each under its ``[date] author`` header, joined
 by blank lines, and cut every ``chunk_tokens`` word pieces of the encoder's tokenizer. The
 encoder reads 256 word pieces at most, so a chunk's vector is the normalised mean of the vectors
-of its consecutive 256-piece windows: every part of the chunk counts, not just its opening.
+of its consecutive ``window_tokens``-piece windows: every part of the chunk counts, not just its
+opening. Windows start at fixed multiples of ``window_tokens`` in the history, so with the default
+128 the 2048- and 4096-token configurations embed the very same windows (one cache serves both).
 """
 
 from __future__ import annotations
@@ -46,8 +48,13 @@ def build_history(documents: list[Document]) -> tuple[str, list[tuple[str, int, 
     return SEPARATOR.join(parts), spans
 
 
-def cut_chunks(history: str, spans: list[tuple[str, int, int]], offsets: list[tuple[int, int]],
-               chunk_tokens: int, window_tokens: int, prefix: str) -> list[Chunk]:
+def cut_chunks(
+    history: str,
+    spans: list[tuple[str, int, int]],
+    offsets: list[tuple[int, int]],
+    chunk_tokens: int,
+    window_tokens: int,
+) -> list[Chunk]:
     """Split ``history`` at every ``chunk_tokens`` tokens (``offsets`` = each token's char span)."""
     chunks: list[Chunk] = []
     start_char = 0
@@ -63,9 +70,8 @@ def cut_chunks(history: str, spans: list[tuple[str, int, int]], offsets: list[tu
         windows = []
         for w_first in range(first, last + 1, window_tokens):
             w_last = min(w_first + window_tokens, last + 1) - 1
-            w_start = start_char if w_first == first else offsets[w_first][0]
-            windows.append(history[w_start : offsets[w_last][1]])
-        chunks.append(Chunk(f"{prefix}chunk-{number}", text, sources, tuple(windows)))
+            windows.append(history[offsets[w_first][0] : offsets[w_last][1]])
+        chunks.append(Chunk(f"chunk-{number}", text, sources, tuple(windows)))
         start_char = end_char
     return chunks
 
@@ -73,10 +79,11 @@ def cut_chunks(history: str, spans: list[tuple[str, int, int]], offsets: list[tu
 class RAGMemory:
     name = "rag"
 
-    def __init__(self, chunk_tokens: int = 4096, k: int = 2, encoder: Encoder | None = None):
-        if chunk_tokens < 1:
-            raise ValueError("chunk_tokens must be >= 1")
+    def __init__(self, chunk_tokens: int = 4096, k: int = 2, window_tokens: int = 128, encoder: Encoder | None = None):
+        if chunk_tokens < 1 or not 1 <= window_tokens <= 254:
+            raise ValueError("chunk_tokens must be >= 1 and window_tokens within 1..254 (the encoder reads 256 with [CLS]/[SEP])")
         self.chunk_tokens = chunk_tokens
+        self.window_tokens = window_tokens
         self.k = k
         self.encoder = encoder if encoder is not None else Encoder()
         self.documents: list[Document] = []
@@ -97,8 +104,7 @@ class RAGMemory:
         tokenizer = self.encoder.tokenizer
         encoded = tokenizer(history, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         offsets = [tuple(pair) for pair in encoded["offset_mapping"]]
-        window = self.encoder.config.max_tokens - 2  # room for [CLS] and [SEP]
-        self._chunks = cut_chunks(history, spans, offsets, self.chunk_tokens, window, prefix="")
+        self._chunks = cut_chunks(history, spans, offsets, self.chunk_tokens, self.window_tokens)
         all_windows = [w for chunk in self._chunks for w in chunk.windows]
         window_vectors = self.encoder.encode(all_windows, show_progress=show_progress)
         vectors = []

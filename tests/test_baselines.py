@@ -1,0 +1,79 @@
+"""The baselines behind Mem++'s protocol: real encoder, asserted values."""
+
+from datetime import date, datetime
+
+from baselines.bm25 import BM25Memory
+from baselines.full_context import FullContextMemory
+from baselines.rag import RAGMemory, build_history
+from baselines.vector import VectorMemory
+from memplusplus import Document
+
+
+def docs() -> list[Document]:
+    return [
+        Document("a", "The warehouse in Lyon closes in March.", "Ann", datetime(2023, 1, 1)),
+        Document("b", "Invoices for the Lyon warehouse are overdue.", "Bob", datetime(2023, 2, 1)),
+        Document("c", "Team lunch moved to Thursday.", "Cid", datetime(2023, 3, 1)),
+        Document("d", "", "Dee", datetime(2023, 3, 2)),
+    ]
+
+
+def test_bm25_ranks_by_term_weight_and_can_respect_as_of():
+    plain = BM25Memory(k=5)
+    assert plain.ingest(docs()) == ["a", "b", "c", None]
+    assert [h.doc_id for h in plain.retrieve("overdue invoices Lyon")] == ["b", "a"]
+    scoped = BM25Memory(k=5, respect_as_of=True)
+    scoped.ingest(docs())
+    assert [h.doc_id for h in scoped.retrieve("overdue invoices Lyon", as_of=date(2023, 1, 15))] == ["a"]
+    assert [h.leg_ranks for h in plain.retrieve("Lyon")] == [{"lexical": 0}, {"lexical": 1}]
+
+
+def test_vector_baseline_returns_cosine_order(encoder):
+    memory = VectorMemory(k=2, encoder=encoder)
+    memory.ingest(docs())
+    hits = memory.retrieve("when is the team having lunch?")
+    assert hits[0].doc_id == "c" and len(hits) == 2
+    assert hits[0].score > hits[1].score
+
+
+def test_full_context_returns_everything_oldest_first_and_budget_cuts_it():
+    memory = FullContextMemory()
+    memory.ingest(list(reversed(docs())))
+    hits = memory.retrieve("anything", k=1)
+    assert [h.doc_id for h in hits] == ["a", "b", "c"]
+    context = memory.render(hits, budget=30)
+    assert context.text == context.full_text[:30]
+    assert context.block_starts["a"] == 0
+
+
+def test_rag_chunks_cover_the_history_and_map_back_to_documents(encoder):
+    many = [Document(f"d{i}", f"Note {i}: the shipment to client {i} left the depot on time.", "Ops", datetime(2023, 1, 1 + i)) for i in range(12)]
+    memory = RAGMemory(chunk_tokens=32, k=2, window_tokens=16, encoder=encoder)
+    memory.ingest(many)
+    history, spans = build_history(many)
+    chunks = memory._chunks
+    assert "".join(chunk.text for chunk in chunks) == history
+    assert len(chunks) > 3
+    for chunk in chunks:
+        for doc_id, offset in chunk.sources:
+            _, start, end = next(span for span in spans if span[0] == doc_id)
+            chunk_start = history.index(chunk.text)
+            assert chunk_start + offset == max(start, chunk_start)
+    hits = memory.retrieve("shipment to client 7")
+    assert len(hits) == 2 and hits[0].score >= hits[1].score
+    context = memory.render(hits)
+    last = hits[0].source_ids[-1]
+    number = int(last[1:])
+    start = context.block_starts[last]
+    assert context.full_text[start:].startswith(f"[2023-01-{1 + number:02d}] Ops\nNote {number}:")
+
+
+def test_rag_chunk_sizes_share_their_windows(encoder):
+    many = [Document(f"d{i}", f"Record {i} says the budget line {i} was approved.", None, datetime(2023, 1, 1 + i)) for i in range(10)]
+    small = RAGMemory(chunk_tokens=32, window_tokens=16, encoder=encoder)
+    small.ingest(many)
+    large = RAGMemory(chunk_tokens=64, window_tokens=16, encoder=encoder)
+    large.ingest(many)
+    windows_small = [w for c in small._chunks for w in c.windows]
+    windows_large = [w for c in large._chunks for w in c.windows]
+    assert windows_small == windows_large

@@ -1,0 +1,100 @@
+"""The runner end to end on real OrgMemBench data: records, caching, results store, CLI errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.compose import compose_config
+from harness.config import ConfigError, RunConfig
+from harness.runner import run
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def config(tmp_path: Path, *overrides: str) -> RunConfig:
+    raw = compose_config(
+        [
+            "progress=false",
+            f"store.cache_dir={tmp_path / 'cache'}",
+            f"store.results_dir={tmp_path / 'runs'}",
+            *overrides,
+        ]
+    )
+    return RunConfig.from_dict(raw)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory) -> tuple[Path, RunConfig, object]:
+    """One cold C4 run whose embedding cache the other tests reuse (embedding is the slow part)."""
+    folder = tmp_path_factory.mktemp("orgmem")
+    cfg = config(folder, "dataset.categories=[C4]")
+    return folder, cfg, run(cfg)
+
+
+def test_orgmem_run_writes_records_and_a_second_run_recomputes_nothing(shared):
+    _, cfg, first = shared
+    assert first.stats["questions"] == 15
+    assert first.stats["retrieval_cache_hits"] == 0 and first.stats["embedded_texts"] == 443 + 15
+    for name in ("config.json", "records.jsonl", "summary.csv", "summary.md", "metrics.json"):
+        assert (first.paths.root / name).is_file()
+    records = [json.loads(line) for line in (first.paths.root / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 15
+    record = records[0]
+    assert record["as_of"] is not None and len(record["hits"]) == 50
+    # As-of is honoured: no hit is dated after the end of the as-of day.
+    for rec in records:
+        assert all(hit["date"][:10] <= rec["as_of"] for hit in rec["hits"])
+    assert any(hit["leg_ranks"] for hit in record["hits"]) and record["hits"][-1]["reserve"] is True
+    assert record["read_chars"] <= 40000 <= record["retrieved_chars"]
+
+    second = run(cfg)
+    assert second.stats["retrieval_cache_hits"] == 15
+    assert second.stats["embedded_texts"] == 0 and second.stats["ingested_documents"] == 0
+    assert second.summary.equals(first.summary)
+
+
+def test_changing_k_reuses_embeddings_but_not_retrievals(shared):
+    folder = shared[0]
+    run(config(folder, "dataset.limit=3"))
+    again = run(config(folder, "dataset.limit=3", "system.k=10"))
+    assert again.stats["retrieval_cache_hits"] == 0
+    assert again.stats["embedded_texts"] == 0 and again.stats["embedding_cache_hits"] == 443 + 3
+    assert all(len(r["hits"]) == 10 for r in again.records)
+
+
+def test_leg_ablation_config_disables_the_leg(shared):
+    result = run(config(shared[0], "system=mempp_no_vector", "dataset.limit=5"))
+    assert result.paths.root.name.startswith("mempp_no_vector-")
+    assert all("vector" not in hit["leg_ranks"] for r in result.records for hit in r["hits"])
+
+
+def test_unknown_keys_and_kinds_are_config_errors(tmp_path):
+    raw = compose_config(["progress=false"])
+    raw["dataset"]["colour"] = "red"
+    with pytest.raises(ConfigError, match="colour"):
+        RunConfig.from_dict(raw)
+    with pytest.raises(ConfigError, match="only answerer=none"):
+        RunConfig.from_dict({**compose_config([]), "answerer": {"name": "gpt-4.1-mini"}})
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "run.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_reports_a_missing_data_dir_without_a_traceback(tmp_path):
+    missing = tmp_path / "nowhere"
+    proc = run_cli(f"dataset.data_dir={missing}", "progress=false", f"store.cache_dir={tmp_path}/c")
+    assert proc.returncode == 2
+    assert str(missing) in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cli_reports_a_truncated_file_naming_it(tmp_path):
+    folder = tmp_path / "locomo"
+    folder.mkdir()
+    (folder / "locomo10.json").write_text('[{"sample_id": "conv-1", "conversation": {')
+    proc = run_cli("dataset=locomo", f"dataset.data_dir={tmp_path}", "progress=false", f"store.cache_dir={tmp_path}/c")
+    assert proc.returncode == 2
+    assert "locomo10.json" in proc.stderr and "Traceback" not in proc.stderr

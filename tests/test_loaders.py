@@ -510,3 +510,30 @@ def test_missing_dataset_file(tmp_path: Path) -> None:
 def test_bad_limit(tmp_path: Path) -> None:
     assert "limit" in error_of(lambda: load_dataset("locomo", data_dir=str(tmp_path), limit=-1))
 
+
+
+# ---- as-of scope against the gold evidence (what Mem++'s date filter can and cannot see) ----
+
+def _gold_after_as_of(episodes: list[Episode]) -> tuple[int, int]:
+    from memplusplus.scope import end_of_day
+
+    total = after = 0
+    for episode in episodes:
+        dates = {doc.doc_id: doc.date for doc in episode.documents}
+        for question in episode.questions:
+            if question.as_of is None:
+                continue
+            for gold in question.evidence_ids:
+                total += 1
+                after += dates[gold] > end_of_day(question.as_of)
+    return total, after
+
+
+def test_longmemeval_gold_turns_all_fall_inside_the_question_day_scope(lme_episodes):
+    # theta is the end of the question's day, so the 76 same-day time inversions lose no evidence.
+    assert _gold_after_as_of(lme_episodes) == (894, 0)
+
+
+def test_orgmem_audit_replay_cites_two_artefacts_dated_after_its_as_of(orgmem_episode):
+    # C4 asks what changed after the as-of date; 2 of its 45 gold ids lie beyond the scope.
+    assert _gold_after_as_of([orgmem_episode]) == (45, 2)

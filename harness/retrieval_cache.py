@@ -15,7 +15,7 @@ from loaders.schema import Question
 from memplusplus.types import Document, Hit
 
 # Bump when retrieval code changes in a way that changes results, so old cache entries are ignored.
-RETRIEVAL_VERSION = 1
+RETRIEVAL_VERSION = 2
 
 
 def corpus_fingerprint(documents: tuple[Document, ...] | list[Document]) -> str:

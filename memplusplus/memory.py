@@ -30,7 +30,8 @@ class MemPPConfig:
     """Read-time settings; the paper's per-benchmark values (its Table 6) live in the dataset configs.
 
     ``weights`` maps each leg to its RRF weight; a leg with weight 0 is not run at all (the leg
-    ablations). ``candidates`` is C, the most rows any one leg may return.
+    ablations). ``candidates`` is C, the most rows any one leg may return. ``min_term_chars`` and
+    ``max_query_terms`` restrict which question words the lexical and tag legs use.
     """
 
     weights: Mapping[str, float] = field(default_factory=lambda: {"lexical": 1.0, "tag": 1.0, "vector": 4.0})
@@ -41,6 +42,8 @@ class MemPPConfig:
     lexical_ranker: str = "cover_density"
     recency_reserve: int = 3
     dedup: bool = True
+    min_term_chars: int = 1
+    max_query_terms: int | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(LEGS)
@@ -138,7 +141,7 @@ class MemPlusPlus:
     def leg_rankings(self, query: str, scope: np.ndarray) -> dict[str, list[int]]:
         """Each enabled leg's ranking (row seqs, best first, at most C) over the scoped rows."""
         cfg = self.config
-        terms = content_terms(query)
+        terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         rankings: dict[str, list[int]] = {}
         if cfg.weight("lexical") > 0:
             bm25 = self._bm25_scores(terms) if cfg.lexical_ranker == "bm25" else None
@@ -164,22 +167,32 @@ class MemPlusPlus:
     search = retrieve
 
     def _select(self, fused: list[FusedRow], scope: np.ndarray, k: int) -> list[Hit]:
-        reserve_size = min(self.config.recency_reserve, k)
-        head = fused[: k - reserve_size]
-        rest = fused[k - reserve_size :]
+        """Top-k: fused rows first, then the recency reserve, then a fill up to k.
+
+        The candidate order is the matched rows by fused score followed by the unmatched rows of
+        the recency pool (the C most recently ingested in-scope rows), newest first, so a query
+        that matches fewer than k rows still returns k rows when the scope has them. The first
+        k - reserve candidates are taken; the reserve then holds the latest-dated remaining
+        matched rows (undated rows by ingest time) or, short of those, the most recently
+        ingested remaining unmatched ones; any slot still free takes the next candidates.
+        """
         rows = self.store.rows
-        reserve = sorted(rest, key=lambda f: (rows[f.seq].recency, f.seq), reverse=True)[:reserve_size]
-        hits = [self._hit(f.seq, f.score, f.leg_ranks, False) for f in head]
-        hits += [self._hit(f.seq, f.score, f.leg_ranks, True) for f in reserve]
-        if len(reserve) < reserve_size:
-            matched = {f.seq for f in fused}
-            unmatched = (seq for seq in np.flatnonzero(scope)[::-1] if int(seq) not in matched)
-            for seq in unmatched:
-                if len(reserve) >= reserve_size:
-                    break
-                reserve.append(FusedRow(int(seq), 0.0))
-                hits.append(self._hit(int(seq), 0.0, {}, True))
-        return hits
+        reserve_size = min(self.config.recency_reserve, k)
+        matched = {f.seq for f in fused}
+        recent_pool = np.flatnonzero(scope)[::-1][: self.config.candidates]
+        unmatched = [FusedRow(int(seq), 0.0) for seq in recent_pool if int(seq) not in matched]
+        ordered = fused + unmatched
+        head, leftovers = ordered[: k - reserve_size], ordered[k - reserve_size :]
+        pool = sorted((f for f in leftovers if f.seq in matched), key=lambda f: (rows[f.seq].recency, f.seq), reverse=True)
+        pool += [f for f in leftovers if f.seq not in matched]  # already newest first
+        reserve = pool[:reserve_size]
+        chosen = {f.seq for f in head} | {f.seq for f in reserve}
+        fill = [f for f in leftovers if f.seq not in chosen][: max(k - len(head) - len(reserve), 0)]
+        return (
+            [self._hit(f.seq, f.score, f.leg_ranks, False) for f in head]
+            + [self._hit(f.seq, f.score, f.leg_ranks, True) for f in reserve]
+            + [self._hit(f.seq, f.score, f.leg_ranks, False) for f in fill]
+        )
 
     def _hit(self, seq: int, score: float, leg_ranks: dict[str, int], reserve: bool) -> Hit:
         row: Row = self.store.rows[seq]

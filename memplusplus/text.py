@@ -42,11 +42,14 @@ def positional_stems(text: str) -> dict[str, list[int]]:
     return positions
 
 
-def content_terms(text: str) -> list[str]:
-    """Distinct stems of the content words of ``text``, in order of first appearance."""
+def content_terms(text: str, min_chars: int = 1, max_terms: int | None = None) -> list[str]:
+    """Distinct stems of the content words of ``text``, in order of first appearance.
+
+    ``min_chars`` drops shorter words; ``max_terms`` keeps only the first that many content words
+    (counted before stemming and de-duplication).
+    """
     stemmer = _stemmer()
-    seen: dict[str, None] = {}
-    for word in words(text):
-        if word not in STOP_WORDS:
-            seen.setdefault(stemmer.stemWord(word), None)
-    return list(seen)
+    kept = [w for w in words(text) if w not in STOP_WORDS and len(w) >= min_chars]
+    if max_terms is not None:
+        kept = kept[:max_terms]
+    return list(dict.fromkeys(stemmer.stemWord(word) for word in kept))

@@ -17,7 +17,9 @@ from omegaconf import DictConfig, OmegaConf
 def main(cfg: DictConfig) -> None:
     from harness.cli import execute
 
-    sys.exit(execute(OmegaConf.to_container(cfg, resolve=True)))
+    code = execute(OmegaConf.to_container(cfg, resolve=True))
+    if code:  # exiting with 0 here would also end a Hydra multirun after its first job
+        sys.exit(code)
 
 
 if __name__ == "__main__":

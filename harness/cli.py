@@ -7,20 +7,30 @@ import sys
 from typing import Any
 
 from harness.config import ConfigError, RunConfig
+from harness.llm_client import CacheMissError, MissingAPIKeyError
 from loaders.schema import DatasetError
 
 
 def execute(raw_config: dict[str, Any]) -> int:
     """Run one configuration; returns the process exit code (0 ok, 2 bad input)."""
-    logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
+    for noisy in ("sentence_transformers", "httpx", "httpx2", "openai"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         config = RunConfig.from_dict(raw_config)
         from harness.runner import run
 
         result = run(config)
-    except (ConfigError, DatasetError) as exc:
+    except (ConfigError, DatasetError, ValueError, MissingAPIKeyError, CacheMissError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if result.estimates:
+        print("\nDry run (estimate=true): nothing was sent.")
+        for estimate in result.estimates:
+            print(estimate.format())
+        known = [e.usd for e in result.estimates]
+        total = "n/a (a price is unknown)" if any(v is None for v in known) else f"${sum(known):.2f}"
+        print(f"total for this configuration: {total}")
+        return 0
     print()
     print(result.table)
     stats = result.stats
@@ -29,5 +39,13 @@ def execute(raw_config: dict[str, Any]) -> int:
         f"retrieval cache hits {stats['retrieval_cache_hits']}; texts embedded {stats['embedded_texts']} "
         f"(cache hits {stats['embedding_cache_hits']}); {stats['seconds_total']:.1f} s"
     )
+    for key in ("answer_spend", "judge_spend"):
+        if key in stats:
+            print(stats[key])
+    if stats.get("judge_unparsed") or stats.get("judge_failures") or stats.get("answer_failures"):
+        print(
+            f"unparsable judge outputs {stats.get('judge_unparsed', 0)}, failed judge calls "
+            f"{stats.get('judge_failures', 0)}, failed answers {stats.get('answer_failures', 0)} (left unscored)"
+        )
     print(f"results: {result.paths.root}")
     return 0

@@ -37,6 +37,7 @@ class DatasetSpec:
     categories: list[str] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     context_budget: int | None = None
+    answer_max_tokens: int = 512
     ks: list[int] = field(default_factory=lambda: [10])
     exclude_from_overall: list[str] = field(default_factory=list)
     mempp: dict[str, Any] = field(default_factory=dict)
@@ -50,6 +51,26 @@ class SystemSpec:
     kind: str
     k: int
     params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """An answerer or a judge: which model, where, and how to call it (no secret: only the env var name)."""
+
+    name: str
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    seed: int | None = 0
+    concurrency: int = 4
+    timeout_s: float = 120.0
+    max_retries: int = 6
+    local: str | None = None
+    local_context_tokens: int | None = None
+    prompt_file: str | None = None
+    runs: int = 1
+    max_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -71,9 +92,16 @@ class RunConfig:
     system: SystemSpec
     encoder: EncoderSpec = EncoderSpec()
     store: StoreSpec = StoreSpec()
-    answerer: str = "none"
+    answerer: ModelSpec | None = None
+    judge: ModelSpec | None = None
+    estimate: bool = False
+    cache_only: bool = False
     progress: bool = True
     run_name: str | None = None
+
+    @property
+    def answerer_name(self) -> str:
+        return self.answerer.name if self.answerer is not None else "none"
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> "RunConfig":
@@ -86,18 +114,21 @@ class RunConfig:
             k=int(system_raw.pop("k")),
             params=system_raw,
         )
-        answerer = raw.pop("answerer", {"name": "none"})
-        answerer_name = answerer.get("name", "none") if isinstance(answerer, dict) else str(answerer)
-        if answerer_name != "none":
-            raise ConfigError(
-                f"answerer={answerer_name}: only answerer=none (retrieval metrics, offline) is available in this build"
-            )
+        answerer_raw = dict(raw.pop("answerer", None) or {"name": "none"})
+        judge_raw = raw.pop("judge", None)
+        answerer = None if answerer_raw.get("name") == "none" else _take(ModelSpec, "answerer", answerer_raw)
+        judge = _take(ModelSpec, "judge", dict(judge_raw)) if (judge_raw and answerer is not None) else None
+        if judge is not None and judge.runs < 1:
+            raise ConfigError(f"judge.runs must be >= 1, got {judge.runs}")
         config = cls(
             dataset=_take(DatasetSpec, "dataset", dict(raw.pop("dataset"))),
             system=system,
             encoder=_take(EncoderSpec, "encoder", dict(raw.pop("encoder", {}))),
             store=_take(StoreSpec, "store", dict(raw.pop("store", {}))),
-            answerer=answerer_name,
+            answerer=answerer,
+            judge=judge,
+            estimate=bool(raw.pop("estimate", False)),
+            cache_only=bool(raw.pop("cache_only", False)),
             progress=bool(raw.pop("progress", True)),
             run_name=raw.pop("run_name", None),
         )

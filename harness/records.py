@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from judges.retrieval_metrics import score_question
+from judges.retrieval_metrics import recall_all_at_k, recall_any_at_k, score_question
 from loaders.schema import Episode, Question
 from memplusplus.evidence import RenderedContext
 from memplusplus.types import Hit
@@ -37,8 +37,9 @@ def question_metrics(
     gold_sessions = question.meta.get("evidence_sessions") if session_of is not None else None
     if question.meta.get("abstention"):
         gold_sessions = []
-    return score_question(
-        ranked_ids(hits),
+    ranked = ranked_ids(hits)
+    metrics = score_question(
+        ranked,
         gold,
         ks,
         block_starts=context.block_starts,
@@ -46,6 +47,11 @@ def question_metrics(
         session_of=session_of,
         gold_sessions=gold_sessions,
     )
+    # Over everything the system returned, whatever its k (2 RAG chunks, the whole history, ...).
+    everything = max(len(ranked), 1)
+    metrics["recall_any@all"] = recall_any_at_k(ranked, gold, everything)
+    metrics["recall_all@all"] = recall_all_at_k(ranked, gold, everything)
+    return metrics
 
 
 def build_record(

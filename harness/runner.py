@@ -18,6 +18,8 @@ import pandas as pd
 from tqdm import tqdm
 
 from harness.config import RunConfig
+from harness.cost import CostEstimate
+from harness.qa import QAItem, add_judge_columns, run_qa
 from harness.kvstore import KVStore, stable_hash
 from harness.records import build_record, question_metrics
 from harness.results import RunPaths, run_folder, write_run
@@ -34,17 +36,20 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class RunResult:
-    paths: RunPaths
-    summary: pd.DataFrame
+    paths: RunPaths | None
+    summary: pd.DataFrame | None
     table: str
     records: list[dict[str, Any]]
     stats: dict[str, Any] = field(default_factory=dict)
+    estimates: list[CostEstimate] = field(default_factory=list)
 
 
 def summary_metric_keys(ks: list[int], sessions: bool) -> list[str]:
+    """Document ranks at the dataset's fixed ks, then over all retrieved, sessions, in budget."""
     keys = []
     for k in ks:
         keys += [f"recall_any@{k}", f"recall_all@{k}", f"ndcg@{k}"]
+    keys += ["recall_any@all", "recall_all@all"]
     if sessions:
         keys += [f"session_recall_any@{ks[-1]}", f"session_recall_all@{ks[-1]}"]
     return keys + ["in_budget_recall"]
@@ -58,7 +63,7 @@ def system_identity(config: RunConfig) -> dict[str, Any]:
 def run(config: RunConfig) -> RunResult:
     started = time.perf_counter()
     dataset = config.dataset
-    ks = sorted({*dataset.ks, config.system.k})
+    ks = sorted(set(dataset.ks))
     episodes = load_dataset(
         dataset.name, data_dir=dataset.data_dir, limit=dataset.limit, categories=dataset.categories, **dataset.options
     )
@@ -72,17 +77,35 @@ def run(config: RunConfig) -> RunResult:
     identity = system_identity(config)
     sessions = any("evidence_sessions" in q.meta for ep in episodes for q in ep.questions)
     records: list[dict[str, Any]] = []
+    items: list[QAItem] = []
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
     for episode in progress:
-        records += _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats)
+        episode_items = _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats)
+        items += episode_items
+        records += [item.record for item in episode_items]
+
+    metric_keys = summary_metric_keys(ks, sessions)
+    qa = None
+    if config.answerer is not None:
+        qa = run_qa(config, items, KVStore(cache_dir / "llm.sqlite"))
+        if config.estimate:
+            return RunResult(None, None, "", records, stats, qa.estimates)
+        stats.update(qa.stats)
+        qa_keys = [qa.metric] + [f"{qa.metric}_run{run}" for run in range(qa.runs)]
+        metric_keys = qa_keys + (["f1", "bleu1"] if dataset.name == "locomo" else []) + metric_keys
     finished = time.perf_counter()
 
-    metric_keys = summary_metric_keys(ks if len(ks) <= 2 else [min(ks), config.system.k], sessions)
     rows = [{"category": r["category"], **r["metrics"]} for r in records]
     summary = summarize(rows, metric_keys, exclude_from_overall=dataset.exclude_from_overall)
-    label = config.run_name or config.system.name
-    title = f"{label} on {dataset.name}: retrieval (k={config.system.k}, budget={dataset.context_budget})"
+    if qa is not None:
+        summary = add_judge_columns(summary, qa.metric, qa.runs)
+        if dataset.name == "longmemeval_s":
+            summary = _with_task_average(summary, qa.metric)
+    label = config.run_name or config.system.name + (f"__{config.answerer_name}" if config.answerer else "")
+    stage = f"answers by {config.answerer_name}, judged {qa.runs}x by {config.judge.name}" if qa else "retrieval"
+    plumbing = " [PLUMBING CHECK: local SmolLM2, not a model score]" if stats.get("plumbing") else ""
+    title = f"{label} on {dataset.name}: {stage} (k={config.system.k}, budget={dataset.context_budget}){plumbing}"
     table = f"{title}\n\n{format_table(summary)}"
     stats.update(
         {
@@ -94,9 +117,17 @@ def run(config: RunConfig) -> RunResult:
         }
     )
     resolved = config.as_dict()
-    paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash({k: v for k, v in resolved.items() if k not in ("store", "progress")}))
+    paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash({k: v for k, v in resolved.items() if k not in ("store", "progress", "estimate", "cache_only")}))
     write_run(paths, resolved, records, summary, table, {"stats": stats})
     return RunResult(paths, summary, table, records, stats)
+
+
+def _with_task_average(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """LongMemEval's task-averaged accuracy: the unweighted mean over question types."""
+    types = [name for name in summary.index if not str(name).startswith("overall")]
+    row = {column: float("nan") for column in summary.columns}
+    row.update({"n": int(summary.loc[types, "n"].sum()), metric: float(summary.loc[types, metric].mean())})
+    return pd.concat([summary, pd.DataFrame([row], index=["task_averaged"])])
 
 
 def _run_episode(
@@ -108,7 +139,7 @@ def _run_episode(
     ks: list[int],
     sessions: bool,
     stats: dict[str, Any],
-) -> list[dict[str, Any]]:
+) -> list[QAItem]:
     fingerprint = corpus_fingerprint(episode.documents)
     keys = {q.qid: retrieval_key(identity, encoder.identity, fingerprint, q) for q in episode.questions}
     cached = {key: json.loads(value) for key, value in retrievals.get_many(keys.values()).items()}
@@ -126,11 +157,11 @@ def _run_episode(
             cached[keys[question.qid]] = payload
     by_id = {doc.doc_id: doc for doc in episode.documents}
     session_of = {doc.doc_id: doc.thread or doc.doc_id for doc in episode.documents} if sessions else None
-    records = []
+    items = []
     for question in episode.questions:
         hits = [hit_from_dict(item, by_id) for item in cached[keys[question.qid]]]
         context = render(hits, config.dataset.context_budget)
         metrics = question_metrics(question, hits, context, ks, session_of)
-        records.append(build_record(episode, question, hits, context, metrics))
+        items.append(QAItem(question, context.text, build_record(episode, question, hits, context, metrics)))
         stats["questions"] += 1
-    return records
+    return items

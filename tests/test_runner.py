@@ -76,8 +76,12 @@ def test_unknown_keys_and_kinds_are_config_errors(tmp_path):
     raw["dataset"]["colour"] = "red"
     with pytest.raises(ConfigError, match="colour"):
         RunConfig.from_dict(raw)
-    with pytest.raises(ConfigError, match="only answerer=none"):
-        RunConfig.from_dict({**compose_config([]), "answerer": {"name": "gpt-4.1-mini"}})
+    with pytest.raises(ConfigError, match="answerer: unknown key"):
+        RunConfig.from_dict({**compose_config([]), "answerer": {"name": "x", "model": "m", "colour": 1}})
+    with pytest.raises(ConfigError, match="system.kind='nope' is unknown"):
+        from harness.systems import build_system
+
+        build_system(RunConfig.from_dict({**compose_config([]), "system": {"name": "n", "kind": "nope", "k": 5}}).system, None)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

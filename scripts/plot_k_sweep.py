@@ -1,0 +1,42 @@
+"""Figure 4: Mem++'s score (or, without judge metrics, its recall) against k, with the tokens read.
+
+    python scripts/plot_k_sweep.py                                   # -> results/tables/figure4_k_sweep.png
+    python scripts/plot_k_sweep.py --runs outputs/runs --dataset orgmem --out fig.png
+
+Needs matplotlib. The data are Table 7's (harness/tables.py, k_sweep_data).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.tables import DEFAULT_OUT_DIR, DEFAULT_PAPER_DIR, DEFAULT_RUNS_DIR, latest_runs, load_paper, plot_k_sweep, scan_runs  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=Path, default=DEFAULT_RUNS_DIR, help="results store (default: %(default)s)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT_DIR / "figure4_k_sweep.png", help="PNG path (default: %(default)s)")
+    parser.add_argument("--dataset", default="orgmem", help="dataset of the sweep (default: %(default)s)")
+    parser.add_argument("--paper", type=Path, default=DEFAULT_PAPER_DIR, help="published numbers (default: results/paper)")
+    parser.add_argument("--mode", choices=["auto", "judge", "retrieval"], default="auto")
+    args = parser.parse_args(argv)
+    if not args.runs.is_dir():
+        print(f"error: no results store at {args.runs}", file=sys.stderr)
+        return 2
+    try:
+        path = plot_k_sweep(latest_runs(scan_runs(args.runs)), load_paper(args.paper), args.out, args.dataset, args.mode)
+    except (RuntimeError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

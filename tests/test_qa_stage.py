@@ -1,0 +1,174 @@
+"""Answer and judge stages end to end with the real openai client against a local fake server.
+
+The server's replies are fixtures (an answer string, all-facets-met JSON): the numbers below check
+the plumbing (caching, resuming, counting), never a model's quality.
+"""
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from harness.compose import compose_config
+from harness.config import RunConfig
+from harness.runner import run
+from tests.fake_openai_server import FakeOpenAIServer, last_user_content
+
+KEY = "sk-test-DO-NOT-LEAK-4242"
+QUESTIONS = 4
+RUNS = 3
+
+
+def fixture_reply(body: dict) -> str:
+    content = last_user_content(body)
+    if "Memory excerpts:" in content:
+        return "Fixture answer: the memory says the change happened on 2023-09-15."
+    facets = re.findall(r"^- id: (\S+)$", content, flags=re.MULTILINE)
+    if facets:
+        return "```json\n" + json.dumps({facet: 1 for facet in facets}) + "\n```"
+    return "CORRECT"
+
+
+def copy_sqlite(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+
+
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory) -> Path:
+    """Embeddings and retrievals of the first questions, made once (embedding is the slow part)."""
+    folder = tmp_path_factory.mktemp("warm")
+    run(RunConfig.from_dict(compose_config(["progress=false", f"dataset.limit={QUESTIONS}", f"store.cache_dir={folder}", f"store.results_dir={folder}/runs"])))
+    return folder
+
+
+@pytest.fixture
+def server():
+    fake = FakeOpenAIServer(answer_fn=fixture_reply).start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def cache_dir(tmp_path, warm_cache) -> Path:
+    for name in ("embeddings.sqlite", "retrieval.sqlite"):
+        copy_sqlite(warm_cache / name, tmp_path / "cache" / name)
+    return tmp_path / "cache"
+
+
+def qa_config(server: FakeOpenAIServer, cache_dir: Path, results: Path, *extra: str) -> RunConfig:
+    overrides = [
+        "progress=false",
+        f"dataset.limit={QUESTIONS}",
+        f"store.cache_dir={cache_dir}",
+        f"store.results_dir={results}",
+        "answerer=openai_compatible",
+        "answerer.model=fake-answerer",
+        f"answerer.base_url={server.base_url}",
+        "answerer.api_key_env=MEMPP_TEST_KEY",
+        "answerer.max_retries=0",
+        "judge.model=fake-judge",
+        f"judge.base_url={server.base_url}",
+        "judge.api_key_env=MEMPP_TEST_KEY",
+        "judge.max_retries=0",
+        f"judge.runs={RUNS}",
+        *extra,
+    ]
+    return RunConfig.from_dict(compose_config(overrides))
+
+
+def test_orgmem_answers_and_three_judge_runs_then_a_rerun_sends_nothing(server, cache_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
+    first = run(qa_config(server, cache_dir, tmp_path / "runs"))
+    assert server.request_count == QUESTIONS * (1 + RUNS)
+    record = first.records[0]
+    assert record["answer"].startswith("Fixture answer") and len(record["judge"]) == RUNS
+    assert record["metrics"]["score"] == 100.0
+    overall = first.summary.loc["overall"]
+    assert overall["score"] == 100.0 and overall["score_std"] == 0.0 and overall["n"] == QUESTIONS
+    # The answerer read the budgeted evidence: rows in rank order under their date header.
+    answer_request = next(r for r in server.requests if "Memory excerpts:" in r.last_user_content)
+    assert re.search(r"^\[2023-\d\d-\d\d\]", answer_request.last_user_content.split("Memory excerpts:\n\n", 1)[1])
+    seeds = sorted({r.body.get("seed") for r in server.requests if r.body["model"] == "fake-judge"})
+    assert seeds == [0, 1, 2]  # each judge run has its own seed and cache entry
+
+    again = run(qa_config(server, cache_dir, tmp_path / "runs"))
+    assert server.request_count == QUESTIONS * (1 + RUNS)  # zero new requests
+    assert again.summary.equals(first.summary)
+
+    # The key reached the server but no written file.
+    assert server.requests[0].authorization == f"Bearer {KEY}"
+    for path in list(cache_dir.rglob("*")) + list((tmp_path / "runs").rglob("*")):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_changing_only_the_judge_reuses_every_answer(server, cache_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
+    run(qa_config(server, cache_dir, tmp_path / "runs", "judge.runs=1"))
+    before = server.request_count
+    run(qa_config(server, cache_dir, tmp_path / "runs", "judge.runs=1", "judge.model=another-judge"))
+    new = server.requests[before:]
+    assert len(new) == QUESTIONS and {r.body["model"] for r in new} == {"another-judge"}
+
+
+def test_unparsable_judge_output_is_counted_and_left_unscored(cache_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
+
+    def reply(body):
+        return "Answer." if "Memory excerpts:" in last_user_content(body) else "Looks mostly right to me."
+
+    fake = FakeOpenAIServer(answer_fn=reply).start()
+    try:
+        result = run(qa_config(fake, cache_dir, tmp_path / "runs"))
+    finally:
+        fake.stop()
+    assert result.stats["judge_unparsed"] == QUESTIONS * RUNS
+    assert all(r["metrics"]["score"] is None for r in result.records)
+    assert result.summary.loc["overall", "n"] == QUESTIONS
+    assert result.summary["score"].isna().all()
+
+
+def test_a_run_killed_mid_answers_resumes_without_repeating_and_ends_identical(server, cache_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
+    server.fail_after(2)  # the connection drops after two answers: the rest of this run fails
+    broken = run(qa_config(server, cache_dir, tmp_path / "runs", "answerer.concurrency=1", "judge.runs=1"))
+    assert broken.stats["answer_failures"] >= 1
+    assert sum(r["answer"] is not None for r in broken.records) == 2
+    answered_first = {r.last_user_content for r in server.requests[:2]}
+    server.fail_after(None)
+    seen = server.request_count
+    resumed = run(qa_config(server, cache_dir, tmp_path / "runs", "answerer.concurrency=1", "judge.runs=1"))
+    resent = {r.last_user_content for r in server.requests[seen:]}
+    assert not answered_first & resent  # completed answers were not requested again
+    assert resumed.stats["answer_failures"] == 0
+
+    clean_cache = tmp_path / "clean"
+    for name in ("embeddings.sqlite", "retrieval.sqlite"):
+        copy_sqlite(cache_dir / name, clean_cache / name)
+    uninterrupted = run(qa_config(server, clean_cache, tmp_path / "runs2", "answerer.concurrency=1", "judge.runs=1"))
+    assert [r["answer"] for r in uninterrupted.records] == [r["answer"] for r in resumed.records]
+    assert uninterrupted.summary.equals(resumed.summary)
+
+
+def test_dry_run_counts_the_calls_a_real_run_then_makes(server, cache_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
+    planned = run(qa_config(server, cache_dir, tmp_path / "runs", "estimate=true"))
+    assert server.request_count == 0 and planned.paths is None
+    answers, judges = planned.estimates
+    assert (answers.calls, judges.calls) == (QUESTIONS, QUESTIONS * RUNS)
+    run(qa_config(server, cache_dir, tmp_path / "runs"))
+    assert server.request_count == answers.calls + judges.calls
+    replay = run(qa_config(server, cache_dir, tmp_path / "runs", "estimate=true"))
+    assert [e.calls for e in replay.estimates] == [0, 0]  # everything cached: free
+
+
+def test_cache_only_replay_needs_no_server(server, cache_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
+    live = run(qa_config(server, cache_dir, tmp_path / "runs"))
+    server.stop()
+    replay = run(qa_config(server, cache_dir, tmp_path / "runs", "cache_only=true"))
+    assert replay.summary.equals(live.summary)

@@ -142,7 +142,22 @@ def _load_tiktoken(model: str) -> tuple[Any, str | None]:
 
 # ---------------------------------------------------------------------------- estimates
 @dataclass(frozen=True)
-class CostEstimate:
+class _Priced:
+    """Dollars for input and output tokens (None where a price or a count is unknown)."""
+
+    price: ModelPrice | None
+    input_usd: float | None
+    output_usd: float | None
+
+    @property
+    def usd(self) -> float | None:
+        if self.input_usd is None or self.output_usd is None:
+            return None
+        return self.input_usd + self.output_usd
+
+
+@dataclass(frozen=True)
+class CostEstimate(_Priced):
     """A dry run: what a real run of these requests would send and cost.
 
     ``calls`` is the number of requests a run would send (distinct keys not in the cache); cache hits
@@ -160,15 +175,6 @@ class CostEstimate:
     completion_basis: str
     tokens_approximate: bool
     token_method: str
-    price: ModelPrice | None
-    input_usd: float | None
-    output_usd: float | None
-
-    @property
-    def usd(self) -> float | None:
-        if self.input_usd is None or self.output_usd is None:
-            return None
-        return self.input_usd + self.output_usd
 
     def format(self) -> str:
         approx = " (approximate)" if self.tokens_approximate else ""
@@ -243,20 +249,11 @@ def estimate(
 
 # ---------------------------------------------------------------------------- actual spend
 @dataclass(frozen=True)
-class SpendReport:
+class SpendReport(_Priced):
     """What a client actually spent, from its counters (API-reported token usage, exact)."""
 
     model: str
     counters: LLMCounters
-    price: ModelPrice | None
-    input_usd: float | None
-    output_usd: float | None
-
-    @property
-    def usd(self) -> float | None:
-        if self.input_usd is None or self.output_usd is None:
-            return None
-        return self.input_usd + self.output_usd
 
     def format(self) -> str:
         c = self.counters

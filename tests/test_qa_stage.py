@@ -172,3 +172,22 @@ def test_cache_only_replay_needs_no_server(server, cache_dir, tmp_path, monkeypa
     server.stop()
     replay = run(qa_config(server, cache_dir, tmp_path / "runs", "cache_only=true"))
     assert replay.summary.equals(live.summary)
+
+
+def test_table1_regenerates_from_judged_runs_with_the_paper_beside(server, cache_dir, tmp_path, monkeypatch):
+    from harness.tables import load_paper, scan_runs, table1
+
+    monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
+    runs = tmp_path / "runs"
+    for system in ("mempp", "bm25"):
+        run(qa_config(server, cache_dir, runs, f"system={system}", "answerer.name=gpt-4.1-mini"))
+    sent = server.request_count
+    # Answers differ by evidence; the fixture answer text does not, so bm25's judge calls are
+    # the very requests mempp's were and come from the cache.
+    assert sent == 2 * QUESTIONS + QUESTIONS * RUNS
+    for system in ("mempp", "bm25"):
+        run(qa_config(server, cache_dir, runs, f"system={system}", "answerer.name=gpt-4.1-mini"))
+    assert server.request_count == sent  # the re-run is free
+    text = table1(scan_runs(runs), load_paper()).markdown()
+    assert "100.0 ± 0.0 / 57.6" in text  # our fixture score / the paper's Mem++ overall (gpt-4.1-mini)
+    assert "bm25" in text

@@ -8,8 +8,8 @@ from datetime import date, datetime
 import bm25s
 import numpy as np
 
-from baselines.scoped import DocumentShelf, ingest_ids, render_hits, top_k
-from memplusplus.evidence import RenderedContext
+from baselines.scoped import DocumentShelf, ingest_ids, top_k
+from memplusplus.evidence import RenderedContext, render
 from memplusplus.text import content_terms, positional_stems
 from memplusplus.types import Document, Hit
 
@@ -49,4 +49,4 @@ class BM25Memory:
         return top_k(self._scores(query), self.shelf.scope(as_of), self.k if k is None else k, "lexical", self.shelf)
 
     def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
-        return render_hits(hits, budget)
+        return render(hits, budget)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date, datetime
 
-from baselines.scoped import DocumentShelf, ingest_ids, render_hits
-from memplusplus.evidence import RenderedContext
+from baselines.scoped import DocumentShelf, ingest_ids
+from memplusplus.evidence import RenderedContext, render
 from memplusplus.types import Document, Hit
 
 
@@ -32,4 +32,4 @@ class FullContextMemory:
         return [self.shelf.hit(i, 0.0) for i in order]
 
     def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
-        return render_hits(hits, budget)
+        return render(hits, budget)

@@ -16,9 +16,8 @@ from datetime import date, datetime
 
 import numpy as np
 
-from baselines.scoped import render_hits
 from memplusplus.encoder import Encoder
-from memplusplus.evidence import RenderedContext, header
+from memplusplus.evidence import RenderedContext, header, render
 from memplusplus.types import Document, Hit
 
 SEPARATOR = "\n\n"
@@ -130,4 +129,4 @@ class RAGMemory:
         ]
 
     def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
-        return render_hits(hits, budget)
+        return render(hits, budget)

@@ -7,7 +7,6 @@ from datetime import date, datetime
 
 import numpy as np
 
-from memplusplus.evidence import RenderedContext, render
 from memplusplus.scope import end_of_day, in_scope
 from memplusplus.types import Document, Hit
 
@@ -42,10 +41,6 @@ def top_k(
     candidates = np.flatnonzero(mask & (scores > 0) if positive_only else mask)
     order = np.lexsort((-candidates, -scores[candidates]))[:k]
     return [shelf.hit(int(candidates[i]), float(scores[candidates[i]]), leg, rank) for rank, i in enumerate(order)]
-
-
-def render_hits(hits: list[Hit], budget: int | None) -> RenderedContext:
-    return render(hits, budget)
 
 
 def ingest_ids(shelf_added: list[Document], requested: list[Document]) -> list[str | None]:

@@ -7,9 +7,9 @@ from datetime import date, datetime
 
 import numpy as np
 
-from baselines.scoped import DocumentShelf, ingest_ids, render_hits, top_k
+from baselines.scoped import DocumentShelf, ingest_ids, top_k
 from memplusplus.encoder import DIMENSION, Encoder
-from memplusplus.evidence import RenderedContext
+from memplusplus.evidence import RenderedContext, render
 from memplusplus.types import Document, Hit
 
 
@@ -37,4 +37,4 @@ class VectorMemory:
         return top_k(scores, self.shelf.scope(as_of), k, "vector", self.shelf, positive_only=False)
 
     def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
-        return render_hits(hits, budget)
+        return render(hits, budget)

@@ -31,12 +31,12 @@ def question_metrics(
     ks: list[int],
     session_of: dict[str, str] | None,
 ) -> dict[str, float]:
-    gold = list(question.evidence_ids)
-    if question.meta.get("abstention"):
-        gold = []  # LongMemEval's retrieval evaluation skips abstention questions
-    gold_sessions = question.meta.get("evidence_sessions") if session_of is not None else None
-    if question.meta.get("abstention"):
-        gold_sessions = []
+    # LongMemEval's retrieval evaluation skips abstention questions: no gold, no score.
+    abstention = bool(question.meta.get("abstention"))
+    gold = [] if abstention else list(question.evidence_ids)
+    gold_sessions = None
+    if session_of is not None:
+        gold_sessions = [] if abstention else question.meta.get("evidence_sessions")
     ranked = ranked_ids(hits)
     metrics = score_question(
         ranked,

@@ -7,7 +7,6 @@ from the episode's documents); a chunk hit keeps its text, which no single docum
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
 from typing import Any
 
 from harness.kvstore import stable_hash
@@ -60,6 +59,3 @@ def hit_from_dict(item: dict[str, Any], documents: dict[str, Document]) -> Hit:
     doc = documents[item["doc_id"]]
     return Hit(doc.doc_id, doc.text, doc.date, doc.author, item["score"], dict(item["leg_ranks"]), item["reserve"], doc.thread)
 
-
-def date_str(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None

@@ -21,7 +21,7 @@ from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.legs import LEGS, lexical_leg, tag_leg, vector_leg
 from memplusplus.scope import end_of_day, in_scope
 from memplusplus.store import Row, RowState, RowStore
-from memplusplus.text import content_terms, positional_stems
+from memplusplus.text import content_terms
 from memplusplus.types import Document, Hit
 
 
@@ -229,4 +229,4 @@ class MemPlusPlus:
         return [term for _, term in sorted((p, t) for t, ps in positions.items() for p in ps)]
 
 
-__all__ = ["MemPlusPlus", "MemPPConfig", "positional_stems"]
+__all__ = ["MemPlusPlus", "MemPPConfig"]

@@ -82,7 +82,7 @@ class EncoderSpec:
 
 @dataclass(frozen=True)
 class StoreSpec:
-    cache_dir: str = ".cache/mempp"
+    cache_dir: str = "~/.cache/mempp"
     results_dir: str = "outputs/runs"
 
 

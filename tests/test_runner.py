@@ -102,3 +102,12 @@ def test_cli_reports_a_truncated_file_naming_it(tmp_path):
     proc = run_cli("dataset=locomo", f"dataset.data_dir={tmp_path}", "progress=false", f"store.cache_dir={tmp_path}/c")
     assert proc.returncode == 2
     assert "locomo10.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_default_cache_lives_in_the_home_folder_unless_the_env_says_otherwise(monkeypatch, tmp_path):
+    import os
+
+    monkeypatch.delenv("MEMPP_CACHE_DIR", raising=False)
+    assert RunConfig.from_dict(compose_config([])).cache_dir() == os.path.expanduser("~/.cache/mempp")
+    monkeypatch.setenv("MEMPP_CACHE_DIR", str(tmp_path))
+    assert RunConfig.from_dict(compose_config([])).cache_dir() == str(tmp_path)

@@ -111,3 +111,12 @@ def test_default_cache_lives_in_the_home_folder_unless_the_env_says_otherwise(mo
     assert RunConfig.from_dict(compose_config([])).cache_dir() == os.path.expanduser("~/.cache/mempp")
     monkeypatch.setenv("MEMPP_CACHE_DIR", str(tmp_path))
     assert RunConfig.from_dict(compose_config([])).cache_dir() == str(tmp_path)
+
+
+def test_a_multirun_sweep_runs_every_job(shared):
+    folder = shared[0]
+    proc = run_cli("-m", "system.k=5,10", "dataset.limit=2", "progress=false",
+                   f"store.cache_dir={folder}", f"store.results_dir={folder}/sweep")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count("2 questions in 1 episode(s)") == 2
+    assert len(list((folder / "sweep" / "orgmem").iterdir())) == 2

@@ -8,7 +8,6 @@ only when one of its questions misses the cache, and each answer is stored the m
 from __future__ import annotations
 
 import json
-import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +29,6 @@ from loaders import load_dataset
 from loaders.schema import Episode
 from memplusplus.encoder import Encoder, EncoderConfig
 from memplusplus.evidence import render
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -76,14 +73,12 @@ def run(config: RunConfig) -> RunResult:
     )
     identity = system_identity(config)
     sessions = any("evidence_sessions" in q.meta for ep in episodes for q in ep.questions)
-    records: list[dict[str, Any]] = []
     items: list[QAItem] = []
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
     for episode in progress:
-        episode_items = _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats)
-        items += episode_items
-        records += [item.record for item in episode_items]
+        items += _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats)
+    records = [item.record for item in items]
 
     metric_keys = summary_metric_keys(ks, sessions)
     qa = None

@@ -16,7 +16,7 @@ from datetime import date, datetime
 
 import numpy as np
 
-from memplusplus.encoder import Encoder
+from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.evidence import RenderedContext, header, render
 from memplusplus.types import Document, Hit
 
@@ -78,7 +78,7 @@ def cut_chunks(
 class RAGMemory:
     name = "rag"
 
-    def __init__(self, chunk_tokens: int = 4096, k: int = 2, window_tokens: int = 128, encoder: Encoder | None = None):
+    def __init__(self, chunk_tokens: int = 4096, k: int = 2, window_tokens: int = 128, encoder: CachedEncoder | None = None):
         if chunk_tokens < 1 or not 1 <= window_tokens <= 254:
             raise ValueError("chunk_tokens must be >= 1 and window_tokens within 1..254 (the encoder reads 256 with [CLS]/[SEP])")
         self.chunk_tokens = chunk_tokens

@@ -8,7 +8,7 @@ from datetime import date, datetime
 import numpy as np
 
 from baselines.scoped import DocumentShelf, ingest_ids, top_k
-from memplusplus.encoder import DIMENSION, Encoder
+from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.evidence import RenderedContext, render
 from memplusplus.types import Document, Hit
 
@@ -16,11 +16,11 @@ from memplusplus.types import Document, Hit
 class VectorMemory:
     name = "vector"
 
-    def __init__(self, k: int = 50, respect_as_of: bool = False, encoder: Encoder | None = None):
+    def __init__(self, k: int = 50, respect_as_of: bool = False, encoder: CachedEncoder | None = None):
         self.k = k
         self.encoder = encoder if encoder is not None else Encoder()
         self.shelf = DocumentShelf(respect_as_of)
-        self.vectors = np.zeros((0, DIMENSION), dtype=np.float32)
+        self.vectors = np.zeros((0, self.encoder.dimension), dtype=np.float32)
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         requested = list(documents)

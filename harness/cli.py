@@ -9,6 +9,7 @@ from typing import Any
 from harness.config import ConfigError, RunConfig
 from harness.llm_client import CacheMissError, MissingAPIKeyError
 from loaders.schema import DatasetError
+from memplusplus.openai_encoder import EmbeddingServiceError
 
 
 def execute(raw_config: dict[str, Any]) -> int:
@@ -23,6 +24,9 @@ def execute(raw_config: dict[str, Any]) -> int:
     except (ConfigError, DatasetError, ValueError, MissingAPIKeyError, CacheMissError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except EmbeddingServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     if result.estimates:
         print("\nDry run (estimate=true): nothing was sent.")
         for estimate in result.estimates:

@@ -19,6 +19,14 @@ def _take(cls, section: str, values: dict[str, Any]):
     return cls(**values)
 
 
+def _encoder_spec(values: dict[str, Any]) -> EncoderSpec:
+    from harness.encoders import encoder_config
+
+    spec = EncoderSpec(backend=str(values.pop("backend", "local")), params=values)
+    encoder_config(spec)  # fail now, naming the key, rather than at the first embedding
+    return spec
+
+
 @dataclass(frozen=True)
 class MemPPDefaults:
     """The paper's per-benchmark Mem++ settings (its Table 6)."""
@@ -75,9 +83,11 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class EncoderSpec:
-    model: str = "all-MiniLM-L6-v2"
-    max_tokens: int = 256
-    batch_size: int = 64
+    """Which embedding backend (``local`` MiniLM or ``openai``) and its settings (checked by
+    ``harness.encoders``)."""
+
+    backend: str = "local"
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -123,7 +133,7 @@ class RunConfig:
         config = cls(
             dataset=_take(DatasetSpec, "dataset", dict(raw.pop("dataset"))),
             system=system,
-            encoder=_take(EncoderSpec, "encoder", dict(raw.pop("encoder", {}))),
+            encoder=_encoder_spec(dict(raw.pop("encoder", None) or {})),
             store=_take(StoreSpec, "store", dict(raw.pop("store", {}))),
             answerer=answerer,
             judge=judge,

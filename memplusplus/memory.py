@@ -15,7 +15,7 @@ from datetime import date, datetime
 
 import numpy as np
 
-from memplusplus.encoder import Encoder
+from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.evidence import RenderedContext, render
 from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.legs import LEGS, lexical_leg, tag_leg, vector_leg
@@ -68,13 +68,13 @@ class MemPlusPlus:
     def __init__(
         self,
         config: MemPPConfig = MemPPConfig(),
-        encoder: Encoder | None = None,
+        encoder: CachedEncoder | None = None,
         clock: Callable[[], datetime] = datetime.now,
     ):
         self.config = config
         self.encoder = encoder if encoder is not None else Encoder()
         self.clock = clock
-        self.store = RowStore()
+        self.store = RowStore(self.encoder.dimension)
         self._bm25 = None
         self._bm25_size = -1
 

@@ -46,13 +46,13 @@ class Row:
 class RowStore:
     """Rows in ingest order with an inverted index (stem -> row seqs) and an embedding matrix."""
 
-    def __init__(self) -> None:
+    def __init__(self, dimension: int = DIMENSION) -> None:
         self.rows: list[Row] = []
         self.by_doc_id: dict[str, int] = {}
         self.aliases: dict[str, str] = {}
         self.postings: dict[str, list[int]] = {}
         self._active_texts: dict[tuple[str | None, str], int] = {}
-        self._vectors = np.zeros((0, DIMENSION), dtype=np.float32)
+        self._vectors = np.zeros((0, dimension), dtype=np.float32)
         self._count_with_vectors = 0
 
     def __len__(self) -> int:
@@ -95,7 +95,7 @@ class RowStore:
 
     def _append_vector(self, vector: np.ndarray) -> None:
         if self._count_with_vectors == len(self._vectors):
-            grown = np.zeros((max(64, 2 * len(self._vectors)), DIMENSION), dtype=np.float32)
+            grown = np.zeros((max(64, 2 * len(self._vectors)), self._vectors.shape[1]), dtype=np.float32)
             grown[: self._count_with_vectors] = self._vectors[: self._count_with_vectors]
             self._vectors = grown
         self._vectors[self._count_with_vectors] = vector

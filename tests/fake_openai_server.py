@@ -1,8 +1,9 @@
-"""A small local OpenAI-compatible chat server for tests (stdlib only).
+"""A small local OpenAI-compatible chat and embeddings server for tests (stdlib and numpy only).
 
-``FakeOpenAIServer`` serves ``POST /v1/chat/completions`` on 127.0.0.1 at a free port, in a
-background thread, and answers with a real ``chat.completion`` JSON body (with ``usage``). Its
-behaviour is scriptable:
+``FakeOpenAIServer`` serves ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` on 127.0.0.1
+at a free port, in a background thread, and answers with real ``chat.completion`` and embedding
+list JSON bodies (with ``usage``). Embeddings are hashed bags of lower-case words (texts sharing
+words are near), as floats or base64 as the request asks. Its behaviour is scriptable:
 
 * ``answer_fn(body) -> str`` decides the answer text from the request body (deterministic default);
 * ``rule(body) -> Action | None`` lets a test pick an action for particular requests
@@ -17,7 +18,10 @@ Every request is recorded (``requests``, ``request_count``, ``max_in_flight``).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -25,6 +29,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator
 
+import numpy as np
 import pytest
 
 JsonDict = dict[str, Any]
@@ -82,6 +87,14 @@ def default_answer(body: JsonDict) -> str:
     )
 
 
+def bag_of_words_vector(text: str, dimensions: int) -> np.ndarray:
+    """A deterministic stand-in embedding: each lower-case word adds 1 to a hashed coordinate."""
+    vector = np.zeros(dimensions, dtype=np.float32)
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        vector[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "little") % dimensions] += 1.0
+    return vector
+
+
 def _count_words(text: str) -> int:
     return len(text.split())
 
@@ -104,8 +117,10 @@ class FakeOpenAIServer:
         answer_fn: Callable[[JsonDict], str] = default_answer,
         rule: Callable[[JsonDict], Action | None] | None = None,
         answer_delay_s: Callable[[JsonDict], float] | None = None,
+        embedding_dimensions: int = 64,
     ) -> None:
         self.answer_fn = answer_fn
+        self.embedding_dimensions = embedding_dimensions  # when a request does not name dimensions
         self.rule = rule
         self.answer_delay_s = answer_delay_s
         self._lock = threading.Lock()
@@ -193,7 +208,8 @@ class FakeOpenAIServer:
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
-        if handler.path.rstrip("/") != "/v1/chat/completions":
+        route = handler.path.rstrip("/")
+        if route not in ("/v1/chat/completions", "/v1/embeddings"):
             self._send_json(handler, 404, {"error": {"message": f"no route {handler.path}", "type": "not_found"}})
             return
         try:
@@ -238,6 +254,12 @@ class FakeOpenAIServer:
                 self._stopping.wait(action.seconds)
             if self.answer_delay_s is not None:
                 self._stopping.wait(self.answer_delay_s(body))
+            if route == "/v1/embeddings":
+                payload = self._embeddings(body)
+                if self._send_json(handler, 200 if "data" in payload else 400, payload) and "data" in payload:
+                    with self._lock:
+                        self._state.successes += 1
+                return
             text = self.answer_fn(body)
             prompt_tokens = sum(_count_words(str(m.get("content", ""))) for m in body.get("messages", []))
             completion_tokens = _count_words(text)
@@ -267,6 +289,29 @@ class FakeOpenAIServer:
         finally:
             with self._lock:
                 self._state.in_flight -= 1
+
+    def _embeddings(self, body: JsonDict) -> JsonDict:
+        inputs = body.get("input")
+        inputs = [inputs] if isinstance(inputs, str) else inputs
+        if not isinstance(inputs, list) or not inputs or any(not isinstance(t, str) or not t for t in inputs):
+            return {"error": {"message": "input must be a non-empty string or list of them", "type": "invalid_request_error"}}
+        dimensions = int(body.get("dimensions") or self.embedding_dimensions)
+        data = []
+        for index, text in enumerate(inputs):
+            vector = bag_of_words_vector(text, dimensions)
+            encoded: Any = (
+                base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii")
+                if body.get("encoding_format") == "base64"
+                else vector.tolist()
+            )
+            data.append({"object": "embedding", "index": index, "embedding": encoded})
+        tokens = sum(_count_words(text) for text in inputs)
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", "unknown"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
 
     @staticmethod
     def _send_json(

@@ -1,0 +1,32 @@
+"""Build the run's embedding backend from its config section."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.config import ConfigError, EncoderSpec
+from memplusplus.encoder import CachedEncoder, EmbeddingCache, Encoder, EncoderConfig
+from memplusplus.openai_encoder import OpenAIEncoder, OpenAIEncoderConfig
+
+BACKENDS: dict[str, tuple[type, type[CachedEncoder]]] = {
+    "local": (EncoderConfig, Encoder),
+    "openai": (OpenAIEncoderConfig, OpenAIEncoder),
+}
+
+
+def encoder_config(spec: EncoderSpec) -> Any:
+    """The backend's config dataclass; a ConfigError names an unknown backend or key."""
+    if spec.backend not in BACKENDS:
+        raise ConfigError(f"encoder.backend: unknown backend {spec.backend!r}; known are {sorted(BACKENDS)}")
+    config_class = BACKENDS[spec.backend][0]
+    known = set(config_class.__dataclass_fields__)
+    unknown = sorted(set(spec.params) - known)
+    if unknown:
+        raise ConfigError(
+            f"encoder ({spec.backend} backend): unknown key(s) {unknown}; known keys are {sorted(known | {'backend'})}"
+        )
+    return config_class(**spec.params)
+
+
+def build_encoder(spec: EncoderSpec, cache: EmbeddingCache | None) -> CachedEncoder:
+    return BACKENDS[spec.backend][1](encoder_config(spec), cache=cache)

@@ -1,0 +1,153 @@
+"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint (e.g. text-embedding-3-small).
+
+The paper's Table 6 embeds LoCoMo and LongMemEval_S with text-embedding-3-small (1536-d) and
+OrgMemBench with all-MiniLM-L6-v2. This backend serves users who are online; the offline default
+stays ``memplusplus.encoder.Encoder``. Vectors are cached exactly like the local ones (by the
+backend's identity plus the text), so a re-run sends no request.
+
+Inputs longer than ``max_input_chars`` characters are embedded from that prefix (the row's text
+is still stored and shown whole); ``clamped`` counts them. The model's own cap is 8,191 tokens;
+a character cut needs no tokenizer download, and 20,000 characters stay well under that cap for
+English text. Empty inputs get a zero vector and cost no request.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from memplusplus.encoder import CachedEncoder, EmbeddingCache
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+NO_KEY_PLACEHOLDER = "EMPTY"
+
+
+class EmbeddingServiceError(RuntimeError):
+    """The embedding endpoint could not be used (no key, refused request, wrong vector shape)."""
+
+
+@dataclass(frozen=True)
+class OpenAIEncoderConfig:
+    """How to reach the embedding model. Holds no secret: the key is read from ``api_key_env``.
+
+    ``api_key_env=None`` sends a placeholder key (local servers that need none).
+    ``send_dimensions=False`` leaves ``dimensions`` out of the request (models that have a fixed
+    width, such as text-embedding-ada-002); the reply must still have ``dimensions`` values.
+    """
+
+    model: str = "text-embedding-3-small"
+    dimensions: int = 1536
+    send_dimensions: bool = True
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    batch_size: int = 256
+    max_input_chars: int = 20_000
+    timeout_s: float = 60.0
+    max_retries: int = 6
+
+    def __post_init__(self) -> None:
+        if self.dimensions < 1 or self.batch_size < 1 or self.max_input_chars < 1:
+            raise ValueError("dimensions, batch_size and max_input_chars must be >= 1")
+        if self.max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+
+    @property
+    def resolved_base_url(self) -> str:
+        return (self.base_url or DEFAULT_BASE_URL).rstrip("/")
+
+
+class OpenAIEncoder(CachedEncoder):
+    """Embeds through the ``openai`` SDK; batches of ``batch_size`` inputs, the SDK's retries."""
+
+    def __init__(self, config: OpenAIEncoderConfig = OpenAIEncoderConfig(), cache: EmbeddingCache | None = None):
+        super().__init__(cache)
+        self.config = config
+        self.dimension = config.dimensions
+        self.clamped = 0
+        self.requests = 0
+        self._client = None
+
+    @property
+    def identity(self) -> str:
+        cfg = self.config
+        return (
+            f"openai:{cfg.model}|dimensions={cfg.dimensions}|max_input_chars={cfg.max_input_chars}"
+            f"|base_url={cfg.resolved_base_url}"
+        )
+
+    def _api_key(self) -> str:
+        env = self.config.api_key_env
+        if env is None:
+            return NO_KEY_PLACEHOLDER
+        key = os.environ.get(env, "").strip()
+        if not key:
+            raise EmbeddingServiceError(
+                f"embedding model {self.config.model!r} at {self.config.resolved_base_url} needs an API key, "
+                f"but the environment variable {env} is not set (or empty). Set it, use "
+                f"encoder.api_key_env=null for a server that needs none, or use the offline encoder=minilm."
+            )
+        return key
+
+    def _sdk(self):
+        if self._client is None:
+            from openai import OpenAI
+
+            self._client = OpenAI(
+                api_key=self._api_key(),
+                base_url=self.config.resolved_base_url,
+                timeout=self.config.timeout_s,
+                max_retries=self.config.max_retries,
+            )
+        return self._client
+
+    def _payload(self, text: str) -> str:
+        if len(text) <= self.config.max_input_chars:
+            return text
+        self.clamped += 1
+        if self.clamped == 1:
+            log.warning(
+                "embedding inputs over %d characters are embedded from their first %d characters "
+                "(the stored text is unchanged); the run reports how many",
+                self.config.max_input_chars,
+                self.config.max_input_chars,
+            )
+        return text[: self.config.max_input_chars]
+
+    def _compute(self, texts: list[str], show_progress: bool) -> np.ndarray:
+        from openai import OpenAIError
+        from tqdm import tqdm
+
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        todo = [row for row, text in enumerate(texts) if text.strip()]
+        starts = range(0, len(todo), self.config.batch_size)
+        for start in tqdm(starts, desc="embedding requests", unit="request", disable=not show_progress):
+            rows = todo[start : start + self.config.batch_size]
+            extra = {"dimensions": self.config.dimensions} if self.config.send_dimensions else {}
+            try:
+                reply = self._sdk().embeddings.create(
+                    model=self.config.model, input=[self._payload(texts[row]) for row in rows], **extra
+                )
+            except OpenAIError as exc:
+                raise EmbeddingServiceError(
+                    f"embedding request to {self.config.resolved_base_url} (model {self.config.model!r}, "
+                    f"{len(rows)} inputs) failed after {self.config.max_retries} retries: {exc}"
+                ) from exc
+            self.requests += 1
+            items = sorted(reply.data, key=lambda item: item.index)
+            if len(items) != len(rows):
+                raise EmbeddingServiceError(f"asked for {len(rows)} embeddings, the server returned {len(items)}")
+            for row, item in zip(rows, items):
+                vector = np.asarray(item.embedding, dtype=np.float32)
+                if vector.shape != (self.dimension,):
+                    raise EmbeddingServiceError(
+                        f"model {self.config.model!r} returned a {vector.shape[0]}-d vector; the config says "
+                        f"dimensions={self.dimension}"
+                    )
+                norm = float(np.linalg.norm(vector))
+                out[row] = vector / norm if norm > 0 else vector
+        return out

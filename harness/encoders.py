@@ -6,10 +6,12 @@ from typing import Any
 
 from harness.config import ConfigError, EncoderSpec
 from memplusplus.encoder import CachedEncoder, EmbeddingCache, Encoder, EncoderConfig
+from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig
 from memplusplus.openai_encoder import OpenAIEncoder, OpenAIEncoderConfig
 
 BACKENDS: dict[str, tuple[type, type[CachedEncoder]]] = {
     "local": (EncoderConfig, Encoder),
+    "onnx": (OnnxEncoderConfig, OnnxEncoder),
     "openai": (OpenAIEncoderConfig, OpenAIEncoder),
 }
 

@@ -133,8 +133,7 @@ class Encoder(CachedEncoder):
 
             transformers_logging.disable_progress_bar()
 
-            source = bundled_model_path() if self.config.model == DEFAULT_MODEL else self.config.model
-            model = SentenceTransformer(source, device=self.config.device)
+            model = SentenceTransformer(model_source(self.config.model), device=self.config.device)
             model.max_seq_length = self.config.max_tokens
             self._model = model
         return self._model
@@ -158,10 +157,15 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-@lru_cache(maxsize=1)
-def word_piece_tokenizer():
-    """all-MiniLM-L6-v2's tokenizer alone (no model weights), from the bundled package."""
+def model_source(model: str) -> str:
+    """Where to load ``model`` from: the bundled package for the default, else the name as given."""
+    return bundled_model_path() if model == DEFAULT_MODEL else model
+
+
+@lru_cache(maxsize=4)
+def word_piece_tokenizer(model: str = DEFAULT_MODEL):
+    """``model``'s tokenizer alone (no weights); all-MiniLM-L6-v2's comes from the bundled package."""
     _offline()
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(bundled_model_path())
+    return AutoTokenizer.from_pretrained(model_source(model))

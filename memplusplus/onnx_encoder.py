@@ -85,7 +85,6 @@ class OnnxEncoder(CachedEncoder):
         super().__init__(cache)
         self.config = config
         self._session = None
-        self._tokenizer = None
 
     @property
     def identity(self) -> str:
@@ -98,14 +97,7 @@ class OnnxEncoder(CachedEncoder):
 
     @property
     def tokenizer(self):
-        if self._tokenizer is None:
-            if self.config.model == DEFAULT_MODEL:
-                self._tokenizer = word_piece_tokenizer()
-            else:
-                from transformers import AutoTokenizer
-
-                self._tokenizer = AutoTokenizer.from_pretrained(self.config.model)
-        return self._tokenizer
+        return word_piece_tokenizer(self.config.model)
 
     def _load(self):
         if self._session is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from judges.retrieval_metrics import recall_all_at_k, recall_any_at_k, score_question
+from judges.retrieval_metrics import compute_question_metrics, recall_all_at_k, recall_any_at_k
 from loaders.schema import Episode, Question
 from memplusplus.evidence import RenderedContext
 from memplusplus.types import Hit
@@ -38,7 +38,7 @@ def question_metrics(
     if session_of is not None:
         gold_sessions = [] if abstention else question.meta.get("evidence_sessions")
     ranked = ranked_ids(hits)
-    metrics = score_question(
+    metrics = compute_question_metrics(
         ranked,
         gold,
         ks,
@@ -46,7 +46,7 @@ def question_metrics(
         budget=context.budget,
         session_of=session_of,
         gold_sessions=gold_sessions,
-    )
+    ).as_dict()
     # Over everything the system returned, whatever its k (2 RAG chunks, the whole history, ...).
     everything = max(len(ranked), 1)
     metrics["recall_any@all"] = recall_any_at_k(ranked, gold, everything)

@@ -49,7 +49,6 @@ __all__ = [
     "mask_non_evidence_docs",
     "in_budget_recall",
     "compute_question_metrics",
-    "score_question",
 ]
 
 
@@ -369,18 +368,3 @@ def compute_question_metrics(
         n_gold_sessions=n_gold_sessions,
         in_budget_recall=budget_recall,
     )
-
-
-def score_question(
-    ranked_ids: Sequence[str],
-    gold: Collection[str],
-    ks: Sequence[int],
-    block_starts: Mapping[str, int] | None = None,
-    budget: int | None = None,
-    session_of: Mapping[str, str] | None = None,
-    gold_sessions: Collection[str] | None = None,
-) -> dict[str, float]:
-    """Flat metric dict of one question (see :meth:`QuestionMetrics.as_dict` for the keys)."""
-    return compute_question_metrics(
-        ranked_ids, gold, ks, block_starts, budget, session_of, gold_sessions
-    ).as_dict()

@@ -21,7 +21,6 @@ from judges.retrieval_metrics import (
     recall_all_at_k,
     recall_any_at_k,
     recall_at_k,
-    score_question,
     compute_question_metrics,
     session_ndcg_at_k,
     session_prefix_length,
@@ -100,6 +99,10 @@ def test_bad_inputs_raise():
 SESSION_OF = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "c1": "C", "c2": "C"}
 
 
+def flat_metrics(ranked, gold, ks, **options) -> dict[str, float]:
+    return compute_question_metrics(ranked, gold, ks, **options).as_dict()
+
+
 def test_to_sessions_dedups_keeping_first_occurrence():
     assert to_sessions(["a1", "a2", "b1", "a3", "c1", "b1x"], SESSION_OF) == ["A", "B", "C", "b1x"]
     assert to_sessions(["c2", "a1", "c1"], SESSION_OF) == ["C", "A"]
@@ -110,7 +113,7 @@ def test_session_truncation_happens_after_dedup():
     ranked = ["a1", "a2", "b1", "c1"]
     assert session_prefix_length(ranked, SESSION_OF, 2) == 3
     assert session_prefix_length(ranked, SESSION_OF, 9) == 4
-    scores = score_question(ranked, {"b1"}, ks=[1, 2], session_of=SESSION_OF)
+    scores = compute_question_metrics(ranked, {"b1"}, ks=[1, 2], session_of=SESSION_OF).as_dict()
     assert scores["recall_any@2"] == 0.0  # document level: b1 is 3rd
     assert scores["session_recall_any@1"] == 0.0
     assert scores["session_recall_any@2"] == 1.0
@@ -132,8 +135,8 @@ def test_session_ndcg_by_hand():
 
 def test_gold_sessions_default_to_sessions_of_gold_documents():
     ranked = ["c1", "a1", "b1"]
-    derived = score_question(ranked, {"a2", "b1"}, ks=[2], session_of=SESSION_OF)
-    explicit = score_question(ranked, {"a2", "b1"}, ks=[2], session_of=SESSION_OF, gold_sessions={"A", "B"})
+    derived = flat_metrics(ranked, {"a2", "b1"}, ks=[2], session_of=SESSION_OF)
+    explicit = flat_metrics(ranked, {"a2", "b1"}, ks=[2], session_of=SESSION_OF, gold_sessions={"A", "B"})
     assert derived == explicit
     assert derived["session_recall_any@2"] == 1.0  # A at session rank 2
     assert derived["session_recall_all@2"] == 0.0  # B at session rank 3
@@ -147,8 +150,8 @@ def test_mask_non_evidence_docs():
     assert masked["a1"] == "A#non-evidence"
     assert masked["b1"] == "B"
     # retrieving a non-evidence turn of A no longer reaches A
-    assert score_question(["a1", "b1"], {"a2"}, ks=[2], session_of=masked)["session_recall_any@2"] == 0.0
-    assert score_question(["a1", "b1"], {"a2"}, ks=[2], session_of=SESSION_OF)["session_recall_any@2"] == 1.0
+    assert flat_metrics(["a1", "b1"], {"a2"}, ks=[2], session_of=masked)["session_recall_any@2"] == 0.0
+    assert flat_metrics(["a1", "b1"], {"a2"}, ks=[2], session_of=SESSION_OF)["session_recall_any@2"] == 1.0
 
 
 def _longmemeval_reference(rankings, gold_turns, corpus_ids, turn_session, k):
@@ -184,7 +187,7 @@ def test_session_metrics_match_longmemeval_reference_on_random_rankings():
         ranked_ids = [corpus_ids[i] for i in rankings]
         for k in (1, 2, 3, 5, 10):
             ref_any, ref_all, ref_ndcg = _longmemeval_reference(rankings, gold_turns, corpus_ids, turn_session, k)
-            got = score_question(ranked_ids, gold_turns, ks=[k], session_of=turn_session)
+            got = flat_metrics(ranked_ids, gold_turns, ks=[k], session_of=turn_session)
             assert got[f"session_recall_any@{k}"] == ref_any
             assert got[f"session_recall_all@{k}"] == ref_all
             assert got[f"session_ndcg@{k}"] == pytest.approx(ref_ndcg)
@@ -209,8 +212,8 @@ def test_in_budget_recall_with_offsets():
 # ------------------------------------------------------------------ score_question
 
 
-def test_score_question_keys_and_values():
-    scores = score_question(
+def test_flat_metric_keys_and_values():
+    scores = flat_metrics(
         RANKED, GOLD, ks=[2, 4], block_starts={"a": 0, "b": 50, "c": 90, "d": 130}, budget=100
     )
     assert list(scores) == [

@@ -7,7 +7,7 @@ from datetime import date, datetime
 
 from harness.config import ModelSpec
 from harness.kvstore import KVStore
-from harness.llm_client import ChatRequest, LLMClient, LLMConfig
+from harness.models.llm_client import ChatRequest, LLMClient, LLMConfig
 from judges.llm_judges import PromptTemplate, load_template
 from loaders.schema import Question
 

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from harness.config import ConfigError, RunConfig
-from harness.llm_client import CacheMissError, MissingAPIKeyError
+from harness.models.llm_client import CacheMissError, MissingAPIKeyError
 from loaders.schema import DatasetError
 from memplusplus.openai_encoder import EmbeddingServiceError
 

@@ -6,9 +6,8 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-
-class ConfigError(ValueError):
-    """A configuration value that cannot be used; the message names the key."""
+from harness.encoders import encoder_config
+from harness.errors import ConfigError
 
 
 def _take(cls, section: str, values: dict[str, Any]):
@@ -20,21 +19,9 @@ def _take(cls, section: str, values: dict[str, Any]):
 
 
 def _encoder_spec(values: dict[str, Any]) -> EncoderSpec:
-    from harness.encoders import encoder_config
-
     spec = EncoderSpec(backend=str(values.pop("backend", "local")), params=values)
-    encoder_config(spec)  # fail now, naming the key, rather than at the first embedding
+    encoder_config(spec.backend, spec.params)  # fail now, naming the key, not at the first embedding
     return spec
-
-
-@dataclass(frozen=True)
-class MemPPDefaults:
-    """The paper's per-benchmark Mem++ settings (its Table 6)."""
-
-    weights: dict[str, float]
-    candidates: int
-    conjunctive: bool
-    k: int
 
 
 @dataclass(frozen=True)
@@ -83,8 +70,8 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class EncoderSpec:
-    """Which embedding backend (``local`` MiniLM or ``openai``) and its settings (checked by
-    ``harness.encoders``)."""
+    """Which embedding backend (``local`` MiniLM, ``onnx`` or ``openai``) and its settings (checked
+    by ``harness.encoders``)."""
 
     backend: str = "local"
     params: dict[str, Any] = field(default_factory=dict)

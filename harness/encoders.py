@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.config import ConfigError, EncoderSpec
+from harness.errors import ConfigError
 from memplusplus.encoder import CachedEncoder, EmbeddingCache, Encoder, EncoderConfig
 from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig
 from memplusplus.openai_encoder import OpenAIEncoder, OpenAIEncoderConfig
@@ -16,19 +16,19 @@ BACKENDS: dict[str, tuple[type, type[CachedEncoder]]] = {
 }
 
 
-def encoder_config(spec: EncoderSpec) -> Any:
+def encoder_config(backend: str, params: dict[str, Any]) -> Any:
     """The backend's config dataclass; a ConfigError names an unknown backend or key."""
-    if spec.backend not in BACKENDS:
-        raise ConfigError(f"encoder.backend: unknown backend {spec.backend!r}; known are {sorted(BACKENDS)}")
-    config_class = BACKENDS[spec.backend][0]
+    if backend not in BACKENDS:
+        raise ConfigError(f"encoder.backend: unknown backend {backend!r}; known are {sorted(BACKENDS)}")
+    config_class = BACKENDS[backend][0]
     known = set(config_class.__dataclass_fields__)
-    unknown = sorted(set(spec.params) - known)
+    unknown = sorted(set(params) - known)
     if unknown:
         raise ConfigError(
-            f"encoder ({spec.backend} backend): unknown key(s) {unknown}; known keys are {sorted(known | {'backend'})}"
+            f"encoder ({backend} backend): unknown key(s) {unknown}; known keys are {sorted(known | {'backend'})}"
         )
-    return config_class(**spec.params)
+    return config_class(**params)
 
 
-def build_encoder(spec: EncoderSpec, cache: EmbeddingCache | None) -> CachedEncoder:
-    return BACKENDS[spec.backend][1](encoder_config(spec), cache=cache)
+def build_encoder(backend: str, params: dict[str, Any], cache: EmbeddingCache | None) -> CachedEncoder:
+    return BACKENDS[backend][1](encoder_config(backend, params), cache=cache)

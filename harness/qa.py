@@ -17,10 +17,10 @@ import pandas as pd
 
 from harness.answering import Answerer, make_client
 from harness.config import ModelSpec, RunConfig
-from harness.cost import CostEstimate, actual_spend, estimate
+from harness.models.cost import CostEstimate, actual_spend, estimate
 from harness.kvstore import KVStore
-from harness.llm_client import ChatRequest
-from judges.lexical import bleu1, f1_score
+from harness.models.llm_client import ChatRequest
+from judges.metrics.lexical import bleu1, f1_score
 from judges.llm_judges import make_judge
 from loaders.schema import Question
 
@@ -54,7 +54,7 @@ def local_servers(*specs: ModelSpec | None) -> Iterator[dict[str, str]]:
     urls: dict[str, str] = {}
     with contextlib.ExitStack() as stack:
         if "smollm2" in wanted:
-            from harness.local_llm import LocalOpenAIServer, SmolLM2Backend
+            from harness.models.local_llm import LocalOpenAIServer, SmolLM2Backend
 
             windows = [s.local_context_tokens for s in specs if s is not None and s.local == "smollm2"]
             window = min((w for w in windows if w), default=None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from judges.retrieval_metrics import compute_question_metrics, recall_all_at_k, recall_any_at_k
+from judges.metrics.retrieval import compute_question_metrics, recall_all_at_k, recall_any_at_k
 from loaders.schema import Episode, Question
 from memplusplus.evidence import RenderedContext
 from memplusplus.types import Hit

@@ -17,7 +17,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from harness.config import RunConfig
-from harness.cost import CostEstimate
+from harness.models.cost import CostEstimate
 from harness.encoders import build_encoder
 from memplusplus.encoder import CachedEncoder
 from harness.qa import QAItem, add_judge_columns, run_qa
@@ -69,7 +69,7 @@ def run(config: RunConfig) -> RunResult:
     cache_dir = Path(config.cache_dir())
     embeddings = KVStore(cache_dir / "embeddings.sqlite")
     retrievals = KVStore(cache_dir / "retrieval.sqlite")
-    encoder = build_encoder(config.encoder, cache=embeddings)
+    encoder = build_encoder(config.encoder.backend, config.encoder.params, cache=embeddings)
     identity = system_identity(config)
     sessions = any("evidence_sessions" in q.meta for ep in episodes for q in ep.questions)
     items: list[QAItem] = []

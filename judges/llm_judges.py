@@ -1,7 +1,7 @@
 """LLM-judge prompts and verdict parsing for OrgMemBench, LoCoMo and LongMemEval.
 
 This module builds OpenAI chat messages and parses the judge's raw reply; it never calls a model
-(``harness.llm_client`` does, keyed on :attr:`PromptTemplate.sha256`). The prompts are text files in
+(``harness.models.llm_client`` does, keyed on :attr:`PromptTemplate.sha256`). The prompts are text files in
 ``judges/prompts/``, written in our own words but applying the official grading rules:
 
 OrgMemBench (``PandelisZ/OrgMemBench`` ``orgmembench/judge.py``; ``shared/data/orgmembench/SOURCE.md``)

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.tables import DEFAULT_OUT_DIR, DEFAULT_PAPER_DIR, DEFAULT_RUNS_DIR, latest_runs, load_paper, plot_k_sweep, scan_runs  # noqa: E402
+from harness.reports.tables import DEFAULT_OUT_DIR, DEFAULT_PAPER_DIR, DEFAULT_RUNS_DIR, latest_runs, load_paper, plot_k_sweep, scan_runs  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from judges.lexical import (
+from judges.metrics.lexical import (
     bleu1,
     bleu_tokenize,
     f1_score,

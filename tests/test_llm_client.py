@@ -1,4 +1,4 @@
-"""Tests of harness.llm_client and harness.cost with the real openai SDK against a local fake server."""
+"""Tests of harness.models.llm_client and harness.models.cost with the real openai SDK against a local fake server."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from harness.cost import PRICES, CostEstimate, TokenCounter, actual_spend, estimate, price_for
+from harness.models.cost import PRICES, CostEstimate, TokenCounter, actual_spend, estimate, price_for
 from harness.kvstore import KVStore
-from harness.llm_client import (
+from harness.models.llm_client import (
     CacheMissError,
     ChatRequest,
     ChatResult,
@@ -243,7 +243,7 @@ _CHILD = textwrap.dedent(
     """
     import sys
     from harness.kvstore import KVStore
-    from harness.llm_client import ChatRequest, LLMClient, LLMConfig
+    from harness.models.llm_client import ChatRequest, LLMClient, LLMConfig
     base_url, cache_path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     requests = [ChatRequest(messages=[{"role": "system", "content": "You answer briefly."},
                                       {"role": "user", "content": f"q{i}"}], template_hash="tmpl-v1")

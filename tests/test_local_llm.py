@@ -19,10 +19,10 @@ if _MISSING:
         allow_module_level=True,
     )
 
-from harness import local_llm  # noqa: E402
+from harness.models import local_llm  # noqa: E402
 from harness.kvstore import KVStore  # noqa: E402
-from harness.llm_client import ChatRequest, LLMClient, LLMConfig  # noqa: E402
-from harness.local_llm import (  # noqa: E402
+from harness.models.llm_client import ChatRequest, LLMClient, LLMConfig  # noqa: E402
+from harness.models.local_llm import (  # noqa: E402
     LOCAL_MODEL_NAME,
     PLUMBING_LABEL,
     LocalOpenAIServer,

@@ -65,6 +65,6 @@ def test_mempp_retrieves_nearly_the_same_rows_with_either_encoder(onnx_encoder, 
 
 def test_config_group_builds_the_onnx_backend(tmp_path):
     config = RunConfig.from_dict(compose_config(["encoder=minilm_onnx", f"store.cache_dir={tmp_path}"]))
-    built = build_encoder(config.encoder, cache=None)
+    built = build_encoder(config.encoder.backend, config.encoder.params, cache=None)
     assert isinstance(built, OnnxEncoder)
     assert built.model_path.parent == tmp_path / "onnx"

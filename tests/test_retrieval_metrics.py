@@ -12,7 +12,7 @@ import random
 import pytest
 
 from judges.aggregate import OVERALL, OVERALL_ALL, format_table, natural_key, summarize
-from judges.retrieval_metrics import (
+from judges.metrics.retrieval import (
     QuestionMetrics,
     dcg,
     in_budget_recall,

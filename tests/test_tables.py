@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness import tables as T
+from harness.reports import tables as T
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER_DIR = ROOT / "results" / "paper"

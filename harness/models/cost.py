@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
-from harness.llm_client import ChatRequest, LLMClient, LLMCounters
+from harness.models.llm_client import ChatRequest, LLMClient, LLMCounters
 
 __all__ = [
     "PRICES",

@@ -35,7 +35,7 @@ import pandas as pd
 
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RUNS_DIR = Path("outputs/runs")
 DEFAULT_OUT_DIR = Path("results/tables")
 DEFAULT_PAPER_DIR = ROOT / "results" / "paper"

@@ -817,7 +817,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m harness.local_llm [--port N]``: serve SmolLM2 until interrupted."""
+    """``python -m harness.models.local_llm [--port N]``: serve SmolLM2 until interrupted."""
     parser = argparse.ArgumentParser(description=f"Serve SmolLM2-135M-Instruct locally ({PLUMBING_LABEL}).")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--max-context-tokens", type=int, default=None)

@@ -1,0 +1,1 @@
+"""The model layer: one cached OpenAI-compatible client, cost accounting, local serving."""

@@ -1,0 +1,1 @@
+"""Reports made from run folders: the paper's tables and figures."""

@@ -1,0 +1,1 @@
+"""Judge-free metrics: retrieval ranks (recall, nDCG) and lexical answer overlap (F1, BLEU-1)."""

@@ -9,7 +9,6 @@ import bm25s
 import numpy as np
 
 from baselines.scoped import DocumentShelf, ingest_ids, top_k
-from memplusplus.evidence import RenderedContext, render
 from memplusplus.text import content_terms, positional_stems
 from memplusplus.types import Document, Hit
 
@@ -48,5 +47,3 @@ class BM25Memory:
             return []
         return top_k(self._scores(query), self.shelf.scope(as_of), self.k if k is None else k, "lexical", self.shelf)
 
-    def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
-        return render(hits, budget)

@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from datetime import date, datetime
 
 from baselines.scoped import DocumentShelf, ingest_ids
-from memplusplus.evidence import RenderedContext, render
 from memplusplus.types import Document, Hit
 
 
@@ -31,5 +30,3 @@ class FullContextMemory:
         )
         return [self.shelf.hit(i, 0.0) for i in order]
 
-    def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
-        return render(hits, budget)

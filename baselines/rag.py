@@ -17,7 +17,7 @@ from datetime import date, datetime
 import numpy as np
 
 from memplusplus.encoder import CachedEncoder, Encoder
-from memplusplus.evidence import RenderedContext, header, render
+from memplusplus.evidence import header
 from memplusplus.types import Document, Hit
 
 SEPARATOR = "\n\n"
@@ -128,5 +128,3 @@ class RAGMemory:
             for chunk in [self._chunks[int(i)]]
         ]
 
-    def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
-        return render(hits, budget)

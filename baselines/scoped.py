@@ -30,7 +30,7 @@ class DocumentShelf:
     def hit(self, index: int, score: float, leg: str | None = None, rank: int | None = None) -> Hit:
         doc = self.documents[index]
         ranks = {leg: rank} if leg is not None and rank is not None else {}
-        return Hit(doc.doc_id, doc.text, doc.date, doc.author, score, ranks, False, doc.thread)
+        return Hit(doc.doc_id, doc.text, doc.date, doc.author, score, ranks, False, doc.thread, evidence=doc.evidence)
 
 
 def top_k(

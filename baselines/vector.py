@@ -9,7 +9,6 @@ import numpy as np
 
 from baselines.scoped import DocumentShelf, ingest_ids, top_k
 from memplusplus.encoder import CachedEncoder, Encoder
-from memplusplus.evidence import RenderedContext, render
 from memplusplus.types import Document, Hit
 
 
@@ -36,5 +35,3 @@ class VectorMemory:
         k = self.k if k is None else k
         return top_k(scores, self.shelf.scope(as_of), k, "vector", self.shelf, positive_only=False)
 
-    def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
-        return render(hits, budget)

@@ -57,5 +57,6 @@ def hit_from_dict(item: dict[str, Any], documents: dict[str, Document]) -> Hit:
     if sources:
         return Hit(item["doc_id"], item["text"], None, None, item["score"], dict(item["leg_ranks"]), item["reserve"], None, sources)
     doc = documents[item["doc_id"]]
-    return Hit(doc.doc_id, doc.text, doc.date, doc.author, item["score"], dict(item["leg_ranks"]), item["reserve"], doc.thread)
+    return Hit(doc.doc_id, doc.text, doc.date, doc.author, item["score"], dict(item["leg_ranks"]), item["reserve"], doc.thread,
+               evidence=doc.evidence)
 

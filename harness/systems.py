@@ -26,7 +26,7 @@ def _mempp(spec: SystemSpec, encoder: CachedEncoder) -> MemorySystem:
     weights = {leg: float(all_weights.get(leg, 0.0)) if leg in legs else 0.0 for leg in LEGS}
     try:
         config = MemPPConfig(weights=weights, k=spec.k, **params)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise ConfigError(f"system ({spec.name}): {exc}") from exc
     return MemPlusPlus(config, encoder=encoder)
 

@@ -52,7 +52,12 @@ def session_date(conversation: Mapping[str, Any], number: int, path: Path, sampl
 
 
 def turn_document(turn: Mapping[str, Any], number: int, stamp: str, when: datetime, path: Path, rec: str) -> Document:
-    """One dialogue turn -> Document whose text carries the session date and the speaker."""
+    """One dialogue turn -> Document whose text carries the session date and the speaker.
+
+    The speaker is a turn's speaker, not an author the source names (``author_role="speaker"``:
+    the paper's tag leg does not index it), and the text, which already leads with
+    ``[date] speaker:``, is shown in the evidence as stored (``evidence="as_stored"``).
+    """
     dia_id = get_field(turn, "dia_id", path, rec, str)
     rec = f"{rec} {dia_id}"
     speaker = get_field(turn, "speaker", path, rec, str)
@@ -63,7 +68,8 @@ def turn_document(turn: Mapping[str, Any], number: int, stamp: str, when: dateti
     meta: dict[str, Any] = {"session": number}
     if turn.get("img_url"):
         meta["img_url"] = turn["img_url"]
-    return Document(doc_id=dia_id, text=text, author=speaker, date=when, thread=f"session_{number}", meta=meta)
+    return Document(doc_id=dia_id, text=text, author=speaker, date=when, thread=f"session_{number}", meta=meta,
+                    author_role="speaker", evidence="as_stored")
 
 
 def conversation_documents(conversation: Mapping[str, Any], path: Path, sample_id: str) -> list[Document]:

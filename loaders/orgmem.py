@@ -132,7 +132,12 @@ def build_document(
     row: Mapping[str, str], root: Path, events: Mapping[str, Event], author_mode: str | None,
     personas: Mapping[str, str],
 ) -> Document:
-    """One artefact file -> Document dated at midnight of its event's occurred_at."""
+    """One artefact file -> Document dated at midnight of its event's occurred_at.
+
+    The header names the artefact's author (a persona id), so a passed author is an author
+    (``author_role="author"``, the default); with no author passed, as the benchmark's runner
+    does, the evidence header shows a placeholder (``memplusplus.evidence.NO_AUTHOR``).
+    """
     path = root / row["path"]
     artefact = split_artefact(read_text(require_file(path, f"artefact {row['slot_id']}")), path)
     check_header_agrees(artefact, row, path)

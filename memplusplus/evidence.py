@@ -1,4 +1,8 @@
-"""Evidence rendering: each hit's original text under a header with its date and author."""
+"""Evidence rendering (paper §3.4, Appendix B): hits in rank order, each row's text whole.
+
+A row is shown in its ``evidence`` style, set by the loader, never by the dataset's name: under a
+``[date] author`` header, or as stored behind its rank number (conversational turns).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,11 @@ from datetime import datetime
 from memplusplus.types import Hit
 
 BLOCK_SEPARATOR = "\n\n"
+# What a header shows when the source passes no author. OrgMemBench's own runner passes no
+# author (its corpus loader sets Artifact.author=None and its answerer shows no header), so the
+# exact placeholder the paper's Appendix B shows is not determinable from the benchmark's code;
+# "unknown" is the fallback the authors' code uses for a missing contributor name.
+NO_AUTHOR = "unknown"
 
 
 @dataclass(frozen=True)
@@ -33,30 +42,49 @@ def format_date(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M")
 
 
-def header(hit: Hit) -> str:
-    """``[date] author`` for a stored row; nothing for a chunk, whose text carries its own headers."""
+def header(hit: Hit, placeholder: str | None = None) -> str:
+    """``[date] author`` for a stored row; nothing for a chunk, whose text carries its own headers.
+
+    A row without an author shows ``placeholder`` in the author's place (nothing when None).
+    """
     if hit.sources:
         return ""
-    author = f" {hit.author}" if hit.author else ""
+    shown = hit.author or placeholder
+    author = f" {shown}" if shown else ""
     return f"[{format_date(hit.date)}]{author}"
 
 
+def block(hit: Hit, rank: int) -> str:
+    """One hit's evidence block; ``rank`` is its 1-based position in the ranking.
+
+    "header" rows: the ``[date] author`` header, then the text (paper §3.4, Appendix B).
+    "as_stored" rows (conversational turns whose text already leads with ``[date] speaker:``):
+    the text as stored, preceded only by the rank number. Chunks: their text as is.
+    The rank-number form ``N. `` is our choice; the paper does not spell its characters.
+    """
+    if hit.sources:
+        return hit.text
+    if hit.evidence == "as_stored":
+        return f"{rank}. {hit.text}"
+    return f"{header(hit, NO_AUTHOR)}\n{hit.text}"
+
+
 def render(hits: Sequence[Hit], budget: int | None = None) -> RenderedContext:
-    """Join hits in rank order; ``budget`` is a plain prefix cut in characters, as the answerer reads."""
+    """Join hits' blocks in rank order; ``budget`` is a plain prefix cut in characters, as the
+    answerer reads. ``block_starts`` maps each document id to where its block starts (for a
+    chunk, where the document's own text starts inside the chunk)."""
     parts: list[str] = []
     starts: dict[str, int] = {}
     offset = 0
-    for hit in hits:
-        head = header(hit)
-        block = f"{head}\n{hit.text}" if head else hit.text
+    for rank, hit in enumerate(hits, start=1):
+        text = block(hit, rank)
         if parts:
             offset += len(BLOCK_SEPARATOR)
         if hit.sources:
-            text_start = offset + len(block) - len(hit.text)
             for doc_id, inner in hit.sources:
-                starts.setdefault(doc_id, text_start + inner)
+                starts.setdefault(doc_id, offset + inner)
         else:
             starts.setdefault(hit.doc_id, offset)
-        parts.append(block)
-        offset += len(block)
+        parts.append(text)
+        offset += len(text)
     return RenderedContext(full_text=BLOCK_SEPARATOR.join(parts), block_starts=starts, budget=budget)

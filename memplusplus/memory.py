@@ -1,10 +1,14 @@
 """Mem++: non-destructive memory with lexical, tag and vector legs fused by weighted RRF.
 
 Write: a document is stored whole with its date and author; empty texts and exact repeats of an
-active row by the same author add no row; no generative model runs. Read: the rows dated up to
-the question's as-of day are ranked by each leg (at most C candidates each), fused by weighted
-RRF, and the top k are the k - reserve best fused rows followed by the ``reserve`` latest-dated
-remaining matched rows (short of matched rows, the most recently ingested unmatched ones).
+active row by the same author add no row; no generative model runs. Read: the active rows dated
+up to the question's as-of day (archived rows never; superseded rows still) are ranked by each
+leg (at most C candidates each), fused by weighted RRF, and the top k are the k - reserve best
+fused rows followed by the ``reserve`` latest-dated remaining matched rows (short of matched
+rows, the most recently ingested unmatched ones).
+
+Library use: ``add``/``search`` (``search`` is the library's name for ``retrieve``, the name the
+harness's MemorySystem protocol uses) and ``memplusplus.render`` for the evidence text.
 """
 
 from __future__ import annotations
@@ -16,13 +20,15 @@ from datetime import date, datetime
 import numpy as np
 
 from memplusplus.encoder import CachedEncoder, Encoder
-from memplusplus.evidence import RenderedContext, render
 from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.legs import LEGS, lexical_leg, tag_leg, vector_leg
 from memplusplus.scope import end_of_day, in_scope
-from memplusplus.store import Row, RowState, RowStore
+from memplusplus.store import Row, RowStore
 from memplusplus.text import content_terms
 from memplusplus.types import Document, Hit
+
+
+TAG_SOURCES: tuple[str, ...] = ("none", "author", "speaker")
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,10 @@ class MemPPConfig:
     ``weights`` maps each leg to its RRF weight; a leg with weight 0 is not run at all (the leg
     ablations). ``candidates`` is C, the most rows any one leg may return. ``min_term_chars`` and
     ``max_query_terms`` restrict which question words the lexical and tag legs use.
+
+    ``tags`` is the tag leg's source (paper §3.2): "author" (the paper's rule) indexes a row's
+    author only where its document names one as an author (``Document.author_role``);
+    "speaker" also indexes conversational speakers; "none" indexes nothing.
     """
 
     weights: Mapping[str, float] = field(default_factory=lambda: {"lexical": 1.0, "tag": 1.0, "vector": 4.0})
@@ -44,6 +54,7 @@ class MemPPConfig:
     dedup: bool = True
     min_term_chars: int = 1
     max_query_terms: int | None = None
+    tags: str = "author"
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(LEGS)
@@ -55,13 +66,15 @@ class MemPPConfig:
             raise ValueError("candidates and k must be >= 1 and recency_reserve >= 0")
         if self.lexical_ranker not in ("cover_density", "bm25"):
             raise ValueError(f"unknown lexical_ranker {self.lexical_ranker!r}")
+        if self.tags not in TAG_SOURCES:
+            raise ValueError(f"unknown tags {self.tags!r}; expected one of {list(TAG_SOURCES)}")
 
     def weight(self, leg: str) -> float:
         return float(self.weights.get(leg, 0.0))
 
 
 class MemPlusPlus:
-    """The memory. ``add``/``search`` for agents; ``ingest``/``retrieve``/``render`` for harnesses."""
+    """The memory. ``add``/``search`` for agents; ``ingest``/``retrieve`` for harnesses."""
 
     name = "mempp"
 
@@ -87,9 +100,20 @@ class MemPlusPlus:
         doc_id: str | None = None,
         thread: str | None = None,
     ) -> str | None:
-        """Store one document; returns the id of the row holding it, or None for empty text."""
+        """Store one document; returns the id of the row holding it, or None for empty text.
+
+        ``author`` is taken as the document's author (so, with ``tags="author"``, a tag).
+        """
         auto_id = f"row-{len(self.store) + len(self.store.aliases)}"
         return self.ingest([Document(doc_id or auto_id, text, author, date, thread)])[0]
+
+    def tag_of(self, doc: Document) -> str | None:
+        """The text the tag leg indexes for ``doc`` under ``config.tags`` (None: the row has no tag)."""
+        if doc.author is None or self.config.tags == "none":
+            return None
+        if self.config.tags == "author" and doc.author_role != "author":
+            return None
+        return doc.author
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         """Store documents in order; embeds all new texts in one batch. Returns each one's row id."""
@@ -116,24 +140,37 @@ class MemPlusPlus:
         vectors = self.encoder.encode([doc.text for _, doc in pending], show_progress=show_progress)
         now = self.clock()
         for (index, doc), vector in zip(pending, vectors):
-            self.store.append(doc.doc_id, doc.text, doc.author, doc.date, doc.thread, now, vector)
+            self.store.append(
+                doc.doc_id, doc.text, doc.author, doc.date, doc.thread, now, vector,
+                tag=self.tag_of(doc), evidence=doc.evidence,
+            )
             result[index] = doc.doc_id
         return result
 
+    def _seq(self, doc_id: str) -> int:
+        row_id = self.store.aliases.get(doc_id, doc_id)
+        if row_id not in self.store.by_doc_id:
+            raise KeyError(f"no row holds document {doc_id!r}")
+        return self.store.by_doc_id[row_id]
+
     def archive(self, doc_id: str) -> None:
-        """Take a row out of every scope without deleting it."""
-        self.store.set_state(self.store.by_doc_id[doc_id], RowState.ARCHIVED)
+        """Take a row out of every scope without deleting it (the only way a row leaves scope)."""
+        self.store.archive(self._seq(doc_id))
 
     def supersede(self, old_doc_id: str, new_doc_id: str) -> None:
-        """Mark ``old`` as replaced by ``new``; the old row stays stored."""
-        self.store.set_state(self.store.by_doc_id[old_doc_id], RowState.SUPERSEDED, new_doc_id)
+        """Link ``old`` to ``new`` as superseded by it. The old row stays active and retrievable
+        with its own date (paper §3.3: the scope ignores supersession links)."""
+        self.store.supersede(self._seq(old_doc_id), self.store.rows[self._seq(new_doc_id)].doc_id)
 
     # ----- read ----------------------------------------------------------------------------
     def scope_mask(self, as_of: date | datetime | None) -> np.ndarray:
-        """S_theta as a boolean mask over row seqs: active rows dated up to the end of the as-of day."""
+        """S_theta as a boolean mask over row seqs: active rows dated up to the end of the as-of day.
+
+        Supersession links are ignored here: a superseded row is still active, so still in scope.
+        """
         theta = None if as_of is None else end_of_day(as_of)
         return np.fromiter(
-            (row.state is RowState.ACTIVE and in_scope(row.date, theta) for row in self.store.rows),
+            (row.active and in_scope(row.date, theta) for row in self.store.rows),
             dtype=bool,
             count=len(self.store),
         )
@@ -164,6 +201,7 @@ class MemPlusPlus:
         fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
         return self._select(fused, scope, k)
 
+    # The library's name (README, package docstring); ``retrieve`` is the MemorySystem protocol's.
     search = retrieve
 
     def _select(self, fused: list[FusedRow], scope: np.ndarray, k: int) -> list[Hit]:
@@ -205,10 +243,8 @@ class MemPlusPlus:
             leg_ranks=dict(leg_ranks),
             reserve=reserve,
             thread=row.thread,
+            evidence=row.evidence,
         )
-
-    def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
-        return render(hits, budget)
 
     # ----- BM25 alternative lexical ranker --------------------------------------------------
     def _bm25_scores(self, terms: list[str]) -> np.ndarray:

@@ -1,4 +1,7 @@
-"""The interface every memory system in the harness offers (Mem++ and the baselines)."""
+"""The interface every memory system in the harness offers (Mem++ and the baselines).
+
+Evidence is rendered apart, by ``memplusplus.evidence.render``, the same way for every system.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Protocol, runtime_checkable
 
-from memplusplus.evidence import RenderedContext
 from memplusplus.types import Document, Hit
 
 
@@ -17,5 +19,3 @@ class MemorySystem(Protocol):
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]: ...
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]: ...
-
-    def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext: ...

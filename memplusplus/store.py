@@ -1,8 +1,13 @@
 """Append-only rows: nothing is deleted, only a row's state changes.
 
 A row keeps its document whole (text, author, date, thread), its ingest sequence number and
-time, its state (active, superseded, archived) and what the read-time legs need: the positional
-stems of its full text, the stems of its author tag, and its embedding.
+time, its state sigma and what the read-time legs need: the positional stems of its full text,
+the stems of its tag (if its author is indexed as one), and its embedding.
+
+sigma holds two independent facts (paper §3.1, §3.3, Algorithm 2, Appendix A): whether the row
+is active or archived, and an optional "superseded by" link. Only archiving takes a row out of
+the read scope; a superseded row stays active, retrievable with its own date, and still blocks
+an exact repeat of itself in its author scope.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from memplusplus.text import content_terms, positional_stems
 
 
 class RowState(str, Enum):
+    """Active or archived; supersession is a separate link (``Row.superseded_by``), not a state."""
+
     ACTIVE = "active"
-    SUPERSEDED = "superseded"
     ARCHIVED = "archived"
 
 
@@ -36,6 +42,11 @@ class Row:
     superseded_by: str | None = None
     positions: dict[str, list[int]] = field(default_factory=dict, repr=False)
     author_terms: frozenset[str] = frozenset()
+    evidence: str = "header"
+
+    @property
+    def active(self) -> bool:
+        return self.state is RowState.ACTIVE
 
     @property
     def recency(self) -> datetime:
@@ -71,7 +82,10 @@ class RowStore:
         thread: str | None,
         ingested_at: datetime,
         vector: np.ndarray,
+        tag: str | None = None,
+        evidence: str = "header",
     ) -> Row:
+        """Store one row; ``tag`` is the text the tag leg indexes for it (None: no tag)."""
         if doc_id in self.by_doc_id or doc_id in self.aliases:
             raise ValueError(f"duplicate doc_id {doc_id!r}: ids must be unique within a memory")
         row = Row(
@@ -83,7 +97,8 @@ class RowStore:
             thread=thread,
             ingested_at=ingested_at,
             positions=positional_stems(text),
-            author_terms=frozenset(content_terms(author or "")),
+            author_terms=frozenset(content_terms(tag or "")),
+            evidence=evidence,
         )
         self.rows.append(row)
         self.by_doc_id[doc_id] = row.seq
@@ -109,9 +124,13 @@ class RowStore:
         """Record that ``doc_id`` was a repeat of ``existing`` and added no row."""
         self.aliases[doc_id] = existing.doc_id
 
-    def set_state(self, seq: int, state: RowState, superseded_by: str | None = None) -> None:
+    def archive(self, seq: int) -> None:
+        """Take the row out of every scope (it stays stored) and stop it blocking repeats."""
         row = self.rows[seq]
-        if row.state is RowState.ACTIVE and self._active_texts.get((row.author, row.text)) == seq:
+        if row.active and self._active_texts.get((row.author, row.text)) == seq:
             del self._active_texts[(row.author, row.text)]
-        row.state = state
-        row.superseded_by = superseded_by
+        row.state = RowState.ARCHIVED
+
+    def supersede(self, seq: int, by_doc_id: str) -> None:
+        """Link the row to the one that supersedes it; its state (active or archived) is unchanged."""
+        self.rows[seq].superseded_by = by_doc_id

@@ -6,7 +6,7 @@ from baselines.bm25 import BM25Memory
 from baselines.full_context import FullContextMemory
 from baselines.rag import RAGMemory, build_history
 from baselines.vector import VectorMemory
-from memplusplus import Document
+from memplusplus import Document, render
 
 
 def docs() -> list[Document]:
@@ -41,7 +41,7 @@ def test_full_context_returns_everything_oldest_first_and_budget_cuts_it():
     memory.ingest(list(reversed(docs())))
     hits = memory.retrieve("anything", k=1)
     assert [h.doc_id for h in hits] == ["a", "b", "c"]
-    context = memory.render(hits, budget=30)
+    context = render(hits, budget=30)
     assert context.text == context.full_text[:30]
     assert context.block_starts["a"] == 0
 
@@ -61,7 +61,7 @@ def test_rag_chunks_cover_the_history_and_map_back_to_documents(encoder):
             assert chunk_start + offset == max(start, chunk_start)
     hits = memory.retrieve("shipment to client 7")
     assert len(hits) == 2 and hits[0].score >= hits[1].score
-    context = memory.render(hits)
+    context = render(hits)
     last = hits[0].source_ids[-1]
     number = int(last[1:])
     start = context.block_starts[last]

@@ -59,6 +59,7 @@ def test_orgmem_corpus_counts(orgmem_episode: Episode) -> None:
     assert len({d.thread for d in docs}) == 157
     assert docs[0].doc_id == "ART-EV-2023-002-001"  # corpus_index order
     assert all(d.author is None for d in docs)  # the benchmark passes no author
+    assert {(d.author_role, d.evidence) for d in docs} == {("author", "header")}
 
 
 def test_orgmem_documents_are_stripped_and_dated(orgmem_episode: Episode) -> None:
@@ -152,6 +153,9 @@ def test_locomo_known_turn(locomo_episodes: list[Episode]) -> None:
     )
     assert turn.date == datetime(2023, 5, 8, 13, 56)
     assert turn.author == "Caroline" and turn.thread == "session_1"
+    # A speaker, not an author the source names: shown, not tagged; text shown as stored.
+    assert (turn.author_role, turn.evidence) == ("speaker", "as_stored")
+    assert {(d.author_role, d.evidence) for e in locomo_episodes for d in e.documents} == {("speaker", "as_stored")}
     assert turn.meta == {"session": 1, "img_url": ["https://i.redd.it/l7hozpetnhlb1.jpg"]}
     last = conv26.documents[-1]
     assert last.doc_id == "D19:15" and last.date == datetime(2023, 10, 22, 9, 55)

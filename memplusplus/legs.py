@@ -50,7 +50,11 @@ def lexical_leg(
 
 
 def tag_leg(store: RowStore, terms: Sequence[str], scope: np.ndarray, limit: int) -> list[int]:
-    """Rows whose author tag shares a term with the question, most shared terms first."""
+    """Rows whose author tag shares a term with the question, most shared terms first.
+
+    The paper states that the leg matches question terms against author tags; scoring a row by
+    the number of shared terms (ties: later ingest first) is our choice where it is silent.
+    """
     wanted = set(terms)
     if not wanted:
         return []

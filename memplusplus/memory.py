@@ -213,6 +213,10 @@ class MemPlusPlus:
         k - reserve candidates are taken; the reserve then holds the latest-dated remaining
         matched rows (undated rows by ingest time) or, short of those, the most recently
         ingested remaining unmatched ones; any slot still free takes the next candidates.
+
+        The paper states the k - 3 fused + 3 latest-dated split; taking unmatched rows from the C
+        most recently ingested in-scope rows to fill a short list, and ordering undated rows by
+        ingest time, are our choices where it is silent.
         """
         rows = self.store.rows
         reserve_size = min(self.config.recency_reserve, k)

@@ -70,6 +70,8 @@ class RowStore:
         return len(self.rows)
 
     def active_duplicate(self, author: str | None, text: str) -> Row | None:
+        """An active row (superseded or not) by the same author with exactly this text.
+        "Duplicate" as exact text equality is our reading where the paper is silent."""
         seq = self._active_texts.get((author, text))
         return None if seq is None else self.rows[seq]
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from judges.metrics.retrieval import compute_question_metrics, recall_all_at_k, recall_any_at_k
+from judges.metrics.longmemeval import OfficialCorpus, Turn, official_corpus, official_metrics
+from judges.metrics.retrieval import compute_question_metrics, in_budget_recall, recall_all_at_k, recall_any_at_k
+from judges.metrics.standard import standard_metrics
 from loaders.schema import Episode, Question
 from memplusplus.evidence import RenderedContext
 from memplusplus.types import Hit
@@ -24,29 +26,50 @@ def ranked_ids(hits: list[Hit]) -> list[str]:
     return list(seen)
 
 
+def official_corpus_of(episode: Episode) -> OfficialCorpus | None:
+    """LongMemEval's user-turn corpus for an episode whose documents carry a turn role, else None."""
+    if not episode.documents or "role" not in episode.documents[0].meta:
+        return None
+    return official_corpus(
+        Turn(doc.doc_id, doc.thread or doc.doc_id, str(doc.meta.get("role")), doc.meta.get("has_answer"))
+        for doc in episode.documents
+    )
+
+
+def metric_ranking(hits: list[Hit], deeper: list[str] | None) -> list[str]:
+    """The context's ranked ids, then the rest of a deeper ranking of the same system (if any)."""
+    ranked = ranked_ids(hits)
+    if deeper:
+        ranked = list(dict.fromkeys(ranked + list(deeper)))
+    return ranked
+
+
 def question_metrics(
     question: Question,
     hits: list[Hit],
     context: RenderedContext,
     ks: list[int],
-    session_of: dict[str, str] | None,
+    corpus: OfficialCorpus | None = None,
+    deeper: list[str] | None = None,
 ) -> dict[str, float]:
-    # LongMemEval's retrieval evaluation skips abstention questions: no gold, no score.
-    abstention = bool(question.meta.get("abstention"))
-    gold = [] if abstention else list(question.evidence_ids)
-    gold_sessions = None
-    if session_of is not None:
-        gold_sessions = [] if abstention else question.meta.get("evidence_sessions")
+    """Every retrieval metric of one question.
+
+    With ``corpus`` (LongMemEval_S): the official turn and session scores over ``deeper``-extended
+    ranking, plus the same formulas over all turns (user and assistant, gold = every ``has_answer``
+    turn) under ``all_turns_*``. Otherwise standard recall / nDCG (trec_eval). Both add
+    ``in_budget_recall`` and recall over everything the system returned (``@all``).
+    """
+    # Abstention questions have no evidence to find (LongMemEval skips them): no gold, no score.
+    gold = [] if question.meta.get("abstention") else list(question.evidence_ids)
     ranked = ranked_ids(hits)
-    metrics = compute_question_metrics(
-        ranked,
-        gold,
-        ks,
-        block_starts=context.block_starts,
-        budget=context.budget,
-        session_of=session_of,
-        gold_sessions=gold_sessions,
-    ).as_dict()
+    if corpus is not None:
+        ranking = metric_ranking(hits, deeper)
+        metrics = official_metrics(question.qid, ranking, corpus, ks)
+        all_turns = compute_question_metrics(ranking, gold, ks)
+        metrics.update({f"all_turns_{key}": value for key, value in all_turns.items()})
+    else:
+        metrics = standard_metrics(ranked, gold, ks)
+    metrics["in_budget_recall"] = in_budget_recall(gold, context.block_starts, context.budget)
     # Over everything the system returned, whatever its k (2 RAG chunks, the whole history, ...).
     everything = max(len(ranked), 1)
     metrics["recall_any@all"] = recall_any_at_k(ranked, gold, everything)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from judges.metrics.longmemeval import OfficialCorpus, Turn, official_corpus, official_metrics
 from judges.metrics.retrieval import compute_question_metrics, in_budget_recall, recall_all_at_k, recall_any_at_k
-from judges.metrics.standard import standard_metrics
+from judges.metrics.standard import standard_metrics_many
 from loaders.schema import Episode, Question
 from memplusplus.evidence import RenderedContext
 from memplusplus.types import Hit
@@ -44,37 +45,45 @@ def metric_ranking(hits: list[Hit], deeper: list[str] | None) -> list[str]:
     return ranked
 
 
-def question_metrics(
-    question: Question,
-    hits: list[Hit],
-    context: RenderedContext,
+def _gold(question: Question) -> list[str]:
+    # Abstention questions have no evidence to find (LongMemEval skips them): no gold, no score.
+    return [] if question.meta.get("abstention") else list(question.evidence_ids)
+
+
+def episode_metrics(
+    questions: Sequence[Question],
+    hits: Sequence[list[Hit]],
+    contexts: Sequence[RenderedContext],
     ks: list[int],
     corpus: OfficialCorpus | None = None,
-    deeper: list[str] | None = None,
-) -> dict[str, float]:
-    """Every retrieval metric of one question.
+    deeper: Sequence[list[str] | None] | None = None,
+) -> list[dict[str, float]]:
+    """Every retrieval metric of each question of one episode (lists aligned with ``questions``).
 
-    With ``corpus`` (LongMemEval_S): the official turn and session scores over ``deeper``-extended
-    ranking, plus the same formulas over all turns (user and assistant, gold = every ``has_answer``
-    turn) under ``all_turns_*``. Otherwise standard recall / nDCG (trec_eval). Both add
-    ``in_budget_recall`` and recall over everything the system returned (``@all``).
+    With ``corpus`` (LongMemEval_S): the official turn and session scores over the ranking extended
+    by ``deeper`` (a deeper ranking of the same system), plus the same formulas over all turns (user
+    and assistant, gold = every ``has_answer`` turn) under ``all_turns_*``. Otherwise standard
+    recall / nDCG (trec_eval, one batch per episode). Both add ``in_budget_recall`` and recall over
+    everything the system returned (``@all``).
     """
-    # Abstention questions have no evidence to find (LongMemEval skips them): no gold, no score.
-    gold = [] if question.meta.get("abstention") else list(question.evidence_ids)
-    ranked = ranked_ids(hits)
-    if corpus is not None:
-        ranking = metric_ranking(hits, deeper)
-        metrics = official_metrics(question.qid, ranking, corpus, ks)
-        all_turns = compute_question_metrics(ranking, gold, ks)
-        metrics.update({f"all_turns_{key}": value for key, value in all_turns.items()})
+    golds = [_gold(q) for q in questions]
+    ranked = [ranked_ids(h) for h in hits]
+    if corpus is None:
+        rows = standard_metrics_many(list(zip(ranked, golds)), ks)
     else:
-        metrics = standard_metrics(ranked, gold, ks)
-    metrics["in_budget_recall"] = in_budget_recall(gold, context.block_starts, context.budget)
-    # Over everything the system returned, whatever its k (2 RAG chunks, the whole history, ...).
-    everything = max(len(ranked), 1)
-    metrics["recall_any@all"] = recall_any_at_k(ranked, gold, everything)
-    metrics["recall_all@all"] = recall_all_at_k(ranked, gold, everything)
-    return metrics
+        rows = []
+        for i, question in enumerate(questions):
+            ranking = metric_ranking(hits[i], deeper[i] if deeper else None)
+            row = official_metrics(question.qid, ranking, corpus, ks)
+            row.update({f"all_turns_{key}": value for key, value in compute_question_metrics(ranking, golds[i], ks).items()})
+            rows.append(row)
+    for row, gold, ids, context in zip(rows, golds, ranked, contexts):
+        row["in_budget_recall"] = in_budget_recall(gold, context.block_starts, context.budget)
+        # Over everything the system returned, whatever its k (2 RAG chunks, the whole history, ...).
+        everything = max(len(ids), 1)
+        row["recall_any@all"] = recall_any_at_k(ids, gold, everything)
+        row["recall_all@all"] = recall_all_at_k(ids, gold, everything)
+    return rows
 
 
 def build_record(

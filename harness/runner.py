@@ -22,7 +22,7 @@ from harness.encoders import build_encoder
 from memplusplus.encoder import CachedEncoder
 from harness.qa import QAItem, add_judge_columns, run_qa
 from harness.kvstore import KVStore, stable_hash
-from harness.records import build_record, official_corpus_of, question_metrics, ranked_ids
+from harness.records import build_record, episode_metrics, official_corpus_of, ranked_ids
 from harness.results import RunPaths, run_folder, write_run
 from harness.retrieval_cache import corpus_fingerprint, hit_from_dict, hit_to_dict, retrieval_key
 from harness.systems import build_system
@@ -160,12 +160,12 @@ def _run_episode(
                 cached[deep_keys[question.qid]] = deep
     by_id = {doc.doc_id: doc for doc in episode.documents}
     corpus = official_corpus_of(episode) if sessions else None
+    all_hits = [[hit_from_dict(item, by_id) for item in cached[keys[q.qid]]] for q in episode.questions]
+    contexts = [render(h, config.dataset.context_budget) for h in all_hits]
+    deeper = [cached[deep_keys[q.qid]] if q.qid in deep_keys else None for q in episode.questions]
+    metrics = episode_metrics(episode.questions, all_hits, contexts, ks, corpus, deeper)
     items = []
-    for question in episode.questions:
-        hits = [hit_from_dict(item, by_id) for item in cached[keys[question.qid]]]
-        context = render(hits, config.dataset.context_budget)
-        deeper = cached[deep_keys[question.qid]] if question.qid in deep_keys else None
-        metrics = question_metrics(question, hits, context, ks, corpus, deeper)
-        items.append(QAItem(question, context.text, build_record(episode, question, hits, context, metrics)))
+    for question, q_hits, context, q_metrics in zip(episode.questions, all_hits, contexts, metrics):
+        items.append(QAItem(question, context.text, build_record(episode, question, q_hits, context, q_metrics)))
         stats["questions"] += 1
     return items

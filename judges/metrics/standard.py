@@ -16,29 +16,46 @@ import pytrec_eval
 
 NAN = float("nan")
 
-__all__ = ["standard_metrics"]
+__all__ = ["standard_metrics", "standard_metrics_many"]
 
 
 def standard_metrics(ranked_ids: Sequence[str], gold: Collection[str], ks: Sequence[int]) -> dict[str, float]:
-    """``recall_any@k``, ``recall_all@k``, ``recall@k``, ``ndcg@k`` per k; NaN for every key when gold is empty.
+    """``recall_any@k``, ``recall_all@k``, ``recall@k``, ``ndcg@k`` per k; NaN for every key when gold is empty."""
+    return standard_metrics_many([(ranked_ids, gold)], ks)[0]
+
+
+def standard_metrics_many(
+    questions: Sequence[tuple[Sequence[str], Collection[str]]], ks: Sequence[int]
+) -> list[dict[str, float]]:
+    """:func:`standard_metrics` of many (ranking, gold) pairs in one trec_eval call (building the
+    evaluator costs about four times evaluating one ranking, so a run batches per episode).
 
     The ranking is given by position (repeats after the first are ignored); scores handed to
     trec_eval strictly decrease down the ranking, so its own tie-breaking never applies.
     """
     if any(k < 1 for k in ks):
         raise ValueError(f"every k must be >= 1, got {list(ks)}")
-    gold_set = set(gold)
     keys = [f"{name}@{k}" for k in ks for name in ("recall_any", "recall_all", "recall", "ndcg")]
-    if not gold_set:
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for index, (ranked_ids, gold) in enumerate(questions):
+        if not gold:
+            continue
+        ranking = list(dict.fromkeys(ranked_ids))
+        qrels[str(index)] = {doc_id: 1 for doc_id in set(gold)}
+        # trec_eval needs at least one ranked document; an empty ranking scores 0 everywhere.
+        run[str(index)] = {doc_id: float(len(ranking) - i) for i, doc_id in enumerate(ranking)} or {"\x00none": 0.0}
+    scores: dict[str, dict[str, float]] = {}
+    if qrels:
+        cutoffs = ",".join(str(k) for k in sorted(set(ks)))
+        measures = {f"success.{cutoffs}", f"recall.{cutoffs}", f"ndcg_cut.{cutoffs}"}
+        scores = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    return [_named(scores.get(str(i)), ks, keys) for i in range(len(questions))]
+
+
+def _named(scores: dict[str, float] | None, ks: Sequence[int], keys: list[str]) -> dict[str, float]:
+    if scores is None:
         return {key: NAN for key in keys}
-    ranking = list(dict.fromkeys(ranked_ids))
-    cutoffs = ",".join(str(k) for k in sorted(set(ks)))
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        {"q": {doc_id: 1 for doc_id in gold_set}}, {f"success.{cutoffs}", f"recall.{cutoffs}", f"ndcg_cut.{cutoffs}"}
-    )
-    # trec_eval needs at least one ranked document; an empty ranking scores 0 everywhere.
-    run = {"q": {doc_id: float(len(ranking) - i) for i, doc_id in enumerate(ranking)} or {"\x00none": 0.0}}
-    scores = evaluator.evaluate(run)["q"]
     out: dict[str, float] = {}
     for k in ks:
         recall = float(scores[f"recall_{k}"])

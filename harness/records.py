@@ -28,8 +28,8 @@ def ranked_ids(hits: list[Hit]) -> list[str]:
 
 
 def official_corpus_of(episode: Episode) -> OfficialCorpus | None:
-    """LongMemEval's user-turn corpus for an episode whose documents carry a turn role, else None."""
-    if not episode.documents or "role" not in episode.documents[0].meta:
+    """LongMemEval's user-turn corpus for a LongMemEval episode (its question names gold sessions), else None."""
+    if not any("evidence_sessions" in q.meta for q in episode.questions):
         return None
     return official_corpus(
         Turn(doc.doc_id, doc.thread or doc.doc_id, str(doc.meta.get("role")), doc.meta.get("has_answer"))

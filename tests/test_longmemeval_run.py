@@ -11,7 +11,10 @@ import pytest
 
 from harness.compose import compose_config
 from harness.config import RunConfig
+from harness.records import official_corpus_of
 from harness.runner import run
+from loaders.schema import Episode, Question
+from memplusplus.types import Document
 
 
 def entry(qid: str, qtype: str, gold_role: str = "user") -> dict[str, Any]:
@@ -77,3 +80,11 @@ def test_without_metric_depth_only_the_top_k_is_scored(data_dir, tmp_path):
     metrics = {r["qid"]: r for r in result.records}["q1"]["metrics"]
     assert metrics["recall_any@1"] == 0.0 and metrics["recall_any@50"] == 0.0
     assert math.isclose(metrics["session_recall_any@50"], 0.0)
+
+
+def test_only_longmemeval_episodes_get_the_official_corpus():
+    doc = Document("d1", "text", "author", None, "t1", meta={"role": "user"})  # OrgMemBench docs carry a role too
+    plain = Episode("e", (doc,), (Question("q", "?", "C1", "a", evidence_ids=("d1",)),))
+    assert official_corpus_of(plain) is None
+    lme = Episode("e", (doc,), (Question("q", "?", "x", "a", evidence_ids=("d1",), meta={"evidence_sessions": ("t1",)}),))
+    assert official_corpus_of(lme).gold == set()  # "t1" is no answer session: nothing is gold

@@ -50,6 +50,7 @@ __all__ = [
     "is_scored",
     "corpus_ranking",
     "turn_scores",
+    "widened_k",
     "session_scores",
     "official_metrics",
 ]

@@ -34,6 +34,7 @@ class DatasetSpec:
     context_budget: int | None = None
     answer_max_tokens: int = 512
     ks: list[int] = field(default_factory=lambda: [10])
+    metric_depth: int | None = None  # rank this deep for the metrics only (context keeps system.k)
     exclude_from_overall: list[str] = field(default_factory=list)
     mempp: dict[str, Any] = field(default_factory=dict)
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
-from judges.metrics.retrieval import compute_question_metrics, recall_all_at_k, recall_any_at_k
+from judges.metrics.longmemeval import OfficialCorpus, Turn, official_corpus, official_metrics
+from judges.metrics.retrieval import compute_question_metrics, in_budget_recall, recall_all_at_k, recall_any_at_k
+from judges.metrics.standard import standard_metrics_many
 from loaders.schema import Episode, Question
 from memplusplus.evidence import RenderedContext
 from memplusplus.types import Hit
@@ -24,34 +27,63 @@ def ranked_ids(hits: list[Hit]) -> list[str]:
     return list(seen)
 
 
-def question_metrics(
-    question: Question,
-    hits: list[Hit],
-    context: RenderedContext,
-    ks: list[int],
-    session_of: dict[str, str] | None,
-) -> dict[str, float]:
-    # LongMemEval's retrieval evaluation skips abstention questions: no gold, no score.
-    abstention = bool(question.meta.get("abstention"))
-    gold = [] if abstention else list(question.evidence_ids)
-    gold_sessions = None
-    if session_of is not None:
-        gold_sessions = [] if abstention else question.meta.get("evidence_sessions")
+def official_corpus_of(episode: Episode) -> OfficialCorpus | None:
+    """LongMemEval's user-turn corpus for a LongMemEval episode (its question names gold sessions), else None."""
+    if not any("evidence_sessions" in q.meta for q in episode.questions):
+        return None
+    return official_corpus(
+        Turn(doc.doc_id, doc.thread or doc.doc_id, str(doc.meta.get("role")), doc.meta.get("has_answer"))
+        for doc in episode.documents
+    )
+
+
+def metric_ranking(hits: list[Hit], deeper: list[str] | None) -> list[str]:
+    """The context's ranked ids, then the rest of a deeper ranking of the same system (if any)."""
     ranked = ranked_ids(hits)
-    metrics = compute_question_metrics(
-        ranked,
-        gold,
-        ks,
-        block_starts=context.block_starts,
-        budget=context.budget,
-        session_of=session_of,
-        gold_sessions=gold_sessions,
-    ).as_dict()
-    # Over everything the system returned, whatever its k (2 RAG chunks, the whole history, ...).
-    everything = max(len(ranked), 1)
-    metrics["recall_any@all"] = recall_any_at_k(ranked, gold, everything)
-    metrics["recall_all@all"] = recall_all_at_k(ranked, gold, everything)
-    return metrics
+    if deeper:
+        ranked = list(dict.fromkeys(ranked + list(deeper)))
+    return ranked
+
+
+def _gold(question: Question) -> list[str]:
+    # Abstention questions have no evidence to find (LongMemEval skips them): no gold, no score.
+    return [] if question.meta.get("abstention") else list(question.evidence_ids)
+
+
+def episode_metrics(
+    questions: Sequence[Question],
+    hits: Sequence[list[Hit]],
+    contexts: Sequence[RenderedContext],
+    ks: list[int],
+    corpus: OfficialCorpus | None = None,
+    deeper: Sequence[list[str] | None] | None = None,
+) -> list[dict[str, float]]:
+    """Every retrieval metric of each question of one episode (lists aligned with ``questions``).
+
+    With ``corpus`` (LongMemEval_S): the official turn and session scores over the ranking extended
+    by ``deeper`` (a deeper ranking of the same system), plus the same formulas over all turns (user
+    and assistant, gold = every ``has_answer`` turn) under ``all_turns_*``. Otherwise standard
+    recall / nDCG (trec_eval, one batch per episode). Both add ``in_budget_recall`` and recall over
+    everything the system returned (``@all``).
+    """
+    golds = [_gold(q) for q in questions]
+    ranked = [ranked_ids(h) for h in hits]
+    if corpus is None:
+        rows = standard_metrics_many(list(zip(ranked, golds)), ks)
+    else:
+        rows = []
+        for i, question in enumerate(questions):
+            ranking = metric_ranking(hits[i], deeper[i] if deeper else None)
+            row = official_metrics(question.qid, ranking, corpus, ks)
+            row.update({f"all_turns_{key}": value for key, value in compute_question_metrics(ranking, golds[i], ks).items()})
+            rows.append(row)
+    for row, gold, ids, context in zip(rows, golds, ranked, contexts):
+        row["in_budget_recall"] = in_budget_recall(gold, context.block_starts, context.budget)
+        # Over everything the system returned, whatever its k (2 RAG chunks, the whole history, ...).
+        everything = max(len(ids), 1)
+        row["recall_any@all"] = recall_any_at_k(ids, gold, everything)
+        row["recall_all@all"] = recall_all_at_k(ids, gold, everything)
+    return rows
 
 
 def build_record(

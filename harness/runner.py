@@ -22,7 +22,7 @@ from harness.encoders import build_encoder
 from memplusplus.encoder import CachedEncoder
 from harness.qa import QAItem, add_judge_columns, run_qa
 from harness.kvstore import KVStore, stable_hash
-from harness.records import build_record, question_metrics
+from harness.records import build_record, episode_metrics, official_corpus_of, ranked_ids
 from harness.results import RunPaths, run_folder, write_run
 from harness.retrieval_cache import corpus_fingerprint, hit_from_dict, hit_to_dict, retrieval_key
 from harness.systems import build_system
@@ -43,14 +43,13 @@ class RunResult:
 
 
 def summary_metric_keys(ks: list[int], sessions: bool) -> list[str]:
-    """Document ranks at the dataset's fixed ks, then over all retrieved, sessions, in budget."""
-    keys = []
-    for k in ks:
-        keys += [f"recall_any@{k}", f"recall_all@{k}", f"ndcg@{k}"]
-    keys += ["recall_any@all", "recall_all@all"]
+    """Document (LongMemEval: official turn) ranks at the dataset's ks, LongMemEval's official
+    session ranks at the same ks, then recall over all retrieved and in budget."""
+    names = ("recall_any", "recall_all", "ndcg")
+    keys = [f"{name}@{k}" for k in ks for name in names]
     if sessions:
-        keys += [f"session_recall_any@{ks[-1]}", f"session_recall_all@{ks[-1]}"]
-    return keys + ["in_budget_recall"]
+        keys += [f"session_{name}@{k}" for k in ks for name in names]
+    return keys + ["recall_any@all", "recall_all@all", "in_budget_recall"]
 
 
 def system_identity(config: RunConfig) -> dict[str, Any]:
@@ -71,7 +70,7 @@ def run(config: RunConfig) -> RunResult:
     retrievals = KVStore(cache_dir / "retrieval.sqlite")
     encoder = build_encoder(config.encoder.backend, config.encoder.params, cache=embeddings)
     identity = system_identity(config)
-    sessions = any("evidence_sessions" in q.meta for ep in episodes for q in ep.questions)
+    sessions = any(official_corpus_of(ep) is not None for ep in episodes)
     items: list[QAItem] = []
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
@@ -137,26 +136,36 @@ def _run_episode(
 ) -> list[QAItem]:
     fingerprint = corpus_fingerprint(episode.documents)
     keys = {q.qid: retrieval_key(identity, encoder.identity, fingerprint, q) for q in episode.questions}
-    cached = {key: json.loads(value) for key, value in retrievals.get_many(keys.values()).items()}
+    # A deeper ranking for the metrics only (LongMemEval's session widening), cached apart.
+    depth = config.dataset.metric_depth or 0
+    deep_identity = {**identity, "metric_depth": depth}
+    deep_keys = {q.qid: retrieval_key(deep_identity, encoder.identity, fingerprint, q) for q in episode.questions} if depth > config.system.k else {}
+    cached = {key: json.loads(value) for key, value in retrievals.get_many([*keys.values(), *deep_keys.values()]).items()}
     stats["retrieval_cache_hits"] += sum(1 for key in keys.values() if key in cached)
-    missing = [q for q in episode.questions if keys[q.qid] not in cached]
+    missing = [q for q in episode.questions if keys[q.qid] not in cached or deep_keys.get(q.qid, keys[q.qid]) not in cached]
     if missing:
         system = build_system(config.system, encoder)
         system.ingest(episode.documents, show_progress=config.progress and len(episode.documents) > 2000)
         stats["ingested_documents"] += len(episode.documents)
         many = len(missing) > 50 and config.progress
         for question in tqdm(missing, desc=f"  {episode.episode_id}", unit="q", leave=False, disable=not many):
-            hits = system.retrieve(question.text, question.as_of, config.system.k)
-            payload = [hit_to_dict(hit) for hit in hits]
-            retrievals.put(keys[question.qid], json.dumps(payload).encode("utf-8"))
-            cached[keys[question.qid]] = payload
+            if keys[question.qid] not in cached:
+                hits = system.retrieve(question.text, question.as_of, config.system.k)
+                payload = [hit_to_dict(hit) for hit in hits]
+                retrievals.put(keys[question.qid], json.dumps(payload).encode("utf-8"))
+                cached[keys[question.qid]] = payload
+            if question.qid in deep_keys and deep_keys[question.qid] not in cached:
+                deep = ranked_ids(system.retrieve(question.text, question.as_of, depth))
+                retrievals.put(deep_keys[question.qid], json.dumps(deep).encode("utf-8"))
+                cached[deep_keys[question.qid]] = deep
     by_id = {doc.doc_id: doc for doc in episode.documents}
-    session_of = {doc.doc_id: doc.thread or doc.doc_id for doc in episode.documents} if sessions else None
+    corpus = official_corpus_of(episode) if sessions else None
+    all_hits = [[hit_from_dict(item, by_id) for item in cached[keys[q.qid]]] for q in episode.questions]
+    contexts = [render(h, config.dataset.context_budget) for h in all_hits]
+    deeper = [cached[deep_keys[q.qid]] if q.qid in deep_keys else None for q in episode.questions]
+    metrics = episode_metrics(episode.questions, all_hits, contexts, ks, corpus, deeper)
     items = []
-    for question in episode.questions:
-        hits = [hit_from_dict(item, by_id) for item in cached[keys[question.qid]]]
-        context = render(hits, config.dataset.context_budget)
-        metrics = question_metrics(question, hits, context, ks, session_of)
-        items.append(QAItem(question, context.text, build_record(episode, question, hits, context, metrics)))
+    for question, q_hits, context, q_metrics in zip(episode.questions, all_hits, contexts, metrics):
+        items.append(QAItem(question, context.text, build_record(episode, question, q_hits, context, q_metrics)))
         stats["questions"] += 1
     return items

@@ -65,17 +65,25 @@ def session_key(session_id: str, occurrence: int) -> str:
     return session_id if occurrence == 1 else f"{session_id}@{occurrence}"
 
 
-def turn_document(turn: Any, key: str, session_id: str, index: int, when: datetime, path: Path, rec: str) -> Document:
-    """One haystack turn -> Document(doc_id '<session>#<turn>')."""
+def turn_document(
+    turn: Any, key: str, session_id: str, index: int, stamp: str, when: datetime, path: Path, rec: str
+) -> Document:
+    """One haystack turn -> Document(doc_id '<session>#<turn>') whose text leads with date and role.
+
+    The text is ``[<session date as in the file>] <role>: <content>``, the shape LoCoMo turns have
+    (paper §3.1: date and speaker also lead a conversational row's text). ``meta`` keeps the role
+    and, in answer sessions, ``has_answer``: LongMemEval's retrieval metrics need both.
+    """
     rec = f"{rec} session {key} turn {index}"
-    meta: dict[str, Any] = {}
+    role = get_field(turn, "role", path, rec, str)
+    meta: dict[str, Any] = {"role": role}
     has_answer = get_field(turn, "has_answer", path, rec, default=None)
     if has_answer is not None:
         meta["has_answer"] = has_answer
     return Document(
         doc_id=f"{key}#{index}",
-        text=get_field(turn, "content", path, rec, str),
-        author=get_field(turn, "role", path, rec, str),
+        text=f"[{stamp}] {role}: {get_field(turn, 'content', path, rec, str)}",
+        author=role,
         date=when,
         thread=session_id,
         meta=meta,
@@ -84,7 +92,7 @@ def turn_document(turn: Any, key: str, session_id: str, index: int, when: dateti
 
 def haystack_documents(entry: Mapping[str, Any], path: Path, rec: str) -> list[Document]:
     """Every turn of every haystack session, in haystack order."""
-    ids, _, sessions = haystack(entry, path, rec)
+    ids, stamps, sessions = haystack(entry, path, rec)
     seen: dict[str, int] = {}
     docs: list[Document] = []
     for i, (session_id, turns) in enumerate(zip(ids, sessions)):
@@ -93,7 +101,8 @@ def haystack_documents(entry: Mapping[str, Any], path: Path, rec: str) -> list[D
         seen[session_id] = seen.get(session_id, 0) + 1
         key = session_key(session_id, seen[session_id])
         when = parse_date_field(entry, "haystack_dates", path, rec, i)
-        docs.extend(turn_document(turn, key, session_id, j, when, path, rec) for j, turn in enumerate(turns))
+        stamp = str(stamps[i])
+        docs.extend(turn_document(turn, key, session_id, j, stamp, when, path, rec) for j, turn in enumerate(turns))
     return docs
 
 

@@ -223,7 +223,9 @@ def test_longmemeval_known_entry(lme_episodes: list[Episode]) -> None:
     first = episode.documents[0]
     assert first.doc_id == "sharegpt_yywfIrx_0#0" and first.author == "user"
     assert first.date == datetime(2023, 5, 20, 2, 21)
-    assert first.text.startswith("The farmer needs to transport a fox, a chicken")
+    # paper §3.1: date and speaker lead a conversational row's text, as in LoCoMo's "[date] speaker: ..."
+    assert first.text.startswith("[2023/05/20 (Sat) 02:21] user: The farmer needs to transport a fox, a chicken")
+    assert first.meta == {"role": "user"}  # a filler session: no has_answer
     assert question.evidence_ids and all(e.startswith("answer_280352e9#") for e in question.evidence_ids)
     repeated = {e.episode_id: e for e in lme_episodes}["001be529"]
     ids = [d.doc_id for d in repeated.documents if d.thread == "sharegpt_SYbLHTK_0"]
@@ -446,7 +448,11 @@ def test_longmemeval_plain_or_gzip(tmp_path: Path, name: str, gz: bool) -> None:
     assert [d.doc_id for d in episode.documents] == ["filler_0#0", "filler_0#1", "answer_s1#0", "answer_s1#1"]
     assert question.evidence_ids == ("answer_s1#0",) and question.answer == "2"
     assert question.as_of == date(2023, 5, 30) and not question.meta["abstention"]
-    assert episode.documents[2].meta == {"has_answer": True} and episode.documents[0].meta == {}
+    assert episode.documents[2].meta == {"role": "user", "has_answer": True}
+    assert episode.documents[3].meta == {"role": "assistant", "has_answer": False}
+    assert episode.documents[0].meta == {"role": "user"}
+    assert episode.documents[2].text == "[2023/05/21 (Sun) 10:00] user: I bought 2 lamps"
+    assert episode.documents[1].text == "[2023/05/20 (Sat) 02:21] assistant: hi"
 
 
 def test_longmemeval_explicit_file_limit_categories(tmp_path: Path) -> None:

@@ -1,31 +1,38 @@
 """Retrieval metrics and their aggregation, checked against hand-computed values.
 
-The nDCG formula is LongMemEval's (src/retrieval/eval_utils.py): DCG = rel[0] + sum_{i>=1} rel[i] / log2(i+1)
-(0-based positions), ideal = the same over min(k, #relevant) ones.
+LongMemEval's nDCG (src/retrieval/eval_utils.py): DCG = rel[0] + sum_{i>=1} rel[i] / log2(i+1)
+(0-based positions), ideal = the same over min(k, #relevant) ones. The standard nDCG (trec_eval,
+used for OrgMemBench and LoCoMo) divides rel[i] by log2(i+2). The LongMemEval_S protocol cases below
+were also run through the official functions outside this repository; the expected numbers are
+those it printed (they agree with the hand computation written beside each).
 """
 
 from __future__ import annotations
 
 import math
-import random
 
 import pytest
 
 from judges.aggregate import OVERALL, OVERALL_ALL, format_table, natural_key, summarize
+from judges.metrics.longmemeval import (
+    OFFICIAL_KS,
+    Turn,
+    corpus_ranking,
+    is_scored,
+    official_corpus,
+    official_metrics,
+    widened_k,
+)
 from judges.metrics.retrieval import (
-    QuestionMetrics,
+    compute_question_metrics,
     dcg,
     in_budget_recall,
-    mask_non_evidence_docs,
     ndcg_at_k,
     recall_all_at_k,
     recall_any_at_k,
     recall_at_k,
-    compute_question_metrics,
-    session_ndcg_at_k,
-    session_prefix_length,
-    to_sessions,
 )
+from judges.metrics.standard import standard_metrics
 
 RANKED = ["a", "b", "c", "d"]
 GOLD = {"b", "d"}
@@ -94,103 +101,131 @@ def test_bad_inputs_raise():
         ndcg_at_k(["a", "a", "b"], GOLD, 3)
 
 
-# ------------------------------------------------------------------ session level
-
-SESSION_OF = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "c1": "C", "c2": "C"}
+# ------------------------------------------------------------------ standard metrics (trec_eval)
 
 
-def flat_metrics(ranked, gold, ks, **options) -> dict[str, float]:
-    return compute_question_metrics(ranked, gold, ks, **options).as_dict()
+def test_standard_ndcg_uses_the_common_discount():
+    # ranked [x, a], gold {a}: DCG = 1/log2(3) = 0.6309 against an ideal of 1 (LongMemEval's: 1.0)
+    scores = standard_metrics(["x", "a"], {"a"}, ks=[1, 2])
+    assert scores["ndcg@2"] == pytest.approx(1 / LOG2_3)
+    assert ndcg_at_k(["x", "a"], {"a"}, 2) == pytest.approx(1.0)
+    assert scores["ndcg@1"] == 0.0 and scores["recall_any@1"] == 0.0
+    # [a, b, c, d], gold {b, d}: DCG@4 = 1/log2(3) + 1/log2(5); IDCG = 1 + 1/log2(3)
+    expected = (1 / LOG2_3 + 1 / math.log2(5)) / (1 + 1 / LOG2_3)
+    assert standard_metrics(RANKED, GOLD, ks=[4])["ndcg@4"] == pytest.approx(expected)
+    assert expected == pytest.approx(0.6509, abs=1e-4)
 
 
-def test_to_sessions_dedups_keeping_first_occurrence():
-    assert to_sessions(["a1", "a2", "b1", "a3", "c1", "b1x"], SESSION_OF) == ["A", "B", "C", "b1x"]
-    assert to_sessions(["c2", "a1", "c1"], SESSION_OF) == ["C", "A"]
+def test_standard_recall_any_all_and_fraction():
+    scores = standard_metrics(RANKED, GOLD, ks=[1, 2, 4, 10])
+    assert [scores[f"recall_any@{k}"] for k in (1, 2, 4, 10)] == [0.0, 1.0, 1.0, 1.0]
+    assert [scores[f"recall_all@{k}"] for k in (1, 2, 4, 10)] == [0.0, 0.0, 1.0, 1.0]
+    assert [scores[f"recall@{k}"] for k in (1, 2, 4, 10)] == [0.0, 0.5, 1.0, 1.0]
+    three = standard_metrics(["g1", "x", "g2", "g3"], {"g1", "g2", "g3"}, ks=[3, 4])
+    assert three["recall@3"] == pytest.approx(2 / 3) and three["recall_all@3"] == 0.0
+    assert three["recall_all@4"] == 1.0
 
 
-def test_session_truncation_happens_after_dedup():
-    # turns [a1, a2, b1, c1] -> sessions [A, B, C]; top-2 sessions = [A, B] (not the turns [a1, a2])
-    ranked = ["a1", "a2", "b1", "c1"]
-    assert session_prefix_length(ranked, SESSION_OF, 2) == 3
-    assert session_prefix_length(ranked, SESSION_OF, 9) == 4
-    scores = compute_question_metrics(ranked, {"b1"}, ks=[1, 2], session_of=SESSION_OF).as_dict()
-    assert scores["recall_any@2"] == 0.0  # document level: b1 is 3rd
-    assert scores["session_recall_any@1"] == 0.0
-    assert scores["session_recall_any@2"] == 1.0
-    assert scores["session_recall_all@2"] == 1.0
+def test_standard_metrics_edge_cases():
+    assert all(math.isnan(v) for v in standard_metrics(RANKED, set(), ks=[2]).values())
+    empty = standard_metrics([], {"a"}, ks=[3])
+    assert empty["recall_any@3"] == 0.0 and empty["ndcg@3"] == 0.0
+    # a repeated id counts once, at its first position
+    assert standard_metrics(["x", "x", "a"], {"a"}, ks=[2])["recall_any@2"] == 1.0
+    with pytest.raises(ValueError):
+        standard_metrics(RANKED, GOLD, ks=[0])
 
 
-def test_session_ndcg_by_hand():
-    ranked = ["a1", "b1", "a2", "c1"]
-    # k=2: prefix with 2 distinct sessions = [a1, b1], rel [1, 0] -> DCG 1;
-    #      gold-session documents in the corpus: a1, a2, a3 -> R = 3; IDCG = min(2, 3) ones = 2 -> 0.5
-    assert session_ndcg_at_k(ranked, SESSION_OF, {"A"}, 2) == pytest.approx(0.5)
-    # k=3: prefix = [a1, b1, a2, c1] (m = 4), rel [1, 0, 1, 0] -> DCG = 1 + 1/log2(3) = 1.6309
-    #      IDCG = min(4, 3) ones = 1 + 1 + 1/log2(3) = 2.6309 -> 0.6199
-    expected = (1 + 1 / LOG2_3) / (2 + 1 / LOG2_3)
-    assert session_ndcg_at_k(ranked, SESSION_OF, {"A"}, 3) == pytest.approx(expected)
-    assert expected == pytest.approx(0.61990, abs=1e-4)
-    assert math.isnan(session_ndcg_at_k(ranked, SESSION_OF, set(), 3))
+# ------------------------------------------------------------------ LongMemEval_S official protocol
 
 
-def test_gold_sessions_default_to_sessions_of_gold_documents():
-    ranked = ["c1", "a1", "b1"]
-    derived = flat_metrics(ranked, {"a2", "b1"}, ks=[2], session_of=SESSION_OF)
-    explicit = flat_metrics(ranked, {"a2", "b1"}, ks=[2], session_of=SESSION_OF, gold_sessions={"A", "B"})
-    assert derived == explicit
-    assert derived["session_recall_any@2"] == 1.0  # A at session rank 2
-    assert derived["session_recall_all@2"] == 0.0  # B at session rank 3
-    assert derived["session_recall@2"] == 0.5
-    assert derived["recall_any@2"] == 0.0  # a2 itself was not retrieved
+def _turns(spec):
+    return [Turn(f"{sid}#{i}", sid, role, has) for sid, turns in spec for i, (role, has) in enumerate(turns)]
 
 
-def test_mask_non_evidence_docs():
-    masked = mask_non_evidence_docs(SESSION_OF, {"a2"})
-    assert masked["a2"] == "A"
-    assert masked["a1"] == "A#non-evidence"
-    assert masked["b1"] == "B"
-    # retrieving a non-evidence turn of A no longer reaches A
-    assert flat_metrics(["a1", "b1"], {"a2"}, ks=[2], session_of=masked)["session_recall_any@2"] == 0.0
-    assert flat_metrics(["a1", "b1"], {"a2"}, ks=[2], session_of=SESSION_OF)["session_recall_any@2"] == 1.0
+# sa and sb are filler sessions; answer_x and answer_y are answer sessions (ids contain "answer").
+HAYSTACK = _turns([
+    ("sa", [("user", None), ("assistant", None), ("user", None)]),
+    ("answer_x", [("user", False), ("assistant", True), ("user", True)]),
+    ("answer_y", [("user", True), ("assistant", False)]),
+    ("sb", [("user", None), ("assistant", None)]),
+])
+CORPUS = official_corpus(HAYSTACK)
 
 
-def _longmemeval_reference(rankings, gold_turns, corpus_ids, turn_session, k):
-    """Independent index-based restatement of LongMemEval's turn->session evaluation (test oracle)."""
-    sess_ids = [turn_session[c] for c in corpus_ids]
-    gold = {turn_session[g] for g in gold_turns}
-    width = k
-    while width <= len(sess_ids) and len({sess_ids[i] for i in rankings[:width]}) < k:
-        width += 1
-    top = {sess_ids[i] for i in rankings[:width]}
-    any_hit = float(bool(gold & top))
-    all_hit = float(gold <= top)
-    rel_all = sorted((1.0 if s in gold else 0.0 for s in sess_ids), reverse=True)
-    rel_ranked = [1.0 if sess_ids[i] in gold else 0.0 for i in rankings[:width]]
-
-    def disc(rels):
-        rels = rels[:width]
-        return sum(r if i == 0 else r / math.log2(i + 1) for i, r in enumerate(rels))
-
-    ideal = disc(rel_all)
-    return any_hit, all_hit, (disc(rel_ranked) / ideal if ideal else 0.0)
+def test_official_corpus_is_user_turns_with_non_evidence_relabelled():
+    assert list(CORPUS.session_of) == ["sa#0", "sa#2", "answer_x#0", "answer_x#2", "answer_y#0", "sb#0"]
+    assert CORPUS.gold == {"answer_x#2", "answer_y#0"}  # the assistant turn answer_x#1 is not gold
+    assert CORPUS.session_of["answer_x#0"] != "answer_x"  # a user turn without has_answer
+    assert CORPUS.gold_sessions == {"answer_x", "answer_y"}
 
 
-def test_session_metrics_match_longmemeval_reference_on_random_rankings():
-    rng = random.Random(7)
-    for _ in range(200):
-        n_sessions = rng.randint(2, 8)
-        turn_session = {f"s{s}_{t}": f"s{s}" for s in range(n_sessions) for t in range(rng.randint(1, 4))}
-        corpus_ids = list(turn_session)
-        gold_turns = set(rng.sample(corpus_ids, rng.randint(1, 3)))
-        rankings = list(range(len(corpus_ids)))
-        rng.shuffle(rankings)
-        ranked_ids = [corpus_ids[i] for i in rankings]
-        for k in (1, 2, 3, 5, 10):
-            ref_any, ref_all, ref_ndcg = _longmemeval_reference(rankings, gold_turns, corpus_ids, turn_session, k)
-            got = flat_metrics(ranked_ids, gold_turns, ks=[k], session_of=turn_session)
-            assert got[f"session_recall_any@{k}"] == ref_any
-            assert got[f"session_recall_all@{k}"] == ref_all
-            assert got[f"session_ndcg@{k}"] == pytest.approx(ref_ndcg)
+def test_skipped_questions():
+    assert is_scored("q1", CORPUS)
+    assert not is_scored("q1_abs", CORPUS)
+    assistant_only = official_corpus(_turns([("answer_z", [("user", False), ("assistant", True)])]))
+    assert not is_scored("q2", assistant_only)
+    assert all(math.isnan(v) for v in official_metrics("q2", ["answer_z#1"], assistant_only).values())
+    assert all(math.isnan(v) for v in official_metrics("q1_abs", ["answer_x#2"], CORPUS).values())
+
+
+def test_assistant_turns_leave_the_ranking_before_the_cut():
+    ranking = ["answer_x#1", "sb#1", "answer_y#0", "unknown"]
+    assert corpus_ranking(ranking, CORPUS) == ["answer_y#0"]
+    scores = official_metrics("q", ranking, CORPUS, ks=[1])
+    assert scores["recall_any@1"] == 1.0  # answer_y#0 is the first user turn
+    # the all-turn rules see the gold assistant turn first instead
+    assert compute_question_metrics(ranking, {"answer_x#1", "answer_x#2", "answer_y#0"}, [1])["recall_any@1"] == 1.0
+
+
+def test_official_turn_and_session_scores_case_1():
+    # user-turn ranking [x0 (noans), sa0, x2 (gold), sa2, y0 (gold), sb0], with assistant turns mixed in
+    ranking = ["answer_x#1", "answer_x#0", "sa#0", "answer_x#2", "sa#2", "sb#1", "answer_y#0", "sb#0"]
+    s = official_metrics("q", ranking, CORPUS, ks=[1, 3, 4, 5, 10])
+    # k=1: the first user turn is answer_x#0, a non-evidence turn of a gold session: no hit at either level
+    assert (s["recall_any@1"], s["session_recall_any@1"], s["session_ndcg@1"]) == (0.0, 0.0, 0.0)
+    # k=3: rel [0, 0, 1] -> DCG 1/log2(3) = 0.6309, ideal two gold turns -> 2: 0.315465
+    assert (s["recall_any@3"], s["recall_all@3"]) == (1.0, 0.0)
+    assert s["ndcg@3"] == pytest.approx(0.315465, abs=1e-6)
+    assert s["session_ndcg@3"] == pytest.approx(0.315465, abs=1e-6)
+    # k=4: turn level still misses y0; session level widens to 5 turns (4 distinct labels) and has both
+    assert (s["recall_all@4"], s["session_recall_all@4"]) == (0.0, 1.0)
+    # rel [0, 0, 1, 0, 1] -> (0.6309 + 1/log2(5)) / 2 = 0.530803
+    assert s["session_ndcg@4"] == pytest.approx(0.530803, abs=1e-6)
+    assert s["ndcg@5"] == pytest.approx(0.530803, abs=1e-6) and s["recall_all@5"] == 1.0
+    assert s["session_ndcg@10"] == pytest.approx(0.530803, abs=1e-6)
+
+
+def test_official_session_widening_case_2():
+    # user turns only: labels [sa, sa, answer_y, sb, x-noans, answer_x]
+    ranking = ["sa#0", "sa#2", "answer_y#0", "sb#0", "answer_x#0", "answer_x#2"]
+    s = official_metrics("q", ranking, CORPUS, ks=[2, 4, 5, 50])
+    assert s["recall_any@2"] == 0.0
+    assert s["session_recall_any@2"] == 1.0  # two turns of sa -> widened to 3 turns
+    assert s["session_ndcg@2"] == pytest.approx(0.315465, abs=1e-6)
+    # the relabelled non-evidence turn counts as a distinct session: k=4 stops before answer_x#2
+    assert s["session_recall_all@4"] == 0.0
+    assert s["session_recall_all@5"] == 1.0
+    # rel [0, 0, 1, 0, 0, 1] -> (1/log2(3) + 1/log2(6)) / 2 = 0.508891
+    assert s["session_ndcg@5"] == pytest.approx(0.508891, abs=1e-6)
+    assert s["ndcg@50"] == pytest.approx(0.508891, abs=1e-6)
+    assert s["session_ndcg@50"] == pytest.approx(0.508891, abs=1e-6)
+
+
+def test_widened_k():
+    assert widened_k(["A", "A", "B", "C"], 2) == 3
+    assert widened_k(["A", "B"], 2) == 2
+    assert widened_k(["A", "A"], 2) == 3  # never reached: one past the end, as the official loop ends
+    assert widened_k([], 5) == 5
+
+
+def test_official_keys():
+    keys = list(official_metrics("q", [], CORPUS))
+    assert OFFICIAL_KS == (1, 3, 5, 10, 30, 50)
+    assert keys[:3] == ["recall_any@1", "recall_all@1", "ndcg@1"]
+    assert keys[18:21] == ["session_recall_any@1", "session_recall_all@1", "session_ndcg@1"]
+    assert len(keys) == 36
+    assert official_metrics("q", [], CORPUS, ks=[5])["recall_any@5"] == 0.0
 
 
 # ------------------------------------------------------------------ in-budget recall
@@ -209,40 +244,19 @@ def test_in_budget_recall_with_offsets():
         in_budget_recall({"b"}, starts, -1)
 
 
-# ------------------------------------------------------------------ score_question
+# ------------------------------------------------------------------ one question
 
 
-def test_flat_metric_keys_and_values():
-    scores = flat_metrics(
-        RANKED, GOLD, ks=[2, 4], block_starts={"a": 0, "b": 50, "c": 90, "d": 130}, budget=100
-    )
+def test_compute_question_metrics_keys_and_values():
+    scores = compute_question_metrics(RANKED, GOLD, ks=[2, 4])
     assert list(scores) == [
         "recall_any@2", "recall_all@2", "recall@2", "ndcg@2",
         "recall_any@4", "recall_all@4", "recall@4", "ndcg@4",
-        "in_budget_recall",
     ]
-    assert scores["recall_any@2"] == 1.0
-    assert scores["recall_all@2"] == 0.0
-    assert scores["recall@2"] == 0.5
+    assert (scores["recall_any@2"], scores["recall_all@2"], scores["recall@2"]) == (1.0, 0.0, 0.5)
     assert scores["ndcg@2"] == pytest.approx(0.5)
     assert scores["recall_all@4"] == 1.0
     assert scores["ndcg@4"] == pytest.approx(0.75)
-    assert scores["in_budget_recall"] == 0.5  # b at 50 < 100, d at 130 >= 100
-    assert not any(key.startswith("session_") for key in scores)
-
-
-def test_compute_question_metrics_dataclass():
-    metrics = compute_question_metrics(["a1", "b1"], {"a1"}, ks=[1], session_of=SESSION_OF)
-    assert isinstance(metrics, QuestionMetrics)
-    assert metrics.n_gold == 1
-    assert metrics.n_gold_sessions == 1
-    assert metrics.documents[0].k == 1
-    assert metrics.documents[0].recall_any == 1.0
-    assert metrics.sessions[0].ndcg == pytest.approx(1 / 1)  # a1 first; IDCG over min(1, R=3) = 1
-    assert metrics.in_budget_recall is None
-    assert "in_budget_recall" not in metrics.as_dict()
-    with pytest.raises(ValueError):
-        compute_question_metrics(["a"], {"a"}, ks=[1], budget=10)
 
 
 # ------------------------------------------------------------------ aggregation

@@ -20,7 +20,7 @@ from harness.config import ModelSpec, RunConfig
 from harness.models.cost import CostEstimate, actual_spend, estimate
 from harness.kvstore import KVStore
 from harness.models.llm_client import ChatRequest
-from judges.metrics.lexical import bleu1, f1_score
+from judges.metrics.lexical import bleu1, f1_multiset, f1_set
 from judges.llm_judges import make_judge
 from loaders.schema import Question
 
@@ -139,7 +139,8 @@ def _score_record(item: QAItem, grades: list[dict[str, Any]], metric: str, runs:
     if dataset == "locomo":
         answer = record.get("answer")
         graded = item.question.category != "adversarial" and answer is not None
-        metrics["f1"] = 100.0 * f1_score(answer, item.question.answer) if graded else None
+        metrics["f1"] = 100.0 * f1_multiset(answer, item.question.answer) if graded else None
+        metrics["f1_set"] = 100.0 * f1_set(answer, item.question.answer) if graded else None
         metrics["bleu1"] = 100.0 * bleu1(answer, item.question.answer) if graded else None
 
 

@@ -163,12 +163,17 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
     return outcome
 
 
+def _role(role: str, client) -> str:
+    return f"{role} ({client.config.model} at {client.config.resolved_base_url})"
+
+
 def _stats(answers, grades, unparsed, answer_client, judge_client, runs: int, plumbing: bool) -> dict[str, Any]:
     answer_errors = [r.error for r in answers]
     judge_errors = [r.error for r in grades]
     answer_failures = sum(1 for e in answer_errors if e)
     judge_failures = sum(1 for e in judge_errors if e)
-    lines = failure_report("answers", answer_errors, len(answers)) + failure_report("judge", judge_errors, len(grades))
+    lines = (failure_report(_role("answers", answer_client), answer_errors, len(answers))
+             + failure_report(_role("judge", judge_client), judge_errors, len(grades)))
     failed_all = all_failed(len(answers), answer_failures, len(grades), judge_failures)
     if failed_all:
         lines.append("every answer or every judge call failed: no score was computed")

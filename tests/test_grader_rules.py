@@ -114,3 +114,12 @@ def test_smollm2_style_echo_of_the_locomo_examples_is_not_correct():
 def test_a_real_grade_is_not_an_echo(raw):
     assert detect_echo(raw, load_template("locomo_judge")) is None
     assert LoCoMoJudge().parse(raw, Question(qid="c:3", text="?", category="single-hop", answer="x")).parsed
+
+
+def test_default_judge_is_gpt_4o_mini_three_runs_at_temperature_zero():
+    # the paper: every answer judged by gpt-4o-mini, three runs, temperature 0
+    from harness.compose import compose_config
+    from harness.config import RunConfig
+
+    judge = RunConfig.from_dict(compose_config(["answerer=gpt-4.1-mini"])).judge
+    assert (judge.model, judge.runs, judge.temperature) == ("gpt-4o-mini", 3, 0.0)

@@ -201,6 +201,7 @@ def test_every_answer_failing_is_told_and_flagged(cache_dir, tmp_path, monkeypat
     monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
     too_long = "This model's maximum context length is 8192 tokens. However, you requested 12000 tokens."
     fake = FakeOpenAIServer(answer_fn=fixture_reply, rule=lambda body: Fail(400, message=too_long)).start()
+    endpoint = fake.base_url
     try:
         result = run(qa_config(fake, cache_dir, tmp_path / "runs", "judge.runs=1"))
     finally:
@@ -208,6 +209,7 @@ def test_every_answer_failing_is_told_and_flagged(cache_dir, tmp_path, monkeypat
     assert result.stats["answer_failures"] == QUESTIONS and result.stats["qa_all_failed"] is True
     err = capsys.readouterr().err
     assert "maximum context length is 8192 tokens" in err and "dataset.context_budget" in err
+    assert f"answers (fake-answerer at {endpoint})" in err
     assert err.count("maximum context length") == 1  # one distinct message, with its count
     assert f"[{QUESTIONS}x]" in err
     assert result.summary.loc["overall", "score_paper"] == 0.0

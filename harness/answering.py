@@ -1,4 +1,12 @@
-"""The answer stage: one chat request per question, built from the evidence the answerer reads."""
+"""The answer stage: one chat request per question, built from the evidence the answerer reads.
+
+Each benchmark answers by its own rule. OrgMemBench follows its neutral answerer
+(``PandelisZ/OrgMemBench`` ``orgmembench/answerer.py``): the prompt ``orgmem_answer`` (our wording
+of its rules), no question date, the retrieved context stripped, shown as ``(no records
+retrieved)`` when empty and cut to its first 40,000 characters. The other benchmarks use
+``answer`` with the question's date. ``answerer.prompt_file`` replaces the wording (e.g. the
+official prompt verbatim, with ``{context}`` and ``{question}``).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +16,12 @@ from datetime import date, datetime
 from harness.config import ModelSpec
 from harness.kvstore import KVStore
 from harness.models.llm_client import ChatRequest, LLMClient, LLMConfig
-from judges.llm_judges import PromptTemplate, load_template
+from judges.graders.templates import PromptTemplate, load_template
 from loaders.schema import Question
+
+ORGMEM_CONTEXT_CHARS = 40_000  # the benchmark's answerer reads retrieved_context[:40000]
+ORGMEM_EMPTY_CONTEXT = "(no records retrieved)"
+ANSWER_TEMPLATE = {"orgmem": "orgmem_answer"}  # other datasets: "answer"
 
 
 def llm_config(spec: ModelSpec, max_tokens: int | None, cache_only: bool, base_url: str | None = None) -> LLMConfig:
@@ -32,6 +44,14 @@ def make_client(spec: ModelSpec, max_tokens: int | None, cache_only: bool, cache
     return LLMClient(llm_config(spec, max_tokens, cache_only, base_url), cache)
 
 
+def display_name(spec: ModelSpec | None) -> str:
+    """The name to show in titles and tables: the model itself for a generic endpoint config
+    (``openai_compatible``), else the config's name; ``none`` without a model."""
+    if spec is None:
+        return "none"
+    return spec.model if spec.name == "openai_compatible" else spec.name
+
+
 def question_date(question: Question) -> date | datetime | None:
     """The moment the question is asked, when the dataset gives one (LongMemEval) or its as-of date."""
     return question.meta.get("question_date") or question.as_of
@@ -47,14 +67,19 @@ def date_line(question: Question) -> str:
 
 @dataclass(frozen=True)
 class Answerer:
-    """The answer prompt (``judges/prompts/answer.txt``, or the user's ``prompt_file``)."""
+    """The answer prompt of a dataset (built in, or the user's ``prompt_file``) and its context rule."""
 
     template: PromptTemplate
+    dataset: str = ""
 
     @classmethod
-    def load(cls, prompt_file: str | None = None) -> "Answerer":
-        return cls(load_template("answer", prompt_file))
+    def load(cls, prompt_file: str | None = None, dataset: str = "") -> "Answerer":
+        return cls(load_template(ANSWER_TEMPLATE.get(dataset, "answer"), prompt_file), dataset)
 
     def request(self, question: Question, context: str) -> ChatRequest:
-        messages = self.template.messages(context=context, question=question.text, date_line=date_line(question))
+        if self.dataset == "orgmem":
+            shown = context.strip() or ORGMEM_EMPTY_CONTEXT
+            messages = self.template.messages(context=shown[:ORGMEM_CONTEXT_CHARS], question=question.text, date_line="")
+        else:
+            messages = self.template.messages(context=context, question=question.text, date_line=date_line(question))
         return ChatRequest(messages=messages, template_hash=self.template.sha256)

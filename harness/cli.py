@@ -52,4 +52,6 @@ def execute(raw_config: dict[str, Any]) -> int:
             f"{stats.get('judge_failures', 0)}, failed answers {stats.get('answer_failures', 0)} (left unscored)"
         )
     print(f"results: {result.paths.root}")
+    if stats.get("qa_all_failed"):  # every answer or every judge call failed (errors printed above)
+        return 1
     return 0

@@ -3,12 +3,22 @@
 Answers are keyed by the answer request (model, prompt template hash, evidence, question), so a
 change of judge re-uses every answer; judge calls add the run index (and a per-run seed) to the
 key, so ``judge.runs`` independent grades are cached apart. A failed call is recorded on its
-question and the run goes on; an unparsable grade is counted and left unscored, never zero.
+question and the run goes on.
+
+Two numbers per benchmark (``<metric>`` is ``score``, ``llm_judge`` or ``accuracy``):
+``<metric>`` averages the parsed grades only (an unparsable grade or failed call is left out and
+counted in the stats); ``<metric>_paper`` is the paper-comparable number, 100/N x the grades over
+all N questions of a row, an unparsable grade, a failed judge call or a failed answer counting 0.
+LongMemEval_S rows follow the paper: abstention questions get their own row (``abstention``) and
+``overall`` covers the non-abstention ones (469 of our 499; 470 in the full set); ``overall
+(all)`` covers every question. LoCoMo adds ``f1`` (the paper's eq. 8, multisets), ``f1_set``
+(mem0's, sets) and ``bleu1`` (mem0's), with adversarial questions not scored.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,16 +27,22 @@ import pandas as pd
 
 from harness.answering import Answerer, make_client
 from harness.config import ModelSpec, RunConfig
-from harness.models.cost import CostEstimate, actual_spend, estimate
 from harness.kvstore import KVStore
+from harness.models.cost import CostEstimate, actual_spend, estimate
 from harness.models.llm_client import ChatRequest
-from judges.metrics.lexical import bleu1, f1_score
-from judges.llm_judges import make_judge
+from harness.qa_checks import ALL_FAILED_KEY, all_failed, check_qa_ready, failure_report
+from judges.graders import Judge, make_judge
+from judges.graders.orgmem import ORGMEM_NO_ANSWER
+from judges.metrics.lexical import bleu1, f1_multiset, f1_set
 from loaders.schema import Question
+
+__all__ = ["MAIN_METRIC", "QAItem", "QAOutcome", "check_qa_ready", "local_servers", "qa_summary", "run_qa"]
 
 # The headline metric of each benchmark (0-100), as the paper's tables report it.
 MAIN_METRIC = {"orgmem": "score", "locomo": "llm_judge", "longmemeval_s": "accuracy"}
 LOCAL_BACKENDS = ("smollm2",)
+ABSTENTION_ROW = "abstention"
+TASK_AVERAGED_ROW = "task_averaged"
 
 
 @dataclass
@@ -38,10 +54,28 @@ class QAItem:
 
 @dataclass
 class QAOutcome:
+    """What the QA stage adds to a run. ``stats[ALL_FAILED_KEY]`` (``qa_all_failed``) is True
+    when every answer or every judge call failed: the CLI should exit non-zero."""
+
     metric: str
     runs: int
+    dataset: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
     estimates: list[CostEstimate] = field(default_factory=list)
+
+    @property
+    def all_failed(self) -> bool:
+        return bool(self.stats.get(ALL_FAILED_KEY))
+
+    @property
+    def metric_keys(self) -> list[str]:
+        """Summary columns, the main metric first (``n_scored`` counts its parsed grades)."""
+        keys = [self.metric, f"{self.metric}_paper"] + [f"{self.metric}_run{run}" for run in range(self.runs)]
+        return keys + (["f1", "f1_set", "bleu1"] if self.dataset == "locomo" else [])
+
+    @property
+    def exclude_from_overall(self) -> list[str]:
+        return [ABSTENTION_ROW] if self.dataset == "longmemeval_s" else []
 
 
 @contextlib.contextmanager
@@ -68,16 +102,29 @@ def _judge_seed(spec: ModelSpec, run: int) -> int | None:
     return None if spec.seed is None else spec.seed + run
 
 
+def _judge_requests(judge: Judge, spec: ModelSpec, question: Question, answer: str) -> list[ChatRequest]:
+    messages = judge.request(question, answer)
+    template_hash = judge.template_for(question).sha256
+    return [ChatRequest(messages, template_hash, run, seed=_judge_seed(spec, run), max_tokens=judge.max_tokens)
+            for run in range(spec.runs)]
+
+
+def _graded_text(dataset: str, answer: str) -> str:
+    """The answer the judge sees: OrgMemBench's runner grades an empty answer as a fixed line."""
+    return (answer.strip() or ORGMEM_NO_ANSWER) if dataset == "orgmem" else answer
+
+
 def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
     """Answer every question, judge each answer ``judge.runs`` times, write results into records."""
     assert config.answerer is not None and config.judge is not None
     dataset = config.dataset.name
     if dataset not in MAIN_METRIC:
         raise ValueError(f"no judge for dataset {dataset!r}")
+    check_qa_ready(config)
     metric = MAIN_METRIC[dataset]
     answerer, judge_spec = config.answerer, config.judge
-    outcome = QAOutcome(metric=metric, runs=judge_spec.runs)
-    prompt = Answerer.load(answerer.prompt_file)
+    outcome = QAOutcome(metric=metric, runs=judge_spec.runs, dataset=dataset)
+    prompt = Answerer.load(answerer.prompt_file, dataset)
     judge = make_judge(dataset, judge_spec.prompt_file)
     with local_servers(answerer, judge_spec) as urls:
         answer_tokens = answerer.max_tokens or config.dataset.answer_max_tokens
@@ -85,7 +132,7 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
         judge_client = make_client(judge_spec, judge_spec.max_tokens, config.cache_only, cache, urls.get(judge_spec.local or ""))
         answer_requests = [prompt.request(item.question, item.context) for item in items]
         if config.estimate:
-            outcome.estimates = _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec)
+            outcome.estimates = _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec, dataset)
             return outcome
         answers = answer_client.complete_many(answer_requests, desc="answers", progress=config.progress)
         graded: list[tuple[int, int]] = []
@@ -95,55 +142,82 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
             item.record["answer_error"] = result.error
             if not result.ok or not judge.is_graded(item.question):
                 continue
-            messages = judge.request(item.question, result.text)
-            template_hash = judge.template_for(item.question).sha256
-            for run in range(judge_spec.runs):
-                judge_requests.append(ChatRequest(messages, template_hash, run, seed=_judge_seed(judge_spec, run)))
-                graded.append((index, run))
+            requests = _judge_requests(judge, judge_spec, item.question, _graded_text(dataset, result.text))
+            judge_requests += requests
+            graded += [(index, request.run_index) for request in requests]
         grades = judge_client.complete_many(judge_requests, desc="judge", progress=config.progress)
         verdicts: dict[int, list[dict[str, Any]]] = {}
-        unparsed = failed = 0
+        unparsed = 0
         for (index, run), result in zip(graded, grades):
-            item = items[index]
             if not result.ok:
-                failed += 1
                 verdicts.setdefault(index, []).append({"run": run, "score": None, "error": result.error})
                 continue
-            verdict = judge.parse(result.text, item.question)
+            verdict = judge.parse(result.text, items[index].question)
             unparsed += not verdict.parsed
-            verdicts.setdefault(index, []).append(
-                {"run": run, "score": verdict.score, "label": verdict.label, "parsed": verdict.parsed, "raw": result.text}
-            )
+            verdicts.setdefault(index, []).append({"run": run, "score": verdict.score, "label": verdict.label,
+                                                   "parsed": verdict.parsed, "raw": result.text, "detail": verdict.detail})
         for index, item in enumerate(items):
-            _score_record(item, verdicts.get(index, []), metric, judge_spec.runs, dataset)
-        outcome.stats = {
-            "answer_spend": actual_spend(answer_client).format(),
-            "judge_spend": actual_spend(judge_client).format(),
-            "answer_failures": sum(1 for r in answers if not r.ok),
-            "judge_failures": failed,
-            "judge_unparsed": unparsed,
-            "judge_runs": judge_spec.runs,
-            "plumbing": bool(answerer.local or judge_spec.local),
-        }
+            _score_record(item, judge, verdicts.get(index, []), metric, judge_spec.runs, dataset)
+        outcome.stats = _stats(answers, grades, unparsed, answer_client, judge_client, judge_spec.runs,
+                               bool(answerer.local or judge_spec.local))
     return outcome
 
 
-def _score_record(item: QAItem, grades: list[dict[str, Any]], metric: str, runs: int, dataset: str) -> None:
-    record, metrics = item.record, item.record["metrics"]
+def _role(role: str, client) -> str:
+    return f"{role} ({client.config.model} at {client.config.resolved_base_url})"
+
+
+def _stats(answers, grades, unparsed, answer_client, judge_client, runs: int, plumbing: bool) -> dict[str, Any]:
+    answer_errors = [r.error for r in answers]
+    judge_errors = [r.error for r in grades]
+    answer_failures = sum(1 for e in answer_errors if e)
+    judge_failures = sum(1 for e in judge_errors if e)
+    lines = (failure_report(_role("answers", answer_client), answer_errors, len(answers))
+             + failure_report(_role("judge", judge_client), judge_errors, len(grades)))
+    failed_all = all_failed(len(answers), answer_failures, len(grades), judge_failures)
+    if failed_all:
+        lines.append("every answer or every judge call failed: no score was computed")
+    for line in lines:
+        print(line, file=sys.stderr)
+    return {
+        "answer_spend": actual_spend(answer_client).format(),
+        "judge_spend": actual_spend(judge_client).format(),
+        "answer_failures": answer_failures,
+        "judge_failures": judge_failures,
+        "judge_unparsed": unparsed,
+        "judge_runs": runs,
+        "plumbing": plumbing,
+        "qa_errors": lines,
+        ALL_FAILED_KEY: failed_all,
+    }
+
+
+def _score_record(item: QAItem, judge: Judge, grades: list[dict[str, Any]], metric: str, runs: int, dataset: str) -> None:
+    record, metrics, question = item.record, item.record["metrics"], item.question
     record["judge"] = grades
-    by_run = {g["run"]: g["score"] for g in grades if g.get("score") is not None}
-    for run in range(runs):
-        value = by_run.get(run)
-        metrics[f"{metric}_run{run}"] = None if value is None else 100.0 * value
-    metrics[metric] = 100.0 * sum(by_run.values()) / len(by_run) if by_run else None
+    if dataset == "longmemeval_s" and question.meta.get("abstention"):
+        record["question_type"] = record["category"]
+        record["category"] = ABSTENTION_ROW
+    if not judge.is_graded(question):
+        for key in (metric, f"{metric}_paper", *(f"{metric}_run{run}" for run in range(runs))):
+            metrics[key] = None
+    else:
+        by_run = {g["run"]: g["score"] for g in grades if g.get("score") is not None}
+        for run in range(runs):
+            value = by_run.get(run)
+            metrics[f"{metric}_run{run}"] = None if value is None else 100.0 * value
+        metrics[metric] = 100.0 * sum(by_run.values()) / len(by_run) if by_run else None
+        metrics[f"{metric}_paper"] = 100.0 * sum(by_run.values()) / runs
     if dataset == "locomo":
         answer = record.get("answer")
-        graded = item.question.category != "adversarial" and answer is not None
-        metrics["f1"] = 100.0 * f1_score(answer, item.question.answer) if graded else None
-        metrics["bleu1"] = 100.0 * bleu1(answer, item.question.answer) if graded else None
+        scored = judge.is_graded(question) and answer is not None
+        gold = question.answer
+        metrics["f1"] = 100.0 * f1_multiset(answer, gold) if scored else None
+        metrics["f1_set"] = 100.0 * f1_set(answer, gold) if scored else None
+        metrics["bleu1"] = 100.0 * bleu1(answer, gold) if scored else None
 
 
-def _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec) -> list[CostEstimate]:
+def _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec, dataset) -> list[CostEstimate]:
     """Exact answer calls; judge calls for cached answers exactly, for the rest with the gold
     answer standing in for the answer text (so the count is exact and the tokens close)."""
     plan = answer_client.plan(answer_requests)
@@ -153,11 +227,8 @@ def _estimate(items, answer_requests, answer_client, judge_client, judge, judge_
             continue
         cached = plan.hits.get(key)
         text = cached.get("text") if cached else None
-        messages = judge.request(item.question, text if text is not None else str(item.question.answer))
-        for run in range(judge_spec.runs):
-            judge_requests.append(
-                ChatRequest(messages, judge.template_for(item.question).sha256, run, seed=_judge_seed(judge_spec, run))
-            )
+        answer = text if text is not None else str(item.question.answer)
+        judge_requests += _judge_requests(judge, judge_spec, item.question, _graded_text(dataset, answer))
     return [
         estimate(answer_requests, answer_client, expected_completion_tokens=None),
         estimate(judge_requests, judge_client, expected_completion_tokens=None),
@@ -174,3 +245,20 @@ def add_judge_columns(summary: pd.DataFrame, metric: str, runs: int) -> pd.DataF
     with_std.insert(with_std.columns.get_loc(metric) + 1, f"{metric}_std", summary[columns].std(axis=1, ddof=0))
     return with_std
 
+
+def with_task_average(summary: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+    """LongMemEval's task-averaged row: the unweighted mean over the question-type rows (the
+    abstention row and the overall rows are not question types)."""
+    types = [name for name in summary.index if not str(name).startswith("overall") and name != ABSTENTION_ROW]
+    row = {column: float("nan") for column in summary.columns}
+    row["n"] = int(summary.loc[types, "n"].sum())
+    row.update({metric: float(summary.loc[types, metric].mean()) for metric in metrics if metric in summary.columns})
+    return pd.concat([summary, pd.DataFrame([row], index=[TASK_AVERAGED_ROW])])
+
+
+def qa_summary(summary: pd.DataFrame, outcome: QAOutcome) -> pd.DataFrame:
+    """The per-category summary with the judge's std column (and LongMemEval's task average)."""
+    summary = add_judge_columns(summary, outcome.metric, outcome.runs)
+    if outcome.dataset == "longmemeval_s":
+        summary = with_task_average(summary, [outcome.metric, f"{outcome.metric}_paper"])
+    return summary

@@ -20,7 +20,8 @@ from harness.config import RunConfig
 from harness.models.cost import CostEstimate
 from harness.encoders import build_encoder
 from memplusplus.encoder import CachedEncoder
-from harness.qa import QAItem, add_judge_columns, run_qa
+from harness.answering import display_name
+from harness.qa import QAItem, check_qa_ready, qa_summary, run_qa
 from harness.kvstore import KVStore, stable_hash
 from harness.records import build_record, episode_metrics, official_corpus_of, ranked_ids
 from harness.results import RunPaths, run_folder, write_run
@@ -60,6 +61,7 @@ def system_identity(config: RunConfig) -> dict[str, Any]:
 def run(config: RunConfig) -> RunResult:
     started = time.perf_counter()
     dataset = config.dataset
+    check_qa_ready(config)  # keys, prompt files: fail before retrieval, not after it
     ks = sorted(set(dataset.ks))
     episodes = load_dataset(
         dataset.name, data_dir=dataset.data_dir, limit=dataset.limit, categories=dataset.categories, **dataset.options
@@ -85,18 +87,16 @@ def run(config: RunConfig) -> RunResult:
         if config.estimate:
             return RunResult(None, None, "", records, stats, qa.estimates)
         stats.update(qa.stats)
-        qa_keys = [qa.metric] + [f"{qa.metric}_run{run}" for run in range(qa.runs)]
-        metric_keys = qa_keys + (["f1", "bleu1"] if dataset.name == "locomo" else []) + metric_keys
+        metric_keys = qa.metric_keys + metric_keys
     finished = time.perf_counter()
 
     rows = [{"category": r["category"], **r["metrics"]} for r in records]
-    summary = summarize(rows, metric_keys, exclude_from_overall=dataset.exclude_from_overall)
+    excluded = [*dataset.exclude_from_overall, *(qa.exclude_from_overall if qa else [])]
+    summary = summarize(rows, metric_keys, exclude_from_overall=excluded)
     if qa is not None:
-        summary = add_judge_columns(summary, qa.metric, qa.runs)
-        if dataset.name == "longmemeval_s":
-            summary = _with_task_average(summary, qa.metric)
+        summary = qa_summary(summary, qa)
     label = config.run_name or config.system.name + (f"__{config.answerer_name}" if config.answerer else "")
-    stage = f"answers by {config.answerer_name}, judged {qa.runs}x by {config.judge.name}" if qa else "retrieval"
+    stage = f"answers by {display_name(config.answerer)}, judged {qa.runs}x by {display_name(config.judge)}" if qa else "retrieval"
     plumbing = " [PLUMBING CHECK: local SmolLM2, not a model score]" if stats.get("plumbing") else ""
     title = f"{label} on {dataset.name}: {stage} (k={config.system.k}, budget={dataset.context_budget}){plumbing}"
     table = f"{title}\n\n{format_table(summary)}"
@@ -114,14 +114,6 @@ def run(config: RunConfig) -> RunResult:
     paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash({k: v for k, v in resolved.items() if k not in ("store", "progress", "estimate", "cache_only")}))
     write_run(paths, resolved, records, summary, table, {"stats": stats})
     return RunResult(paths, summary, table, records, stats)
-
-
-def _with_task_average(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """LongMemEval's task-averaged accuracy: the unweighted mean over question types."""
-    types = [name for name in summary.index if not str(name).startswith("overall")]
-    row = {column: float("nan") for column in summary.columns}
-    row.update({"n": int(summary.loc[types, "n"].sum()), metric: float(summary.loc[types, metric].mean())})
-    return pd.concat([summary, pd.DataFrame([row], index=["task_averaged"])])
 
 
 def _run_episode(

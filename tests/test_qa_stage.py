@@ -13,8 +13,9 @@ import pytest
 
 from harness.compose import compose_config
 from harness.config import RunConfig
+from harness.errors import ConfigError
 from harness.runner import run
-from tests.fake_openai_server import FakeOpenAIServer, last_user_content
+from tests.fake_openai_server import Fail, FakeOpenAIServer, last_user_content
 
 KEY = "sk-test-DO-NOT-LEAK-4242"
 QUESTIONS = 4
@@ -23,7 +24,7 @@ RUNS = 3
 
 def fixture_reply(body: dict) -> str:
     content = last_user_content(body)
-    if "Memory excerpts:" in content:
+    if "Retrieved records:" in content:
         return "Fixture answer: the memory says the change happened on 2023-09-15."
     facets = re.findall(r"^- id: (\S+)$", content, flags=re.MULTILINE)
     if facets:
@@ -90,8 +91,8 @@ def test_orgmem_answers_and_three_judge_runs_then_a_rerun_sends_nothing(server, 
     overall = first.summary.loc["overall"]
     assert overall["score"] == 100.0 and overall["score_std"] == 0.0 and overall["n"] == QUESTIONS
     # The answerer read the budgeted evidence: rows in rank order under their date header.
-    answer_request = next(r for r in server.requests if "Memory excerpts:" in r.last_user_content)
-    assert re.search(r"^\[2023-\d\d-\d\d\]", answer_request.last_user_content.split("Memory excerpts:\n\n", 1)[1])
+    answer_request = next(r for r in server.requests if "Retrieved records:" in r.last_user_content)
+    assert re.search(r"^\[2023-\d\d-\d\d\]", answer_request.last_user_content.split("Retrieved records:\n", 1)[1])
     seeds = sorted({r.body.get("seed") for r in server.requests if r.body["model"] == "fake-judge"})
     assert seeds == [0, 1, 2]  # each judge run has its own seed and cache entry
 
@@ -119,7 +120,7 @@ def test_unparsable_judge_output_is_counted_and_left_unscored(cache_dir, tmp_pat
     monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
 
     def reply(body):
-        return "Answer." if "Memory excerpts:" in last_user_content(body) else "Looks mostly right to me."
+        return "Answer." if "Retrieved records:" in last_user_content(body) else "Looks mostly right to me."
 
     fake = FakeOpenAIServer(answer_fn=reply).start()
     try:
@@ -130,6 +131,9 @@ def test_unparsable_judge_output_is_counted_and_left_unscored(cache_dir, tmp_pat
     assert all(r["metrics"]["score"] is None for r in result.records)
     assert result.summary.loc["overall", "n"] == QUESTIONS
     assert result.summary["score"].isna().all()
+    # the paper-comparable number counts an unparsable grade as 0 over all N questions
+    assert result.summary.loc["overall", "score_paper"] == 0.0
+    assert result.stats["qa_all_failed"] is False
 
 
 def test_a_run_killed_mid_answers_resumes_without_repeating_and_ends_identical(server, cache_dir, tmp_path, monkeypatch):
@@ -191,3 +195,54 @@ def test_table1_regenerates_from_judged_runs_with_the_paper_beside(server, cache
     text = table1(scan_runs(runs), load_paper()).markdown()
     assert "100.0 ± 0.0 / 57.6" in text  # our fixture score / the paper's Mem++ overall (gpt-4.1-mini)
     assert "bm25" in text
+
+
+def test_every_answer_failing_is_told_and_flagged(cache_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
+    too_long = "This model's maximum context length is 8192 tokens. However, you requested 12000 tokens."
+    fake = FakeOpenAIServer(answer_fn=fixture_reply, rule=lambda body: Fail(400, message=too_long)).start()
+    endpoint = fake.base_url
+    try:
+        result = run(qa_config(fake, cache_dir, tmp_path / "runs", "judge.runs=1"))
+    finally:
+        fake.stop()
+    assert result.stats["answer_failures"] == QUESTIONS and result.stats["qa_all_failed"] is True
+    err = capsys.readouterr().err
+    assert "maximum context length is 8192 tokens" in err and "dataset.context_budget" in err
+    assert f"answers (fake-answerer at {endpoint})" in err
+    assert err.count("maximum context length") == 1  # one distinct message, with its count
+    assert f"[{QUESTIONS}x]" in err
+    assert result.summary.loc["overall", "score_paper"] == 0.0
+
+
+def test_missing_key_stops_the_run_before_retrieval(tmp_path, monkeypatch):
+    monkeypatch.delenv("MEMPP_TEST_KEY", raising=False)
+    config = RunConfig.from_dict(compose_config([
+        "progress=false", "dataset.limit=1", f"store.cache_dir={tmp_path}/cache", f"store.results_dir={tmp_path}/runs",
+        "answerer=gpt-4o-mini", "answerer.api_key_env=MEMPP_TEST_KEY", "judge.api_key_env=MEMPP_TEST_KEY"]))
+    with pytest.raises(ConfigError, match=r"MEMPP_TEST_KEY"):
+        run(config)
+    assert not (tmp_path / "cache" / "retrieval.sqlite").exists()  # nothing was retrieved
+    # a dry run or a replay needs no key
+    from harness.qa import check_qa_ready
+    check_qa_ready(RunConfig.from_dict(compose_config(["answerer=gpt-4o-mini", "answerer.api_key_env=MEMPP_TEST_KEY",
+                                                       "judge.api_key_env=MEMPP_TEST_KEY", "estimate=true"])))
+
+
+def test_a_prompt_file_without_its_placeholders_stops_the_run_before_retrieval(tmp_path):
+    bad = tmp_path / "answer.txt"
+    bad.write_text("Answer: {question}\n", encoding="utf-8")
+    from harness.qa import check_qa_ready
+    config = RunConfig.from_dict(compose_config(["answerer=gpt-4o-mini", f"answerer.prompt_file={bad}", "cache_only=true"]))
+    with pytest.raises(ConfigError, match=r"answerer.prompt_file.*\{context\}"):
+        check_qa_ready(config)
+
+
+def test_judge_openai_compatible_config_composes_with_one_request_at_a_time():
+    config = RunConfig.from_dict(compose_config([
+        "answerer=openai_compatible", "answerer.model=qwen2.5-7b", "answerer.base_url=http://127.0.0.1:9/v1",
+        "judge=openai_compatible", "judge.model=llama-3-8b", "judge.base_url=http://127.0.0.1:9/v1"]))
+    assert config.judge.name == "openai_compatible" and config.judge.concurrency == 1 and config.judge.api_key_env is None
+    assert config.answerer.concurrency == 1
+    from harness.answering import display_name
+    assert (display_name(config.answerer), display_name(config.judge)) == ("qwen2.5-7b", "llama-3-8b")

@@ -1,0 +1,101 @@
+"""Before and after the QA stage: settings checked before retrieval, failures told in the console.
+
+:func:`check_qa_ready` runs before any retrieval, so a missing key or a broken prompt file stops
+the run in one line instead of after an hour of embedding. :func:`failure_report` turns the failed
+calls of a run into a few console lines (the first distinct errors, with a hint) and
+:func:`all_failed` says when every answer or every judge call failed (the CLI then exits non-zero).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from urllib.parse import urlparse
+
+from harness.answering import Answerer, display_name
+from harness.config import ModelSpec, RunConfig
+from harness.errors import ConfigError
+from judges.graders import make_judge
+
+__all__ = ["check_qa_ready", "first_errors", "failure_report", "all_failed", "ALL_FAILED_KEY"]
+
+ALL_FAILED_KEY = "qa_all_failed"  # stats key: True when every answer or every judge call failed
+SHOWN_ERRORS = 3
+_CONTEXT_WORDS = ("context length", "context_length", "maximum context", "too long", "too many tokens", "max_tokens")
+
+
+def _is_local(url: str | None) -> bool:
+    host = (urlparse(url).hostname or "") if url else ""
+    return host == "localhost" or host.startswith("127.") or host in ("::1", "0.0.0.0")
+
+
+def _check_key(role: str, spec: ModelSpec, config: RunConfig) -> None:
+    if not spec.api_key_env or spec.local or config.cache_only or config.estimate or _is_local(spec.base_url):
+        return
+    if not os.environ.get(spec.api_key_env):
+        raise ConfigError(
+            f"{role} {display_name(spec)} needs an API key in ${spec.api_key_env}, which is not set; "
+            f"export it, or use estimate=true (dry run) or cache_only=true (replay), or "
+            f"{role}.api_key_env=null for a server that needs no key"
+        )
+
+
+def check_qa_ready(config: RunConfig) -> None:
+    """Raise :class:`ConfigError` (one line) when the QA stage of ``config`` cannot run:
+    an API key missing from the environment (unless the endpoint is local, ``cache_only`` or
+    ``estimate``), a prompt file missing or lacking its placeholders, or LoCoMo's BLEU-1 data."""
+    if config.answerer is None:
+        return
+    dataset = config.dataset.name
+    _check_key("answerer", config.answerer, config)
+    if config.judge is not None:
+        _check_key("judge", config.judge, config)
+    try:
+        Answerer.load(config.answerer.prompt_file, dataset)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"answerer.prompt_file: {exc}") from None
+    if config.judge is not None:
+        try:
+            make_judge(dataset, config.judge.prompt_file)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"judge.prompt_file: {exc}") from None
+    if dataset == "locomo":
+        from judges.metrics.punkt_data import PunktDataError, ensure_punkt_data
+
+        try:
+            ensure_punkt_data()
+        except PunktDataError as exc:
+            raise ConfigError(str(exc)) from None
+
+
+def first_errors(errors: Sequence[str | None], limit: int = SHOWN_ERRORS) -> list[tuple[str, int]]:
+    """The first ``limit`` distinct error messages, in order of first appearance, with counts."""
+    counts = Counter(e for e in errors if e)
+    seen: list[str] = []
+    for error in errors:
+        if error and error not in seen:
+            seen.append(error)
+    return [(error, counts[error]) for error in seen[:limit]]
+
+
+def all_failed(n_answers: int, answer_failures: int, n_judge_calls: int, judge_failures: int) -> bool:
+    """True when there were answers to get and none came, or judge calls to make and none came."""
+    return (n_answers > 0 and answer_failures == n_answers) or (n_judge_calls > 0 and judge_failures == n_judge_calls)
+
+
+def failure_report(role: str, errors: Sequence[str | None], total: int) -> list[str]:
+    """Console lines for the failed calls of one role (empty when none failed)."""
+    shown = first_errors(errors)
+    if not shown:
+        return []
+    failed = sum(1 for e in errors if e)
+    lines = [f"{role}: {failed} of {total} calls failed; first distinct errors:"]
+    lines += [f"  [{count}x] {error[:300]}" for error, count in shown]
+    if any(word in error.lower() for error, _ in shown for word in _CONTEXT_WORDS):
+        lines.append("  hint: the prompt does not fit the model's window: lower dataset.context_budget "
+                     "(characters of evidence shown) or answerer.max_tokens / judge.max_tokens")
+    else:
+        lines.append("  hint: check the endpoint, key and model name; dataset.context_budget and "
+                     "answerer.max_tokens set the prompt and reply sizes (full errors in records.jsonl)")
+    return lines

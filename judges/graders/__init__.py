@@ -1,0 +1,57 @@
+"""LLM graders: one module per benchmark's judging rules, plus prompt templates and verdicts.
+
+A grader builds the judge's chat messages for (question, answer) and parses the judge's raw reply;
+it never calls a model (``harness.models.llm_client`` does, keyed on the template's ``sha256``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from judges.graders.locomo import LoCoMoJudge
+from judges.graders.longmemeval import LongMemEvalJudge, load_longmemeval_templates
+from judges.graders.orgmem import OrgMemJudge
+from judges.graders.templates import PromptTemplate, load_template
+from judges.graders.verdict import JudgeVerdict
+from loaders.schema import Question
+
+__all__ = ["Judge", "JudgeVerdict", "LoCoMoJudge", "LongMemEvalJudge", "OrgMemJudge", "make_judge"]
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Builds a judge request for (question, answer) and parses the judge's reply."""
+
+    dataset: str
+    max_tokens: int | None  # the official reply budget, or None for the judge config's
+
+    def is_graded(self, question: Question) -> bool:
+        """False for questions the official evaluation does not judge."""
+
+    def template_for(self, question: Question) -> PromptTemplate:
+        """The template used for ``question`` (its ``sha256`` goes into the cache key)."""
+
+    def request(self, question: Question, answer: str) -> list[dict[str, str]]:
+        """Chat messages for the judge."""
+
+    def parse(self, raw: str, question: Question) -> JudgeVerdict:
+        """The verdict in the judge's raw reply (an echo of the prompt is unparsable)."""
+
+
+def make_judge(dataset: str, prompt_file: str | Path | Mapping[str, str | Path] | None = None) -> Judge:
+    """The judge for a dataset name (``orgmem``, ``locomo``, ``longmemeval_s``/``longmemeval``).
+
+    ``prompt_file`` replaces the built-in prompt: a file for OrgMemBench and LoCoMo; for LongMemEval
+    a directory or mapping as :func:`load_longmemeval_templates` takes.
+    """
+    if dataset in ("orgmem", "locomo"):
+        if isinstance(prompt_file, Mapping):
+            raise ValueError(f"{dataset} takes a single prompt_file")
+        if dataset == "orgmem":
+            return OrgMemJudge(template=load_template("orgmem_rubric", prompt_file))
+        return LoCoMoJudge(template=load_template("locomo_judge", prompt_file))
+    if dataset in ("longmemeval_s", "longmemeval"):
+        return LongMemEvalJudge(templates=load_longmemeval_templates(prompt_file), dataset=dataset)
+    raise ValueError(f"no judge for dataset {dataset!r}; expected orgmem, locomo or longmemeval_s")

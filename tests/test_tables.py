@@ -408,6 +408,11 @@ def test_tables_take_the_preset_run_not_the_newest_variant(tmp_path: Path):
         folders[tuple(extra)] = run(RunConfig.from_dict(raw), extra).paths.root
         os.utime(folders[tuple(extra)], (BASE_TIME + len(folders), BASE_TIME + len(folders)))  # later = newer
     default = f"orgmem/{folders[()].name}"
+    provenance = json.loads((folders[("dataset.limit=3",)] / "metrics.json").read_text())["provenance"]
+    assert provenance["overrides"] == ["dataset.limit=3"] and provenance["packages"]["pandas"] == pd.__version__
+    assert "git" in provenance and provenance["date"][:2] == "20"
+    assert any(name.endswith("benchmark_v0.0.jsonl") for name in provenance["data_files"])
+    assert len(provenance["data_files"]) >= 443  # every artefact the loader read, hashed
     assert folders[("system.conjunctive=false",)].name.startswith("mempp__system.conjunctive=false-")
     jobs = {1: table_jobs(1), 7: table_jobs(7)}
     tables = {t.key: t for t in T.build_tables(runs, PAPER_DIR, (1, 7), jobs=jobs)}

@@ -15,9 +15,12 @@ from omegaconf import DictConfig, OmegaConf
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="config")
 def main(cfg: DictConfig) -> None:
+    from hydra.core.hydra_config import HydraConfig
+
     from harness.cli import execute
 
-    code = execute(OmegaConf.to_container(cfg, resolve=True))
+    overrides = list(HydraConfig.get().overrides.task)
+    code = execute(OmegaConf.to_container(cfg, resolve=True), overrides)
     if code:  # exiting with 0 here would also end a Hydra multirun after its first job
         sys.exit(code)
 

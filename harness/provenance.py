@@ -1,0 +1,135 @@
+"""Where a run's numbers came from: code version, package versions, date, overrides, data files.
+
+The data files are those the loader actually opened under the data directory, seen through
+Python's ``open`` audit event while :func:`recording_reads` is active; each is hashed (sha256) once
+and the digest remembered by (path, size, mtime) in a small JSON file in the cache directory, so
+a warm run does not re-read hundreds of megabytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY_PACKAGES = (
+    "mempp-harness", "torch", "sentence-transformers", "transformers", "onnxruntime", "bm25s", "PyStemmer",
+    "numpy", "pandas", "hydra-core", "openai", "bpe-openai", "nltk",
+)
+
+
+def git_state(root: Path = ROOT) -> dict[str, Any]:
+    """``{"commit": sha or None, "dirty": bool or None}`` of the checkout holding the code."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit.strip() if commit else None, "dirty": None if status is None else bool(status.strip())}
+
+
+def package_versions(names: tuple[str, ...] = KEY_PACKAGES) -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": sys.version.split()[0]}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+class _ReadLog:
+    """Paths opened for reading under ``root`` while active (one audit hook per process)."""
+
+    def __init__(self) -> None:
+        self.root: str | None = None
+        self.paths: set[str] = set()
+        self.installed = False
+
+    def hook(self, event: str, args: tuple[Any, ...]) -> None:
+        if event != "open" or self.root is None or not args:
+            return
+        path, mode = args[0], args[1] if len(args) > 1 else "r"
+        if isinstance(path, (str, os.PathLike)) and (mode is None or "w" not in str(mode)):
+            text = os.path.abspath(os.fspath(path))
+            if text.startswith(self.root):
+                self.paths.add(text)
+
+
+_LOG = _ReadLog()
+
+
+@contextmanager
+def recording_reads(root: str | Path | None) -> Iterator[set[str]]:
+    """Collect the files opened under ``root`` inside the block (an empty set if ``root`` is None)."""
+    if root is None:
+        yield set()
+        return
+    if not _LOG.installed:
+        sys.addaudithook(_LOG.hook)
+        _LOG.installed = True
+    _LOG.root, _LOG.paths = os.path.abspath(str(root)) + os.sep, set()
+    try:
+        yield _LOG.paths
+    finally:
+        _LOG.root = None
+
+
+def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path | None = None) -> dict[str, str]:
+    """``{relative path: sha256}`` of ``paths``; digests reused from ``cache_file`` when unchanged."""
+    known: dict[str, Any] = {}
+    if cache_file is not None and cache_file.is_file():
+        try:
+            known = json.loads(cache_file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            known = {}
+    out: dict[str, str] = {}
+    changed = False
+    for path in sorted(paths):
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+        entry = known.get(path)
+        if not entry or entry.get("stamp") != stamp:
+            digest = hashlib.sha256()
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+            entry = {"stamp": stamp, "sha256": digest.hexdigest()}
+            known[path] = entry
+            changed = True
+        out[os.path.relpath(path, str(root))] = entry["sha256"]
+    if changed and cache_file is not None:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, cache_file)
+    return out
+
+
+def collect(overrides: list[str] | None, data_root: str | Path | None, data_files: dict[str, str]) -> dict[str, Any]:
+    """The provenance block stored with every run."""
+    return {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "git": git_state(),
+        "packages": package_versions(),
+        "overrides": list(overrides) if overrides is not None else None,
+        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]) if sys.argv and sys.argv[0] else None,
+        "data_dir": None if data_root is None else str(data_root),
+        "data_files": data_files,
+    }

@@ -1,0 +1,101 @@
+"""Which of the selected runs become rows, judged or retrieval, and how a row is named."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from harness.reports.format import is_missing
+from harness.reports.labels import HEADLINE, system_rank
+from harness.reports.store import RunView, runs_of
+
+MODES = ("auto", "judge", "retrieval")
+
+
+@dataclass
+class Rows:
+    runs: pd.DataFrame  # one row per run, in display order
+    judged: set[str] = field(default_factory=set)  # runs shown with judge metrics
+    notes: list[str] = field(default_factory=list)
+
+
+def fallback_note(judge: bool, metrics: Sequence[str]) -> str:
+    return "" if judge else f" — retrieval fallback ({', '.join(metrics)}; no judge metrics in the runs)"
+
+
+def row_label(run: Any, labels: dict[str, str] | None = None) -> str:
+    """The row name: the system, then markers for plumbing, failed, partial and tolerated differences."""
+    label = str(run.system)
+    if bool(run.plumbing):
+        label += " (plumbing)"
+    if bool(getattr(run, "failed", False)):
+        label += " (failed)"
+    if not is_missing(run.limit):
+        label += f" (limit={int(run.limit)})"
+    if isinstance(run.categories_filter, str) and run.categories_filter:
+        label += f" (categories={run.categories_filter})"
+    extra = (labels or {}).get(run.run)
+    if extra:
+        label += f" ({extra})"
+    return label
+
+
+def _at_default_k(runs: pd.DataFrame) -> pd.DataFrame:
+    """Of several k for one (dataset, system, answerer), keep the paper's fixed k when present."""
+    keep = []
+    for _key, group in runs.groupby(["dataset", "system_name", "answerer"], sort=False, dropna=False):
+        if group["k"].nunique() > 1:
+            at_default = group[group["k"] == group["default_k"]]
+            group = at_default if not at_default.empty else group
+        keep.append(group)
+    return pd.concat(keep) if keep else runs
+
+
+def choose_rows(tidy: pd.DataFrame, view: RunView, dataset: str | None, mode: str,
+                keep: Callable[[str], bool]) -> Rows:
+    """Runs of ``dataset`` (all datasets if None) whose system passes ``keep``, and which are judged.
+
+    auto: judged rows where a run has its dataset's judge metric, retrieval rows for the systems that
+    have no judged run; judge: judged rows only; retrieval: retrieval rows only (a run without an
+    answerer preferred over a judged one of the same system).
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be auto, judge or retrieval, got {mode!r}")
+    runs = runs_of(tidy) if not tidy.empty else pd.DataFrame(columns=["run", "system", "dataset", "answerer", "k"])
+    if not runs.empty:
+        runs = runs[runs["system_name"].map(keep)]
+        if dataset is not None:
+            runs = runs[runs["dataset"] == dataset]
+        runs = _at_default_k(runs)
+    has_judge = {r.run for r in runs.itertuples() if view.has(r.run, HEADLINE.get(r.dataset, "score"))}
+    notes: list[str] = []
+    if mode == "judge":
+        dropped = runs[~runs["run"].isin(has_judge)]
+        if not dropped.empty:
+            names = ", ".join(sorted({f"{r.system} [{r.answerer}]" for r in dropped.itertuples()}))
+            notes.append(f"Runs without judge metrics left out (use --mode retrieval to see them): {names}.")
+        runs, judged = runs[runs["run"].isin(has_judge)], set(has_judge)
+    elif mode == "retrieval":
+        judged = set()
+        runs = runs.assign(_judged=runs["run"].isin(has_judge)).sort_values("_judged")
+        runs = runs.drop_duplicates(["dataset", "system_name", "k"]).drop(columns="_judged")
+    else:
+        judged = set(has_judge)
+        with_judge = {(r.dataset, r.system_name) for r in runs.itertuples() if r.run in judged}
+        shown = [r.run in judged or (r.dataset, r.system_name) not in with_judge for r in runs.itertuples()]
+        hidden = runs[[not flag for flag in shown]]
+        if not hidden.empty:
+            names = ", ".join(sorted({f"{r.system} [{r.answerer}]" for r in hidden.itertuples()}))
+            notes.append(f"Retrieval-only runs of systems shown with judge metrics are not repeated "
+                         f"(--mode retrieval shows them): {names}.")
+        runs = runs[shown]
+        if judged and len(runs) > len(judged):
+            notes.append("Rows with answerer 'none' are retrieval metrics (recall_any@50, recall_all@50, "
+                         "in_budget_recall), not comparable with the paper's scores.")
+    if not runs.empty:
+        runs = runs.assign(_rank=runs["system_name"].map(system_rank), _kind=~runs["run"].isin(judged))
+        runs = runs.sort_values(["_kind", "_rank", "answerer", "dataset", "k"]).drop(columns=["_rank", "_kind"])
+    return Rows(runs.reset_index(drop=True), judged, notes)

@@ -1,0 +1,170 @@
+"""Which run feeds which row: runs are matched to a table's preset by their resolved configuration.
+
+A table's preset (``configs/experiment/table<N>.yaml``) is a list of jobs, each a fully resolved
+configuration (``harness.reports.presets`` composes them). A run feeds a job's row when its own
+configuration equals the job's on every key that changes a number (execution-only keys such as
+concurrency, timeouts, batch sizes, paths and ``run_name`` are ignored):
+
+- judged rows compare everything; retrieval rows (a run without an answerer) compare everything but
+  the answerer and the judge;
+- limited runs (``dataset.limit``, ``dataset.categories``), runs whose answers all failed and
+  plumbing runs (a local model or a non-provider endpoint) are left out unless asked for;
+- ``allow`` names keys (prefixes) whose differences are tolerated; they then show in the row label;
+- among several matching runs the newest (folder mtime, then name) wins.
+
+Every run left out is named with the first differences, so nothing disappears silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from harness.reports.store import flatten, runs_of
+
+IGNORED_PREFIXES = (
+    "store.", "estimate", "cache_only", "progress", "run_name", "dataset.data_dir", "dataset.ks",
+    "encoder.params.batch_size", "encoder.params.threads", "encoder.params.model_dir", "encoder.params.timeout_s",
+    "encoder.params.max_retries", "encoder.params.api_key_env", "encoder.params.base_url",
+)
+IGNORED_MODEL_KEYS = ("concurrency", "timeout_s", "max_retries", "api_key_env", "base_url", "local",
+                      "local_context_tokens")
+ANSWER_PREFIXES = ("answerer", "judge", "dataset.answer_max_tokens")
+LIMIT_KEYS = ("dataset.limit", "dataset.categories")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run a table's preset asks for."""
+
+    table: str
+    overrides: tuple[str, ...]
+    config: dict[str, Any]  # the resolved configuration, as config.json holds it
+
+    @property
+    def flat(self) -> dict[str, Any]:
+        return flatten(self.config)
+
+    @property
+    def dataset(self) -> str:
+        return str(self.config["dataset"]["name"])
+
+    @property
+    def system(self) -> str:
+        return str(self.config["system"]["name"])
+
+    @property
+    def answerer(self) -> str:
+        spec = self.config.get("answerer")
+        return "none" if not spec else str(spec.get("name", "none"))
+
+
+@dataclass(frozen=True)
+class Options:
+    include_limited: bool = False
+    include_failed: bool = False
+    include_plumbing: bool = False
+    allow: tuple[str, ...] = ()
+
+
+@dataclass
+class Selection:
+    tidy: pd.DataFrame  # the chosen runs only
+    notes: list[str] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)  # run -> extra label (tolerated differences)
+
+
+def _ignored(key: str) -> bool:
+    if key.startswith(IGNORED_PREFIXES):
+        return True
+    head, _, tail = key.partition(".")
+    return head in ("answerer", "judge") and tail in IGNORED_MODEL_KEYS
+
+
+def differences(run: dict[str, Any], job: dict[str, Any], answers: bool) -> dict[str, tuple[Any, Any]]:
+    """``{key: (run value, preset value)}`` over the keys that change a number."""
+    out = {}
+    for key in sorted(set(run) | set(job)):
+        if _ignored(key) or (not answers and key.startswith(ANSWER_PREFIXES)):
+            continue
+        if run.get(key, "<missing>") != job.get(key, "<missing>"):
+            out[key] = (run.get(key, "<missing>"), job.get(key, "<missing>"))
+    return out
+
+
+def _tolerated(key: str, run: pd.Series, options: Options) -> bool:
+    if key.startswith(tuple(options.allow)):
+        return True
+    if options.include_limited and key in LIMIT_KEYS:
+        return True
+    return bool(options.include_plumbing and run["plumbing"] and key.startswith(ANSWER_PREFIXES))
+
+
+def _describe(diff: dict[str, tuple[Any, Any]], limit: int = 3) -> str:
+    parts = [f"{key}={_short(ours)} (preset {_short(theirs)})" for key, (ours, theirs) in list(diff.items())[:limit]]
+    more = f" and {len(diff) - limit} more" if len(diff) > limit else ""
+    return ", ".join(parts) + more
+
+
+def _short(value: Any) -> str:
+    text = "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def select_runs(tidy: pd.DataFrame, jobs: Sequence[Job], options: Options = Options(),
+                datasets: Iterable[str] | None = None) -> Selection:
+    """The runs that feed ``jobs``' rows, with a note per run left out. Per job and row kind (judged
+    or retrieval) an exact match beats one with tolerated differences; then the newest wins."""
+    if tidy.empty:
+        return Selection(tidy)
+    runs = runs_of(tidy)
+    wanted = set(datasets) if datasets is not None else {job.dataset for job in jobs}
+    runs = runs[runs["dataset"].isin(wanted)].sort_values(["mtime", "run"], ascending=False)
+    candidates: dict[tuple[int, bool], list[tuple[int, str]]] = {}
+    labels: dict[str, str] = {}
+    left_out: dict[str, str] = {}
+    for _, run in runs.iterrows():
+        judged = run["answerer"] != "none"
+        if run["failed"] and not options.include_failed:
+            left_out[run["folder"]] = "every answer failed or no score (--include-failed)"
+            continue
+        if run["plumbing"] and judged and not options.include_plumbing:
+            left_out[run["folder"]] = "plumbing: local model or non-provider endpoint (--include-plumbing)"
+            continue
+        best: dict[str, tuple[Any, Any]] | None = None
+        for index, job in enumerate(jobs):
+            if job.dataset != run["dataset"] or job.system != run["system_name"]:
+                continue
+            if judged and job.answerer != run["answerer"] and not (options.include_plumbing and run["plumbing"]):
+                continue
+            diff = differences(run["config"], job.flat, answers=judged)
+            hard = {k: v for k, v in diff.items() if not _tolerated(k, run, options)}
+            if not hard:
+                soft = {k: v for k, v in diff.items()}
+                candidates.setdefault((index, judged), []).append((len(soft), run["folder"]))
+                if soft:
+                    labels[run["run"]] = ", ".join(f"{k.split('.')[-1]}={_short(v[0])}" for k, v in soft.items())
+                best = {}
+                break
+            if best is None or len(hard) < len(best):
+                best = hard
+        if best is None:
+            left_out[run["folder"]] = "not in the preset (no job with this dataset, system and answerer)"
+        elif best:
+            left_out[run["folder"]] = f"differs from the preset: {_describe(best)}"
+    chosen = set()
+    for ranked in candidates.values():  # runs are newest first; a stable sort keeps that among equals
+        ranked = sorted(ranked, key=lambda item: item[0])
+        chosen.add(ranked[0][1])
+        for _, folder in ranked[1:]:
+            left_out[folder] = f"another run of the same job is shown ({ranked[0][1]})"
+    notes = []
+    if left_out:
+        notes.append(f"Left out {len(left_out)} run(s): "
+                     + "; ".join(f"{folder}: {why}" for folder, why in sorted(left_out.items())) + ".")
+    keep = set(tidy.loc[tidy["folder"].isin(chosen), "run"])
+    labels = {run: text for run, text in labels.items() if run in keep}
+    return Selection(tidy[tidy["run"].isin(keep)].reset_index(drop=True), notes, labels)

@@ -87,6 +87,8 @@ def turn_document(
         date=when,
         thread=session_id,
         meta=meta,
+        author_role="speaker",  # a role, not an author: kept out of the tag leg unless tags=speaker
+        evidence="as_stored",  # its text already leads with date and role (paper §3.4)
     )
 
 

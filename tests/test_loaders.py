@@ -226,6 +226,8 @@ def test_longmemeval_known_entry(lme_episodes: list[Episode]) -> None:
     # paper §3.1: date and speaker lead a conversational row's text, as in LoCoMo's "[date] speaker: ..."
     assert first.text.startswith("[2023/05/20 (Sat) 02:21] user: The farmer needs to transport a fox, a chicken")
     assert first.meta == {"role": "user"}  # a filler session: no has_answer
+    # paper §3.2/§3.4: a role is a speaker, not an author tag; the row is shown as stored
+    assert {(d.author_role, d.evidence) for d in episode.documents} == {("speaker", "as_stored")}
     assert question.evidence_ids and all(e.startswith("answer_280352e9#") for e in question.evidence_ids)
     repeated = {e.episode_id: e for e in lme_episodes}["001be529"]
     ids = [d.doc_id for d in repeated.documents if d.thread == "sharegpt_SYbLHTK_0"]

@@ -14,17 +14,16 @@ English text. Empty inputs get a zero vector and cost no request.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from memplusplus.api_keys import MissingAPIKey, read_api_key
 from memplusplus.encoder import CachedEncoder, EmbeddingCache
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-NO_KEY_PLACEHOLDER = "EMPTY"
 
 
 class EmbeddingServiceError(RuntimeError):
@@ -81,17 +80,13 @@ class OpenAIEncoder(CachedEncoder):
         )
 
     def _api_key(self) -> str:
-        env = self.config.api_key_env
-        if env is None:
-            return NO_KEY_PLACEHOLDER
-        key = os.environ.get(env, "").strip()
-        if not key:
-            raise EmbeddingServiceError(
-                f"embedding model {self.config.model!r} at {self.config.resolved_base_url} needs an API key, "
-                f"but the environment variable {env} is not set (or empty). Set it, use "
-                f"encoder.api_key_env=null for a server that needs none, or use the offline encoder=minilm."
+        hint = ", use encoder.api_key_env=null for a server that needs none, or use the offline encoder=minilm"
+        try:
+            return read_api_key(
+                self.config.api_key_env, f"embedding model {self.config.model!r} at {self.config.resolved_base_url}", hint
             )
-        return key
+        except MissingAPIKey as exc:
+            raise EmbeddingServiceError(str(exc)) from None
 
     def _sdk(self):
         if self._client is None:

@@ -66,6 +66,8 @@ class ModelSpec:
     prompt_file: str | None = None
     runs: int = 1
     max_tokens: int | None = None
+    price_in_per_mtok: float | None = None  # USD per 1M tokens; default: the price table on the
+    price_out_per_mtok: float | None = None  # provider's own endpoint, 0 on any other endpoint
 
 
 @dataclass(frozen=True)

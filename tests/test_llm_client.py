@@ -454,7 +454,8 @@ def test_dry_run_estimate_matches_the_real_run(fake_server: FakeOpenAIServer, ca
     assert fake_server.request_count == 4
     assert estimate(batch, make_client(fake_server, cache_path)).cache_hits == 0, "max_tokens is part of the key"
 
-    client = make_client(fake_server, cache_path, max_tokens=100)
+    # the fake server is not OpenAI's endpoint: priced only with prices given (here gpt-4.1-mini's list price)
+    client = make_client(fake_server, cache_path, max_tokens=100, price_in_per_mtok=0.40, price_out_per_mtok=1.60)
     full_batch = batch + [batch[7]]  # an in-batch duplicate, free
     counter = TokenCounter("gpt-4.1-mini", use_tiktoken=False)
     dry = estimate(full_batch, client, token_counter=counter)
@@ -487,16 +488,37 @@ def test_estimate_with_expected_length_and_unknown_price(fake_server: FakeOpenAI
     known = estimate(reqs(3), make_client(fake_server, cache_path), expected_completion_tokens=50, token_counter=counter)
     assert known.completion_tokens == 150 and "assumed 50" in known.completion_basis
 
-    local = make_client(fake_server, cache_path, model="my-local-llama")
-    unknown = estimate(reqs(3), local, expected_completion_tokens=50, token_counter=counter)
+    provider = LLMClient(LLMConfig(model="my-new-model"), KVStore(cache_path))  # OpenAI's endpoint, not in the table
+    unknown = estimate(reqs(3), provider, expected_completion_tokens=50, token_counter=counter)
     assert unknown.price is None and unknown.usd is None and unknown.input_usd is None
     assert "n/a" in unknown.format() and "unknown" in unknown.format()
-    assert actual_spend(local).usd is None and "n/a" in actual_spend(local).format()
+    assert actual_spend(provider).usd is None and "n/a" in actual_spend(provider).format()
 
-    unbounded = make_client(fake_server, cache_path, max_tokens=None)
+    unbounded = make_client(fake_server, cache_path, max_tokens=None, price_in_per_mtok=1.0, price_out_per_mtok=2.0)
     no_length = estimate(reqs(2), unbounded, token_counter=counter)
     assert no_length.completion_tokens is None and no_length.usd is None and no_length.input_usd is not None
     assert fake_server.request_count == 0
+
+
+def test_a_local_endpoint_is_priced_at_zero_unless_prices_are_given(
+    fake_server: FakeOpenAIServer, cache_path: Path
+) -> None:
+    counter = TokenCounter("x", use_tiktoken=False)
+    local = make_client(fake_server, cache_path, model="gpt-4.1-mini")  # OpenAI's model name, our own server
+    dry = estimate(reqs(3), local, expected_completion_tokens=50, token_counter=counter)
+    assert dry.usd == 0.0 and "own endpoint 127.0.0.1" in dry.format()
+    local.complete_many(reqs(3), progress=False)
+    assert actual_spend(local).usd == 0.0 and actual_spend(local).counters.prompt_tokens > 0
+
+    priced = make_client(fake_server, cache_path, price_in_per_mtok=10.0, price_out_per_mtok=20.0)
+    given = estimate(reqs(3, prefix="p"), priced, expected_completion_tokens=50, token_counter=counter)
+    assert given.usd == pytest.approx(given.prompt_tokens * 10.0 / 1e6 + 150 * 20.0 / 1e6)
+    assert LLMClient(LLMConfig(model="gpt-4.1-mini"), KVStore(cache_path)).config.resolved_base_url.startswith(
+        "https://api.openai.com"
+    )
+    on_openai = estimate(reqs(3), LLMClient(LLMConfig(model="gpt-4.1-mini"), KVStore(cache_path)),
+                         expected_completion_tokens=50, token_counter=counter)
+    assert on_openai.price == PRICES["gpt-4.1-mini"]
 
 
 def test_price_table_and_token_counting() -> None:

@@ -64,6 +64,8 @@ class LLMConfig:
     reask_delay_s: float = 1.0  # before the first re-ask; doubled for each further one
     concurrency: int = 4
     cache_only: bool = False
+    price_in_per_mtok: float | None = None  # USD per 1M tokens, overriding the price table (not in the key)
+    price_out_per_mtok: float | None = None
 
     def __post_init__(self) -> None:
         if not self.model:

@@ -103,9 +103,7 @@ def run(config: RunConfig) -> RunResult:
     table = f"{title}\n\n{format_table(summary)}"
     stats.update(
         {
-            "embedded_texts": encoder.computed,
-            "embedding_cache_hits": encoder.cache_hits,
-            **({"embedding_inputs_clamped": encoder.clamped} if hasattr(encoder, "clamped") else {}),
+            **encoder.stats(),
             "seconds_load": round(loaded - started, 3),
             "seconds_total": round(finished - started, 3),
             "mean_read_chars": sum(r["read_chars"] for r in records) / max(len(records), 1),
@@ -142,7 +140,7 @@ def _run_episode(
     missing = [q for q in episode.questions if keys[q.qid] not in cached]
     if missing:
         system = build_system(config.system, encoder)
-        system.ingest(episode.documents, show_progress=config.progress and len(episode.documents) > 2000)
+        system.ingest(episode.documents, show_progress=config.progress)
         stats["ingested_documents"] += len(episode.documents)
         many = len(missing) > 50 and config.progress
         for question in tqdm(missing, desc=f"  {episode.episode_id}", unit="q", leave=False, disable=not many):

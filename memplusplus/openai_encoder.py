@@ -67,6 +67,7 @@ class OpenAIEncoder(CachedEncoder):
         super().__init__(cache)
         self.config = config
         self.dimension = config.dimensions
+        self.store_every = config.batch_size  # one request's vectors per cache write
         self.clamped = 0
         self.requests = 0
         self._client = None
@@ -113,14 +114,19 @@ class OpenAIEncoder(CachedEncoder):
             )
         return text[: self.config.max_input_chars]
 
-    def _compute(self, texts: list[str], show_progress: bool) -> np.ndarray:
+    def _order(self, missing: dict[str, str]) -> list[str]:
+        """Input order, blank texts last (they cost no request), so every slice is one full request."""
+        return sorted(missing, key=lambda key: not missing[key].strip())
+
+    def stats(self) -> dict[str, int]:
+        return {**super().stats(), "embedding_inputs_clamped": self.clamped, "embedding_requests": self.requests}
+
+    def _compute(self, texts: list[str]) -> np.ndarray:
         from openai import OpenAIError
-        from tqdm import tqdm
 
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         todo = [row for row, text in enumerate(texts) if text.strip()]
-        starts = range(0, len(todo), self.config.batch_size)
-        for start in tqdm(starts, desc="embedding requests", unit="request", disable=not show_progress):
+        for start in range(0, len(todo), self.config.batch_size):
             rows = todo[start : start + self.config.batch_size]
             extra = {"dimensions": self.config.dimensions} if self.config.send_dimensions else {}
             try:

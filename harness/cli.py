@@ -1,4 +1,8 @@
-"""What run.py calls: build the run config, run it, print the summary; clear errors, no traceback."""
+"""What run.py calls: build the run config, run it, print the summary; clear errors, no traceback.
+
+The console stays clean: progress bars only on a terminal, library log lines (loaders' INFO,
+bm25s' DEBUG) only in Hydra's log file, and Ctrl-C ends in one line saying how to resume.
+"""
 
 from __future__ import annotations
 
@@ -7,26 +11,55 @@ import sys
 from typing import Any
 
 from harness.config import ConfigError, RunConfig
+from harness.errors import RunInterrupted
 from harness.models.llm_client import CacheMissError, MissingAPIKeyError
 from loaders.schema import DatasetError
 from memplusplus.openai_encoder import EmbeddingServiceError
 
+MAX_MESSAGE_CHARS = 1000  # an error quoting a huge value (a 5 MB field) is cut to this
+
+
+def quiet_console() -> None:
+    """Library loggers to WARNING, and console log handlers to stderr at WARNING (the log file keeps INFO)."""
+    for noisy in ("sentence_transformers", "httpx", "httpx2", "openai", "bm25s", "transformers"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            if handler.stream is sys.stdout:
+                handler.setStream(sys.stderr)
+            handler.setLevel(logging.WARNING)
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = f"{text[:MAX_MESSAGE_CHARS]}... ({len(text):,} characters)"
+    return f"error: {text}"
+
 
 def execute(raw_config: dict[str, Any]) -> int:
-    """Run one configuration; returns the process exit code (0 ok, 2 bad input)."""
-    for noisy in ("sentence_transformers", "httpx", "httpx2", "openai"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    """Run one configuration; returns the process exit code (0 ok, 1 service failure, 2 bad input, 130 Ctrl-C)."""
+    quiet_console()
+    raw_config = dict(raw_config)
+    if not sys.stderr.isatty():  # redirected: no progress bars in the log
+        raw_config["progress"] = False
     try:
         config = RunConfig.from_dict(raw_config)
         from harness.runner import run
 
         result = run(config)
     except (ConfigError, DatasetError, ValueError, MissingAPIKeyError, CacheMissError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(one_line(exc), file=sys.stderr)
         return 2
     except EmbeddingServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(one_line(exc), file=sys.stderr)
         return 1
+    except RunInterrupted as exc:
+        print(f"\n{exc.message}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("\ninterrupted; re-run to resume (every finished step is cached)", file=sys.stderr)
+        return 130
     if result.estimates:
         print("\nDry run (estimate=true): nothing was sent.")
         for estimate in result.estimates:

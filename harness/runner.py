@@ -17,6 +17,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from harness.config import RunConfig
+from harness.errors import RunInterrupted
 from harness.models.cost import CostEstimate
 from harness.encoders import build_encoder
 from memplusplus.encoder import CachedEncoder
@@ -75,8 +76,12 @@ def run(config: RunConfig) -> RunResult:
     items: list[QAItem] = []
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
-    for episode in progress:
-        items += _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats)
+    try:
+        for done, episode in enumerate(progress):
+            items += _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats)
+    except KeyboardInterrupt:
+        progress.close()
+        raise RunInterrupted(f"interrupted after {done}/{len(episodes)} episodes; re-run to resume") from None
     records = [item.record for item in items]
 
     metric_keys = summary_metric_keys(ks, sessions)

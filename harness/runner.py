@@ -19,6 +19,7 @@ from tqdm import tqdm
 from harness.config import RunConfig
 from harness.errors import RunInterrupted
 from harness.models.cost import CostEstimate
+from harness.models.embedding_cost import estimate_embeddings, texts_to_embed
 from harness.encoders import build_encoder
 from memplusplus.encoder import CachedEncoder
 from harness.qa import QAItem, add_judge_columns, run_qa
@@ -75,7 +76,11 @@ def run(config: RunConfig) -> RunResult:
     sessions = any("evidence_sessions" in q.meta for ep in episodes for q in ep.questions)
     items: list[QAItem] = []
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
+    embedding = _embedding_estimate(config, episodes, encoder, retrievals, identity) if config.estimate else None
+    if embedding is not None and embedding.remote and embedding.to_embed and config.answerer is not None:
+        return RunResult(None, None, "", [], stats, [embedding])  # pricing answers would need those embeddings
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
+    done = 0
     try:
         for done, episode in enumerate(progress):
             items += _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats)
@@ -89,7 +94,7 @@ def run(config: RunConfig) -> RunResult:
     if config.answerer is not None:
         qa = run_qa(config, items, KVStore(cache_dir / "llm.sqlite"))
         if config.estimate:
-            return RunResult(None, None, "", records, stats, qa.estimates)
+            return RunResult(None, None, "", records, stats, [embedding, *qa.estimates] if embedding else qa.estimates)
         stats.update(qa.stats)
         qa_keys = [qa.metric] + [f"{qa.metric}_run{run}" for run in range(qa.runs)]
         metric_keys = qa_keys + (["f1", "bleu1"] if dataset.name == "locomo" else []) + metric_keys
@@ -118,6 +123,18 @@ def run(config: RunConfig) -> RunResult:
     paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash({k: v for k, v in resolved.items() if k not in ("store", "progress", "estimate", "cache_only")}))
     write_run(paths, resolved, records, summary, table, {"stats": stats})
     return RunResult(paths, summary, table, records, stats)
+
+
+def _embedding_estimate(config, episodes, encoder, retrievals, identity):
+    """What a dry run must embed first (texts of episodes not fully retrieved), priced."""
+    def needs_retrieval(episode: Episode) -> list:
+        fingerprint = corpus_fingerprint(episode.documents)
+        keys = {q.qid: retrieval_key(identity, encoder.identity, fingerprint, q) for q in episode.questions}
+        found = retrievals.get_many(keys.values())
+        return [q for q in episode.questions if keys[q.qid] not in found]
+
+    texts = texts_to_embed(config.system.kind, config.system.params, episodes, needs_retrieval)
+    return estimate_embeddings(encoder, texts, approximate=config.system.kind == "rag")
 
 
 def _with_task_average(summary: pd.DataFrame, metric: str) -> pd.DataFrame:

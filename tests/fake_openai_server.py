@@ -218,6 +218,11 @@ class FakeOpenAIServer:
             return self._state.successes
 
     @property
+    def in_flight(self) -> int:
+        with self._lock:
+            return self._state.in_flight
+
+    @property
     def max_in_flight(self) -> int:
         with self._lock:
             return self._state.max_in_flight

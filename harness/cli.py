@@ -60,11 +60,12 @@ def execute(raw_config: dict[str, Any]) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted; re-run to resume (every finished step is cached)", file=sys.stderr)
         return 130
-    if result.estimates:
+    if result.estimates or result.embedding_estimate is not None:
         print("\nDry run (estimate=true): nothing was sent.")
-        for estimate in result.estimates:
+        priced = ([result.embedding_estimate] if result.embedding_estimate is not None else []) + result.estimates
+        for estimate in priced:
             print(estimate.format())
-        known = [e.usd for e in result.estimates]
+        known = [e.usd for e in priced]
         total = "n/a (a price is unknown)" if any(v is None for v in known) else f"${sum(known):.2f}"
         print(f"total for this configuration: {total}")
         return 0

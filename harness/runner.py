@@ -19,7 +19,7 @@ from tqdm import tqdm
 from harness.config import RunConfig
 from harness.errors import RunInterrupted
 from harness.models.cost import CostEstimate
-from harness.models.embedding_cost import estimate_embeddings, texts_to_embed
+from harness.models.embedding_cost import EmbeddingEstimate, estimate_embeddings, texts_to_embed
 from harness.encoders import build_encoder
 from memplusplus.encoder import CachedEncoder
 from harness.qa import QAItem, add_judge_columns, run_qa
@@ -42,6 +42,7 @@ class RunResult:
     records: list[dict[str, Any]]
     stats: dict[str, Any] = field(default_factory=dict)
     estimates: list[CostEstimate] = field(default_factory=list)
+    embedding_estimate: EmbeddingEstimate | None = None  # estimate=true: texts still to embed, priced
 
 
 def summary_metric_keys(ks: list[int], sessions: bool) -> list[str]:
@@ -78,7 +79,7 @@ def run(config: RunConfig) -> RunResult:
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
     embedding = _embedding_estimate(config, episodes, encoder, retrievals, identity) if config.estimate else None
     if embedding is not None and embedding.remote and embedding.to_embed and config.answerer is not None:
-        return RunResult(None, None, "", [], stats, [embedding])  # pricing answers would need those embeddings
+        return RunResult(None, None, "", [], stats, [], embedding)  # pricing answers would need those embeddings
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
     done = 0
     try:
@@ -94,7 +95,7 @@ def run(config: RunConfig) -> RunResult:
     if config.answerer is not None:
         qa = run_qa(config, items, KVStore(cache_dir / "llm.sqlite"))
         if config.estimate:
-            return RunResult(None, None, "", records, stats, [embedding, *qa.estimates] if embedding else qa.estimates)
+            return RunResult(None, None, "", records, stats, qa.estimates, embedding)
         stats.update(qa.stats)
         qa_keys = [qa.metric] + [f"{qa.metric}_run{run}" for run in range(qa.runs)]
         metric_keys = qa_keys + (["f1", "bleu1"] if dataset.name == "locomo" else []) + metric_keys

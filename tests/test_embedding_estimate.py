@@ -17,7 +17,8 @@ def test_a_dry_run_prices_remote_embeddings_and_sends_nothing(fake_server, tmp_p
     base = ["dataset.limit=3", "encoder=text-embedding-3-small", "answerer=gpt-4.1-mini", "estimate=true",
             "progress=false", f"store.cache_dir={tmp_path}/cache", f"store.results_dir={tmp_path}/runs"]
     on_openai = run(RunConfig.from_dict(compose_config(base)))
-    (embedding,) = on_openai.estimates
+    embedding = on_openai.embedding_estimate
+    assert on_openai.estimates == [], "answers cannot be priced before their evidence is embedded"
     episode = load_dataset("orgmem", limit=3)[0]
     texts = [d.text for d in episode.documents] + [q.text for q in episode.questions]
     tokens = sum(math.ceil(min(len(t), 20_000) / 4) for t in texts if t.strip())
@@ -27,7 +28,8 @@ def test_a_dry_run_prices_remote_embeddings_and_sends_nothing(fake_server, tmp_p
 
     local_endpoint = run(RunConfig.from_dict(compose_config(
         [*base, f"encoder.base_url={fake_server.base_url}", "encoder.api_key_env=null"])))
-    assert local_endpoint.estimates[0].usd == 0.0 and "own endpoint 127.0.0.1" in local_endpoint.estimates[0].format()
+    assert local_endpoint.embedding_estimate.usd == 0.0
+    assert "own endpoint 127.0.0.1" in local_endpoint.embedding_estimate.format()
     assert fake_server.request_count == 0
     assert not (tmp_path / "runs").exists()
 

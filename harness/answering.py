@@ -37,6 +37,8 @@ def llm_config(spec: ModelSpec, max_tokens: int | None, cache_only: bool, base_u
         max_retries=spec.max_retries,
         concurrency=spec.concurrency,
         cache_only=cache_only,
+        price_in_per_mtok=spec.price_in_per_mtok,
+        price_out_per_mtok=spec.price_out_per_mtok,
     )
 
 

@@ -1,4 +1,8 @@
-"""What run.py calls: build the run config, run it, print the summary; clear errors, no traceback."""
+"""What run.py calls: build the run config, run it, print the summary; clear errors, no traceback.
+
+The console stays clean: progress bars only on a terminal, library log lines (loaders' INFO,
+bm25s' DEBUG) only in Hydra's log file, and Ctrl-C ends in one line saying how to resume.
+"""
 
 from __future__ import annotations
 
@@ -7,32 +11,62 @@ import sys
 from typing import Any
 
 from harness.config import ConfigError, RunConfig
+from harness.errors import RunInterrupted
 from harness.models.llm_client import CacheMissError, MissingAPIKeyError
 from loaders.schema import DatasetError
 from memplusplus.openai_encoder import EmbeddingServiceError
 
+MAX_MESSAGE_CHARS = 1000  # an error quoting a huge value (a 5 MB field) is cut to this
+
+
+def quiet_console() -> None:
+    """Library loggers to WARNING, and console log handlers to stderr at WARNING (the log file keeps INFO)."""
+    for noisy in ("sentence_transformers", "httpx", "httpx2", "openai", "bm25s", "transformers"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            if handler.stream is sys.stdout:
+                handler.setStream(sys.stderr)
+            handler.setLevel(logging.WARNING)
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = f"{text[:MAX_MESSAGE_CHARS]}... ({len(text):,} characters)"
+    return f"error: {text}"
+
 
 def execute(raw_config: dict[str, Any], overrides: list[str] | None = None) -> int:
-    """Run one configuration; returns the process exit code (0 ok, 2 bad input). ``overrides``:
-    the command-line overrides, recorded with the run."""
-    for noisy in ("sentence_transformers", "httpx", "httpx2", "openai"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    """Run one configuration; returns the process exit code (0 ok, 1 service failure, 2 bad input,
+    130 Ctrl-C). ``overrides``: the command-line overrides, recorded with the run."""
+    quiet_console()
+    raw_config = dict(raw_config)
+    if not sys.stderr.isatty():  # redirected: no progress bars in the log
+        raw_config["progress"] = False
     try:
         config = RunConfig.from_dict(raw_config)
         from harness.runner import run
 
         result = run(config, overrides)
     except (ConfigError, DatasetError, ValueError, MissingAPIKeyError, CacheMissError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(one_line(exc), file=sys.stderr)
         return 2
     except EmbeddingServiceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(one_line(exc), file=sys.stderr)
         return 1
-    if result.estimates:
+    except RunInterrupted as exc:
+        print(f"\n{exc.message}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("\ninterrupted; re-run to resume (every finished step is cached)", file=sys.stderr)
+        return 130
+    if result.estimates or result.embedding_estimate is not None:
         print("\nDry run (estimate=true): nothing was sent.")
-        for estimate in result.estimates:
+        priced = ([result.embedding_estimate] if result.embedding_estimate is not None else []) + result.estimates
+        for estimate in priced:
             print(estimate.format())
-        known = [e.usd for e in result.estimates]
+        known = [e.usd for e in priced]
         total = "n/a (a price is unknown)" if any(v is None for v in known) else f"${sum(known):.2f}"
         print(f"total for this configuration: {total}")
         return 0

@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.encoders import encoder_config
 from harness.errors import ConfigError
+from harness.validate import check_mempp, check_model, integer, show
 
 
 def _take(cls, section: str, values: dict[str, Any]):
@@ -16,6 +17,35 @@ def _take(cls, section: str, values: dict[str, Any]):
     if unknown:
         raise ConfigError(f"{section}: unknown key(s) {unknown}; known keys are {sorted(known)}")
     return cls(**values)
+
+
+def _system(raw: dict[str, Any]) -> "SystemSpec":
+    for key in ("name", "kind", "k"):
+        if key not in raw:
+            raise ConfigError(f"system.{key} is missing; pick a system=<name> from configs/system")
+    name, kind = str(raw.pop("name")), str(raw.pop("kind"))
+    k = integer("system.k", raw.pop("k"), 1, allowed=" (how many rows are retrieved)")
+    if kind == "mempp":
+        check_mempp(raw, k)
+    return SystemSpec(name=name, kind=kind, k=k, params=raw)
+
+
+def _dataset(raw: dict[str, Any]) -> "DatasetSpec":
+    if raw.get("limit") is not None:
+        raw["limit"] = integer("dataset.limit", raw["limit"], 0, allowed=" or null (every question)")
+    if raw.get("context_budget") is not None:
+        integer("dataset.context_budget", raw["context_budget"], 1, allowed=" (characters) or null (no cut)")
+    integer("dataset.answer_max_tokens", raw.get("answer_max_tokens", 512), 1)
+    ks = raw.get("ks", [10])
+    if not isinstance(ks, list) or not ks:
+        raise ConfigError(f"dataset.ks={show(ks)}: must be a non-empty list of integers >= 1")
+    raw["ks"] = [integer("dataset.ks", k, 1) for k in ks]
+    return _take(DatasetSpec, "dataset", raw)
+
+
+def _model(section: str, raw: dict[str, Any], dataset: str) -> "ModelSpec":
+    check_model(section, raw, wants_folder=section == "judge" and dataset.startswith("longmemeval"))
+    return _take(ModelSpec, section, raw)
 
 
 def _encoder_spec(values: dict[str, Any]) -> EncoderSpec:
@@ -67,6 +97,8 @@ class ModelSpec:
     prompt_file: str | None = None
     runs: int = 1
     max_tokens: int | None = None
+    price_in_per_mtok: float | None = None  # USD per 1M tokens; default: the price table on the
+    price_out_per_mtok: float | None = None  # provider's own endpoint, 0 on any other endpoint
 
 
 @dataclass(frozen=True)
@@ -105,21 +137,14 @@ class RunConfig:
     def from_dict(cls, raw: dict[str, Any]) -> "RunConfig":
         raw = dict(raw)
         raw.pop("hydra", None)
-        system_raw = dict(raw.pop("system"))
-        system = SystemSpec(
-            name=str(system_raw.pop("name")),
-            kind=str(system_raw.pop("kind")),
-            k=int(system_raw.pop("k")),
-            params=system_raw,
-        )
+        system = _system(dict(raw.pop("system")))
+        dataset = _dataset(dict(raw.pop("dataset")))
         answerer_raw = dict(raw.pop("answerer", None) or {"name": "none"})
         judge_raw = raw.pop("judge", None)
-        answerer = None if answerer_raw.get("name") == "none" else _take(ModelSpec, "answerer", answerer_raw)
-        judge = _take(ModelSpec, "judge", dict(judge_raw)) if (judge_raw and answerer is not None) else None
-        if judge is not None and judge.runs < 1:
-            raise ConfigError(f"judge.runs must be >= 1, got {judge.runs}")
+        answerer = None if answerer_raw.get("name") == "none" else _model("answerer", answerer_raw, dataset.name)
+        judge = _model("judge", dict(judge_raw), dataset.name) if (judge_raw and answerer is not None) else None
         config = cls(
-            dataset=_take(DatasetSpec, "dataset", dict(raw.pop("dataset"))),
+            dataset=dataset,
             system=system,
             encoder=_encoder_spec(dict(raw.pop("encoder", None) or {})),
             store=_take(StoreSpec, "store", dict(raw.pop("store", {}))),
@@ -132,8 +157,6 @@ class RunConfig:
         )
         if raw:
             raise ConfigError(f"unknown top-level key(s) {sorted(raw)}")
-        if config.system.k < 1:
-            raise ConfigError(f"system.k must be >= 1, got {config.system.k}")
         return config
 
     def as_dict(self) -> dict[str, Any]:

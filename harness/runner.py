@@ -17,7 +17,9 @@ import pandas as pd
 from tqdm import tqdm
 
 from harness.config import RunConfig
+from harness.errors import RunInterrupted
 from harness.models.cost import CostEstimate
+from harness.models.embedding_cost import EmbeddingEstimate, estimate_embeddings, texts_to_embed
 from harness.encoders import build_encoder
 from memplusplus.encoder import CachedEncoder
 from harness.answering import display_name
@@ -42,6 +44,7 @@ class RunResult:
     records: list[dict[str, Any]]
     stats: dict[str, Any] = field(default_factory=dict)
     estimates: list[CostEstimate] = field(default_factory=list)
+    embedding_estimate: EmbeddingEstimate | None = None  # estimate=true: texts still to embed, priced
 
 
 def summary_metric_keys(ks: list[int], sessions: bool) -> list[str]:
@@ -80,9 +83,17 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     sessions = any(official_corpus_of(ep) is not None for ep in episodes)
     items: list[QAItem] = []
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
+    embedding = _embedding_estimate(config, episodes, encoder, retrievals, identity) if config.estimate else None
+    if embedding is not None and embedding.remote and embedding.to_embed and config.answerer is not None:
+        return RunResult(None, None, "", [], stats, [], embedding)  # pricing answers would need those embeddings
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
-    for episode in progress:
-        items += _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats)
+    done = 0
+    try:
+        for done, episode in enumerate(progress):
+            items += _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats)
+    except KeyboardInterrupt:
+        progress.close()
+        raise RunInterrupted(f"interrupted after {done}/{len(episodes)} episodes; re-run to resume") from None
     records = [item.record for item in items]
 
     metric_keys = summary_metric_keys(ks, sessions)
@@ -90,7 +101,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     if config.answerer is not None:
         qa = run_qa(config, items, KVStore(cache_dir / "llm.sqlite"))
         if config.estimate:
-            return RunResult(None, None, "", records, stats, qa.estimates)
+            return RunResult(None, None, "", records, stats, qa.estimates, embedding)
         stats.update(qa.stats)
         metric_keys = qa.metric_keys + metric_keys
     finished = time.perf_counter()
@@ -107,9 +118,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     table = f"{title}\n\n{format_table(summary)}"
     stats.update(
         {
-            "embedded_texts": encoder.computed,
-            "embedding_cache_hits": encoder.cache_hits,
-            **({"embedding_inputs_clamped": encoder.clamped} if hasattr(encoder, "clamped") else {}),
+            **encoder.stats(),
             "seconds_load": round(loaded - started, 3),
             "seconds_total": round(finished - started, 3),
             "mean_read_chars": sum(r["read_chars"] for r in records) / max(len(records), 1),
@@ -121,6 +130,18 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     provenance = collect_provenance(overrides, data_root, data_files)
     write_run(paths, resolved, records, summary, table, {"stats": stats, "provenance": provenance})
     return RunResult(paths, summary, table, records, stats)
+
+
+def _embedding_estimate(config, episodes, encoder, retrievals, identity):
+    """What a dry run must embed first (texts of episodes not fully retrieved), priced."""
+    def needs_retrieval(episode: Episode) -> list:
+        fingerprint = corpus_fingerprint(episode.documents)
+        keys = {q.qid: retrieval_key(identity, encoder.identity, fingerprint, q) for q in episode.questions}
+        found = retrievals.get_many(keys.values())
+        return [q for q in episode.questions if keys[q.qid] not in found]
+
+    texts = texts_to_embed(config.system.kind, config.system.params, episodes, needs_retrieval)
+    return estimate_embeddings(encoder, texts, approximate=config.system.kind == "rag")
 
 
 def _run_episode(
@@ -144,7 +165,7 @@ def _run_episode(
     missing = [q for q in episode.questions if keys[q.qid] not in cached or deep_keys.get(q.qid, keys[q.qid]) not in cached]
     if missing:
         system = build_system(config.system, encoder)
-        system.ingest(episode.documents, show_progress=config.progress and len(episode.documents) > 2000)
+        system.ingest(episode.documents, show_progress=config.progress)
         stats["ingested_documents"] += len(episode.documents)
         many = len(missing) > 50 and config.progress
         for question in tqdm(missing, desc=f"  {episode.episode_id}", unit="q", leave=False, disable=not many):

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,7 +66,33 @@ def load_dataset(
         raise DatasetError(name, f"unknown options {unknown}; {name} accepts {spec.options()}")
     selection = make_selection(name, limit, categories, spec.categories)
     root = resolve_data_dir(None if data_dir is None else str(data_dir))
-    return select(spec.load(root, **options), selection, keep_empty=spec.keep_empty)
+    counted = _Counted(spec.load(root, **options))
+    episodes = select(counted, selection, keep_empty=spec.keep_empty)
+    if counted.exhausted and (counted.questions == 0 or counted.documents == 0):
+        missing = "questions" if counted.questions == 0 else "documents"
+        raise DatasetError(
+            f"{name} in {root}",
+            f"the data files yield no {missing} ({counted.episodes} episode(s), {counted.questions} questions, "
+            f"{counted.documents} documents); is a file empty or truncated?",
+        )
+    return episodes
+
+
+class _Counted:
+    """Passes a loader's episodes through, counting what the data files held (as far as read)."""
+
+    def __init__(self, episodes: Iterable[Episode]) -> None:
+        self._episodes = episodes
+        self.episodes = self.questions = self.documents = 0
+        self.exhausted = False
+
+    def __iter__(self) -> Iterator[Episode]:
+        for episode in self._episodes:
+            self.episodes += 1
+            self.questions += len(episode.questions)
+            self.documents += len(episode.documents)
+            yield episode
+        self.exhausted = True
 
 
 __all__ = [

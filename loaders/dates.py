@@ -37,6 +37,15 @@ _LONGMEMEVAL_RE = re.compile(
 )
 
 
+MAX_QUOTED = 200  # an error message quotes at most this many characters of a bad value
+
+
+def quote(value: object) -> str:
+    """``repr(value)`` cut to about ``MAX_QUOTED`` characters (a bad field may be megabytes long)."""
+    text = repr(value)
+    return text if len(text) <= MAX_QUOTED else f"{text[:MAX_QUOTED]}... ({len(text):,} characters)"
+
+
 def _month_number(token: str) -> int:
     if token.isdigit():
         return int(token)
@@ -50,7 +59,7 @@ def _date_from_match(match: re.Match[str]) -> date:
 def parse_iso_date(value: str) -> date:
     """'2023-03-12' -> date(2023, 3, 12)."""
     if not isinstance(value, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
-        raise ValueError(f"expected a YYYY-MM-DD date, got {value!r}")
+        raise ValueError(f"expected a YYYY-MM-DD date, got {quote(value)}")
     return date.fromisoformat(value.strip())
 
 
@@ -67,17 +76,17 @@ def find_date_in_text(text: str) -> date | None:
     try:
         return _date_from_match(first)
     except ValueError as exc:
-        raise ValueError(f"impossible date {first.group(0)!r}: {exc}") from None
+        raise ValueError(f"impossible date {quote(first.group(0))}: {exc}") from None
 
 
 def parse_locomo_datetime(value: str) -> datetime:
     """'1:56 pm on 8 May, 2023' -> datetime(2023, 5, 8, 13, 56)."""
     match = _LOCOMO_RE.match(value) if isinstance(value, str) else None
     if match is None:
-        raise ValueError(f"expected a date like '1:56 pm on 8 May, 2023', got {value!r}")
+        raise ValueError(f"expected a date like '1:56 pm on 8 May, 2023', got {quote(value)}")
     hour = int(match["hour"])
     if not 1 <= hour <= 12:
-        raise ValueError(f"hour {hour} is not a 12-hour clock value in {value!r}")
+        raise ValueError(f"hour {hour} is not a 12-hour clock value in {quote(value)}")
     hour = hour % 12 + (12 if match["ampm"].lower() == "pm" else 0)
     return datetime.combine(_date_from_match(match), datetime.min.time()).replace(
         hour=hour, minute=int(match["minute"])
@@ -88,7 +97,7 @@ def parse_longmemeval_datetime(value: str) -> datetime:
     """'2023/05/30 (Tue) 23:40' -> datetime(2023, 5, 30, 23, 40); the weekday is not checked."""
     match = _LONGMEMEVAL_RE.match(value) if isinstance(value, str) else None
     if match is None:
-        raise ValueError(f"expected a date like '2023/05/30 (Tue) 23:40', got {value!r}")
+        raise ValueError(f"expected a date like '2023/05/30 (Tue) 23:40', got {quote(value)}")
     return datetime(
         int(match["year"]), int(match["month"]), int(match["day"]), int(match["hour"]), int(match["minute"])
     )

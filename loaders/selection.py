@@ -29,7 +29,7 @@ def make_selection(
 ) -> Selection:
     """Validate ``limit`` and ``categories`` against the dataset's known categories."""
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise DatasetError(dataset, f"limit must be a non-negative integer or None, got {limit!r}", field_name="limit")
+        raise DatasetError(dataset, f"limit must be a non-negative integer or null, got {limit!r}", field_name="limit")
     if categories is None:
         return Selection(limit, None)
     if isinstance(categories, str):

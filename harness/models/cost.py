@@ -1,7 +1,9 @@
 """Price table, token counting, dry-run cost estimates and actual-spend reports for LLM calls.
 
 Prices are USD per 1M tokens, standard (synchronous, non-batch, uncached-input) tier. A model not in
-the table has an unknown price and its dollar figures are reported as "n/a", never guessed.
+the table has an unknown price and its dollar figures are reported as "n/a", never guessed. The
+table prices only calls to the provider's own endpoint: a model served elsewhere (a local server, a
+proxy) costs 0 unless the config gives its prices (``price_in_per_mtok`` / ``price_out_per_mtok``).
 
 Token counting uses ``tiktoken`` when it is importable *and* its BPE file can be loaded (tiktoken
 downloads it on first use, which fails offline unless ``TIKTOKEN_CACHE_DIR`` holds it); otherwise
@@ -15,8 +17,9 @@ import math
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
+from urllib.parse import urlparse
 
-from harness.models.llm_client import ChatRequest, LLMClient, LLMCounters
+from harness.models.llm_client import ChatRequest, LLMClient, LLMConfig, LLMCounters
 
 __all__ = [
     "PRICES",
@@ -27,6 +30,7 @@ __all__ = [
     "actual_spend",
     "estimate",
     "price_for",
+    "price_of_calls",
 ]
 
 
@@ -78,6 +82,21 @@ def price_for(model: str, prices: Mapping[str, ModelPrice] = PRICES) -> ModelPri
     if len(parts) == 4 and all(part.isdigit() for part in parts[1:]):  # strip -YYYY-MM-DD
         return prices.get(parts[0])
     return None
+
+
+# The hosts whose list prices the table holds; anything else is someone's own server.
+PROVIDER_HOSTS = frozenset({"api.openai.com", "api.anthropic.com"})
+
+
+def price_of_calls(config: LLMConfig, prices: Mapping[str, ModelPrice] = PRICES) -> ModelPrice | None:
+    """What a call through ``config`` costs: the config's own prices if given, 0 on an endpoint that
+    is not a provider's, else the table's price of the model (None when unknown)."""
+    if config.price_in_per_mtok is not None or config.price_out_per_mtok is not None:
+        return ModelPrice(config.price_in_per_mtok, config.price_out_per_mtok, "given in the config", "")
+    host = urlparse(config.resolved_base_url).hostname or ""
+    if host not in PROVIDER_HOSTS:
+        return ModelPrice(0.0, 0.0, f"own endpoint {host}, not priced (set price_in_per_mtok/price_out_per_mtok)", "")
+    return price_for(config.model, prices)
 
 
 def _dollars(tokens: int | None, per_mtok: float | None) -> float | None:
@@ -229,7 +248,7 @@ def estimate(
             completion_tokens = sum(int(limit) for limit in limits)
             basis = "max_tokens per call (upper bound)"
 
-    price = price_for(model, prices)
+    price = price_of_calls(client.config, prices)
     return CostEstimate(
         model=model,
         requests=len(requests),
@@ -266,7 +285,7 @@ class SpendReport(_Priced):
 
 def actual_spend(client: LLMClient, prices: Mapping[str, ModelPrice] = PRICES) -> SpendReport:
     counters = client.counters
-    price = price_for(client.config.model, prices)
+    price = price_of_calls(client.config, prices)
     return SpendReport(
         model=client.config.model,
         counters=counters,

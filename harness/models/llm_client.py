@@ -1,14 +1,17 @@
-"""A cached, retrying, bounded-concurrency client for OpenAI-compatible chat completion APIs.
+"""A cached, bounded-concurrency client for OpenAI-compatible chat completion APIs.
 
 Every completion is keyed by ``stable_hash`` of the canonical request (model, base URL, messages,
 temperature, seed, max_tokens, prompt-template hash, run index -- never the API key) and stored in a
 :class:`~harness.kvstore.KVStore` the moment it arrives, so a repeated run costs no request and a
 killed run resumes without repeating a completed one.
 
-Retries are done here, not by the SDK (which is built with ``max_retries=0``): exponential backoff
-with jitter on 429, 408, 5xx, timeouts and connection errors, honouring ``Retry-After`` /
-``retry-after-ms``. Any other failure is permanent. A failed request is returned as
-``ChatResult(error=...)`` and never cached, so the caller can record it and a later run retries it.
+Transport retries are the ``openai`` SDK's (``max_retries``): 408, 409, 429, 5xx, timeouts and
+connection errors, with exponential backoff and ``Retry-After`` / ``retry-after-ms`` honoured. The
+SDK does not retry a 200 reply that is unusable -- a body that is not JSON, no ``choices``, or
+``content: null`` -- although real endpoints send those transiently; those are asked again here, at
+most ``max_reasks`` times. Anything else is permanent. A failed request is returned as
+``ChatResult(error=...)`` naming model and endpoint, never cached, so the caller records it on its
+question and a later run retries it.
 
 The API key is read from the environment variable named by ``LLMConfig.api_key_env`` only when a
 real request has to be sent; it is kept only inside the SDK client, never in a config, a result, a
@@ -17,9 +20,7 @@ cache entry, a repr or an error message (error texts are scrubbed of it).
 
 from __future__ import annotations
 
-import email.utils
 import json
-import math
 import os
 import random
 import threading
@@ -32,6 +33,18 @@ import openai
 from tqdm import tqdm
 
 from harness.kvstore import KVStore, stable_hash
+from harness.models.chat_types import (
+    DEFAULT_OPENAI_BASE_URL,
+    NO_KEY_PLACEHOLDER,
+    BatchPlan,
+    CacheMissError,
+    ChatRequest,
+    ChatResult,
+    LLMConfig,
+    LLMCounters,
+    MissingAPIKeyError,
+)
+from memplusplus.api_keys import MissingAPIKey, read_api_key, redact
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
@@ -46,149 +59,8 @@ __all__ = [
     "MissingAPIKeyError",
 ]
 
-DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
-NO_KEY_PLACEHOLDER = "EMPTY"  # what is sent when ``api_key_env`` is None (local servers that need no key)
 CACHE_SCHEMA = 1  # bump to invalidate every cached completion if the canonical request form changes
 _ERROR_MAX_CHARS = 500
-
-
-class CacheMissError(RuntimeError):
-    """``cache_only=True`` and a request is not in the cache (no network call was made)."""
-
-    def __init__(self, model: str, key: str, missing: int = 1) -> None:
-        self.model = model
-        self.key = key
-        self.missing = missing
-        more = f" ({missing} requests of this batch are missing)" if missing > 1 else ""
-        super().__init__(
-            f"cache_only is set but the completion for model {model!r} with cache key {key} is not "
-            f"in the cache{more}; run without cache_only (with an API key) to fill it."
-        )
-
-
-class MissingAPIKeyError(RuntimeError):
-    """A real request is needed but the environment variable holding the API key is unset or empty."""
-
-
-@dataclass(frozen=True)
-class LLMConfig:
-    """How to reach one model. Holds no secret: the key is read from ``api_key_env`` when needed.
-
-    ``api_key_env=None`` means "no key needed" (local servers): the placeholder ``"EMPTY"`` is sent.
-    ``base_url=None`` means OpenAI's default endpoint; it is passed explicitly to the SDK, so an
-    ``OPENAI_BASE_URL`` variable in the environment cannot silently redirect cached requests.
-    """
-
-    model: str
-    base_url: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"
-    temperature: float = 0.0
-    seed: int | None = 0
-    max_tokens: int | None = 512
-    timeout_s: float = 60.0
-    max_retries: int = 6
-    backoff_base_s: float = 1.0
-    backoff_max_s: float = 60.0
-    retry_after_max_s: float = 120.0  # a longer Retry-After is clipped to this
-    concurrency: int = 4
-    cache_only: bool = False
-
-    def __post_init__(self) -> None:
-        if not self.model:
-            raise ValueError("LLMConfig.model must be a non-empty model name")
-        if self.concurrency < 1:
-            raise ValueError("LLMConfig.concurrency must be >= 1")
-        if self.max_retries < 0:
-            raise ValueError("LLMConfig.max_retries must be >= 0")
-        if self.timeout_s <= 0:
-            raise ValueError("LLMConfig.timeout_s must be > 0")
-        if self.backoff_base_s < 0 or self.backoff_max_s < 0 or self.retry_after_max_s < 0:
-            raise ValueError("LLMConfig backoff delays must be >= 0")
-
-    @property
-    def resolved_base_url(self) -> str:
-        """The endpoint actually used, without a trailing slash (part of the cache key)."""
-        return (self.base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """One chat completion to make.
-
-    ``temperature``, ``seed`` and ``max_tokens`` override the client's config when not None.
-    ``template_hash`` identifies the prompt template that produced ``messages`` and ``run_index``
-    tells repeated runs of the same prompt apart (e.g. a judge run 3 times); both are part of the
-    cache key but not sent to the API.
-    """
-
-    messages: Sequence[Mapping[str, str]]
-    template_hash: str = ""
-    run_index: int = 0
-    temperature: float | None = None
-    seed: int | None = None
-    max_tokens: int | None = None
-
-    def __post_init__(self) -> None:
-        if not self.messages:
-            raise ValueError("ChatRequest.messages must not be empty")
-        for message in self.messages:
-            if not isinstance(message.get("role"), str) or not isinstance(message.get("content"), str):
-                raise ValueError(f"each message needs a string 'role' and 'content', got {message!r}")
-        if self.run_index < 0:
-            raise ValueError("ChatRequest.run_index must be >= 0")
-
-
-@dataclass(frozen=True)
-class ChatResult:
-    """The outcome of one request. ``error`` is set (and ``text`` empty) when it failed for good.
-
-    Token counts are those the API reported for the completion (also for a cache hit, where they
-    were spent by an earlier run). ``cached`` is True when no request was made for this result.
-    """
-
-    text: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached: bool = False
-    error: str | None = None
-    key: str = ""
-    finish_reason: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-@dataclass(frozen=True)
-class LLMCounters:
-    """What a client did. ``requests_sent`` counts HTTP attempts (retries included);
-    ``failures`` counts requests given up on; tokens are those actually spent (API-reported)."""
-
-    requests_sent: int = 0
-    cache_hits: int = 0
-    completed: int = 0
-    failures: int = 0
-    retries: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class BatchPlan:
-    """Which requests of a batch are served from the cache and which must be sent.
-
-    ``to_send`` holds the index of the first request of each distinct missing cache key; later
-    requests with the same key (``duplicates``) share its result without a request of their own.
-    """
-
-    keys: tuple[str, ...]
-    hits: Mapping[str, Mapping[str, Any]]
-    to_send: tuple[int, ...]
-    duplicates: int
-
-    @property
-    def cache_hits(self) -> int:
-        return sum(1 for key in self.keys if key in self.hits)
 
 
 @dataclass
@@ -210,12 +82,11 @@ class _Counting:
 
 @dataclass(frozen=True)
 class _Attempt:
-    """The outcome of one HTTP attempt."""
+    """The outcome of one call through the SDK (its own retries included)."""
 
     result: ChatResult | None = None  # success
     error: str | None = None  # failure description
-    retryable: bool = False
-    retry_after_s: float | None = None
+    reask: bool = False  # an unusable 200 reply: worth asking again
 
 
 class LLMClient:
@@ -390,26 +261,29 @@ class LLMClient:
                     api_key=self._api_key(),
                     base_url=self.config.resolved_base_url,
                     timeout=self.config.timeout_s,
-                    max_retries=0,  # retries are ours
+                    max_retries=self.config.max_retries,
+                    http_client=openai.DefaultHttpxClient(event_hooks={"request": [self._count_request]}),
                 )
             return self._sdk
 
+    def _count_request(self, request: Any) -> None:
+        """Called by the HTTP client for every attempt the SDK makes (its retries included)."""
+        retry = request.headers.get("x-stainless-retry-count", "0") not in ("", "0")
+        self._counting.add(requests_sent=1, retries=int(retry))
+
     def _api_key(self) -> str:
-        env = self.config.api_key_env
-        if env is None:
-            return NO_KEY_PLACEHOLDER
-        value = os.environ.get(env, "")
-        if not value:
-            raise MissingAPIKeyError(
-                f"model {self.config.model!r} at {self.config.resolved_base_url} needs an API key, but the "
-                f"environment variable {env} is not set (or empty). Set {env}, or use api_key_env=None for a "
-                f"local server that needs no key."
-            )
-        return value
+        try:
+            return read_api_key(self.config.api_key_env, f"model {self.config.model!r} at {self.config.resolved_base_url}")
+        except MissingAPIKey as exc:
+            raise MissingAPIKeyError(str(exc)) from None
+
+    def _where(self) -> str:
+        return f"model {self.config.model!r} at {self.config.resolved_base_url}"
 
     def _fetch_and_store(self, key: str, request: ChatRequest) -> ChatResult:
-        """Send with retries; cache a success at once; return an uncached error result otherwise."""
-        attempt_no = 0
+        """Send (the SDK retries transport failures); re-ask an unusable reply; cache a success at
+        once; return an uncached error result naming model and endpoint otherwise."""
+        reasks = 0
         while True:
             attempt = self._attempt(key, request)
             if attempt.result is not None:
@@ -419,13 +293,14 @@ class LLMClient:
                     completed=1, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens
                 )
                 return result
-            if not attempt.retryable or attempt_no >= self.config.max_retries:
+            if not attempt.reask or reasks >= self.config.max_reasks:
                 self._counting.add(failures=1)
-                suffix = "" if not attempt.retryable else f" (gave up after {attempt_no + 1} attempts)"
-                return ChatResult(text="", error=self._redact(f"{attempt.error}{suffix}"), key=key)
+                suffix = f" (asked {reasks + 1} times)" if attempt.reask else ""
+                return ChatResult(text="", error=self._redact(f"{self._where()}: {attempt.error}{suffix}"), key=key)
             self._counting.add(retries=1)
-            self._sleep(self._backoff_s(attempt_no, attempt.retry_after_s))
-            attempt_no += 1
+            delay = self.config.reask_delay_s * (2.0**reasks)
+            self._sleep(delay / 2 + self._rng.uniform(0.0, delay / 2))
+            reasks += 1
 
     def _attempt(self, key: str, request: ChatRequest) -> _Attempt:
         params = self.resolved_parameters(request)
@@ -438,30 +313,30 @@ class LLMClient:
             kwargs["seed"] = params["seed"]
         if params["max_tokens"] is not None:
             kwargs["max_tokens"] = params["max_tokens"]
-        self._counting.add(requests_sent=1)
+        tries = f"after {self.config.max_retries + 1} attempts"
         try:
             completion = self._client().chat.completions.create(**kwargs)
-        except openai.APITimeoutError as exc:
-            return _Attempt(error=f"timeout after {self.config.timeout_s}s: {exc}", retryable=True)
+        except openai.APITimeoutError:
+            return _Attempt(error=f"timeout ({self.config.timeout_s}s per attempt) {tries}")
         except openai.APIConnectionError as exc:
-            return _Attempt(error=f"connection error: {exc}", retryable=True)
+            return _Attempt(error=f"connection error {tries}: {exc}")
         except openai.APIStatusError as exc:
             status = exc.status_code
-            retryable = status in (408, 429) or status >= 500
-            return _Attempt(
-                error=f"HTTP {status} ({type(exc).__name__}): {exc.message}",
-                retryable=retryable,
-                retry_after_s=_retry_after_s(exc.response.headers) if retryable else None,
-            )
+            retried = status in (408, 409, 429) or status >= 500
+            return _Attempt(error=f"HTTP {status} ({type(exc).__name__}){' ' + tries if retried else ''}: {exc.message}")
         except openai.OpenAIError as exc:
             return _Attempt(error=f"{type(exc).__name__}: {exc}")
+        except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError on a 200 reply
+            return _Attempt(error=f"the reply is not a valid completion ({type(exc).__name__}: {exc})", reask=True)
 
         if not completion.choices:
-            return _Attempt(error="the API returned no choices")
+            return _Attempt(error="the API returned no choices", reask=True)
         choice = completion.choices[0]
         content = choice.message.content
         if content is None:
-            return _Attempt(error=f"the API returned no text content (finish_reason={choice.finish_reason})")
+            return _Attempt(
+                error=f"the API returned no text content (finish_reason={choice.finish_reason})", reask=True
+            )
         usage = completion.usage
         return _Attempt(
             result=ChatResult(
@@ -474,42 +349,13 @@ class LLMClient:
             )
         )
 
-    def _backoff_s(self, attempt_no: int, retry_after_s: float | None) -> float:
-        """Retry-After when the server gave one (clipped), else exponential backoff with jitter."""
-        if retry_after_s is not None and math.isfinite(retry_after_s) and retry_after_s >= 0:
-            return min(retry_after_s, self.config.retry_after_max_s)
-        ceiling = min(self.config.backoff_max_s, self.config.backoff_base_s * (2.0 ** min(attempt_no, 60)))
-        return ceiling / 2 + self._rng.uniform(0.0, ceiling / 2)
-
     def _redact(self, text: str) -> str:
         env = self.config.api_key_env
         secrets = {os.environ.get(env, "") if env else ""}
         sdk = self._sdk
         if sdk is not None:
             secrets.add(sdk.api_key or "")
-        for secret in secrets:
-            if secret and secret != NO_KEY_PLACEHOLDER:
-                text = text.replace(secret, "***")
-        return text[:_ERROR_MAX_CHARS]
-
-
-def _retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), else None."""
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value) / divisor)
-        except ValueError:
-            pass
-        if name == "retry-after":
-            try:
-                when = email.utils.parsedate_to_datetime(value)
-            except (TypeError, ValueError):
-                return None
-            return max(0.0, when.timestamp() - time.time())
-    return None
+        return redact(text, secrets)[:_ERROR_MAX_CHARS]
 
 
 def _encode(client: LLMClient, request: ChatRequest, result: ChatResult) -> dict[str, Any]:

@@ -1,0 +1,166 @@
+"""The data of the model layer: what to call (``LLMConfig``), one request and its result, counters.
+
+No secret lives here: a config names the environment variable that holds the key, never the key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from memplusplus.api_keys import NO_KEY_PLACEHOLDER, MissingAPIKey
+
+__all__ = [
+    "DEFAULT_OPENAI_BASE_URL",
+    "NO_KEY_PLACEHOLDER",
+    "BatchPlan",
+    "CacheMissError",
+    "ChatRequest",
+    "ChatResult",
+    "LLMConfig",
+    "LLMCounters",
+    "MissingAPIKeyError",
+]
+
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+class CacheMissError(RuntimeError):
+    """``cache_only=True`` and a request is not in the cache (no network call was made)."""
+
+    def __init__(self, model: str, key: str, missing: int = 1) -> None:
+        self.model = model
+        self.key = key
+        self.missing = missing
+        more = f" ({missing} requests of this batch are missing)" if missing > 1 else ""
+        super().__init__(
+            f"cache_only is set but the completion for model {model!r} with cache key {key} is not "
+            f"in the cache{more}; run without cache_only (with an API key) to fill it."
+        )
+
+
+class MissingAPIKeyError(MissingAPIKey):
+    """A real request is needed but the environment variable holding the API key is unset or empty."""
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """How to reach one model. Holds no secret: the key is read from ``api_key_env`` when needed.
+
+    ``api_key_env=None`` means "no key needed" (local servers): the placeholder ``"EMPTY"`` is sent.
+    ``base_url=None`` means OpenAI's default endpoint; it is passed explicitly to the SDK, so an
+    ``OPENAI_BASE_URL`` variable in the environment cannot silently redirect cached requests.
+    """
+
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    seed: int | None = 0
+    max_tokens: int | None = 512
+    timeout_s: float = 60.0
+    max_retries: int = 6  # the SDK's: 408/409/429/5xx, timeouts, connection errors; honours Retry-After
+    max_reasks: int = 2  # ours: a 200 reply that is not JSON, has no choices or no text is asked again
+    reask_delay_s: float = 1.0  # before the first re-ask; doubled for each further one
+    concurrency: int = 4
+    cache_only: bool = False
+    price_in_per_mtok: float | None = None  # USD per 1M tokens, overriding the price table (not in the key)
+    price_out_per_mtok: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ValueError("LLMConfig.model must be a non-empty model name")
+        if self.concurrency < 1:
+            raise ValueError("LLMConfig.concurrency must be >= 1")
+        if self.max_retries < 0 or self.max_reasks < 0:
+            raise ValueError("LLMConfig.max_retries and max_reasks must be >= 0")
+        if self.timeout_s <= 0:
+            raise ValueError("LLMConfig.timeout_s must be > 0")
+        if self.reask_delay_s < 0:
+            raise ValueError("LLMConfig.reask_delay_s must be >= 0")
+
+    @property
+    def resolved_base_url(self) -> str:
+        """The endpoint actually used, without a trailing slash (part of the cache key)."""
+        return (self.base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion to make.
+
+    ``temperature``, ``seed`` and ``max_tokens`` override the client's config when not None.
+    ``template_hash`` identifies the prompt template that produced ``messages`` and ``run_index``
+    tells repeated runs of the same prompt apart (e.g. a judge run 3 times); both are part of the
+    cache key but not sent to the API.
+    """
+
+    messages: Sequence[Mapping[str, str]]
+    template_hash: str = ""
+    run_index: int = 0
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.messages:
+            raise ValueError("ChatRequest.messages must not be empty")
+        for message in self.messages:
+            if not isinstance(message.get("role"), str) or not isinstance(message.get("content"), str):
+                raise ValueError(f"each message needs a string 'role' and 'content', got {message!r}")
+        if self.run_index < 0:
+            raise ValueError("ChatRequest.run_index must be >= 0")
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """The outcome of one request. ``error`` is set (and ``text`` empty) when it failed for good.
+
+    Token counts are those the API reported for the completion (also for a cache hit, where they
+    were spent by an earlier run). ``cached`` is True when no request was made for this result.
+    """
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    error: str | None = None
+    key: str = ""
+    finish_reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class LLMCounters:
+    """What a client did. ``requests_sent`` counts HTTP attempts (the SDK's retries and our
+    re-asks included, ``retries`` counts both); ``failures`` counts requests given up on; tokens are
+    those actually spent (API-reported)."""
+
+    requests_sent: int = 0
+    cache_hits: int = 0
+    completed: int = 0
+    failures: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """Which requests of a batch are served from the cache and which must be sent.
+
+    ``to_send`` holds the index of the first request of each distinct missing cache key; later
+    requests with the same key (``duplicates``) share its result without a request of their own.
+    """
+
+    keys: tuple[str, ...]
+    hits: Mapping[str, Mapping[str, Any]]
+    to_send: tuple[int, ...]
+    duplicates: int
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(1 for key in self.keys if key in self.hits)

@@ -1,0 +1,89 @@
+"""What a dry run (``estimate=true``) says about embeddings: how many texts are not yet in the
+embedding cache, and what embedding them costs on a remote endpoint (or that it runs locally).
+
+Tokens are approximated as characters / 4 (no tokenizer download), clamped like the encoder
+clamps its inputs. The only price known is text-embedding-3-small's on OpenAI's own endpoint:
+$0.02 per 1M input tokens, standard tier (tokenprice.fyi/models/text-embedding-3-small, quoting
+developers.openai.com on 2026-07-03; tokenmix.ai 2026-04-25 agrees). Any other endpoint costs 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+from memplusplus.encoder import CachedEncoder
+from memplusplus.openai_encoder import OpenAIEncoder
+
+EMBEDDING_PRICES = {"text-embedding-3-small": 0.02}  # USD per 1M input tokens on api.openai.com
+_CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class EmbeddingEstimate:
+    """Texts a run would embed (not in the cache), where, and at what price (``usd`` None = unknown)."""
+
+    encoder: str
+    remote: bool
+    texts: int
+    to_embed: int
+    tokens: int
+    usd: float | None
+    price_note: str
+    approximate: bool = False  # True when the texts a system embeds are not exactly the documents (RAG windows)
+
+    def format(self) -> str:
+        where = "remote endpoint" if self.remote else "locally, on this machine's CPU"
+        approx = " (approximate: the system embeds chunks of these texts)" if self.approximate else ""
+        cost = "n/a" if self.usd is None else f"${self.usd:,.4f}"
+        lines = [
+            f"embeddings {self.encoder}: {self.texts} texts -> {self.to_embed} to embed {where}, "
+            f"{self.texts - self.to_embed} cached{approx}",
+            f"  tokens ~{self.tokens:,} (chars/{_CHARS_PER_TOKEN}); price {self.price_note}; cost {cost}",
+        ]
+        if self.to_embed and not self.remote:
+            lines.append(f"  warning: this dry run embeds {self.to_embed} texts locally before it can price the calls")
+        if self.to_embed and self.remote:
+            lines.append("  answer and judge calls are priced once these embeddings exist (a dry run sends nothing)")
+        return "\n".join(lines)
+
+
+def estimate_embeddings(encoder: CachedEncoder, texts: Sequence[str], approximate: bool = False) -> EmbeddingEstimate:
+    """Count ``texts`` missing from ``encoder``'s cache and price them; sends nothing, computes nothing."""
+    keys = {encoder.key(text): text for text in texts}
+    cached = encoder.cache.get_many(list(keys)) if encoder.cache is not None else {}
+    missing = [text for key, text in keys.items() if key not in cached and text.strip()]
+    remote = isinstance(encoder, OpenAIEncoder)
+    if remote:
+        cap = encoder.config.max_input_chars
+        tokens = sum(math.ceil(min(len(text), cap) / _CHARS_PER_TOKEN) for text in missing)
+        host = urlparse(encoder.config.resolved_base_url).hostname or ""
+        price = EMBEDDING_PRICES.get(encoder.config.model) if host == "api.openai.com" else 0.0
+        note = (
+            f"${price}/1M tokens" if price else f"own endpoint {host}, not priced" if host != "api.openai.com"
+            else f"unknown for {encoder.config.model}"
+        )
+        usd = None if price is None else tokens * price / 1_000_000
+    else:
+        tokens = sum(math.ceil(len(text) / _CHARS_PER_TOKEN) for text in missing)
+        usd, note = 0.0, "0 (local model)"
+    return EmbeddingEstimate(encoder.identity, remote, len(keys), len(missing), tokens, usd, note, approximate)
+
+
+def texts_to_embed(system_kind: str, params: dict, episodes: Sequence, needs_retrieval) -> list[str]:
+    """The texts a run embeds: documents and questions of episodes with a question not yet retrieved
+    (``needs_retrieval(episode) -> questions``), for systems that have a vector leg."""
+    legs = params.get("legs", ("lexical", "tag", "vector"))
+    uses_vectors = system_kind in ("vector", "rag") or (
+        system_kind == "mempp" and "vector" in legs and float(dict(params.get("weights", {})).get("vector", 0)) > 0
+    )
+    if not uses_vectors:
+        return []
+    texts: list[str] = []
+    for episode in episodes:
+        questions = needs_retrieval(episode)
+        if questions:
+            texts += [doc.text for doc in episode.documents] + [q.text for q in questions]
+    return texts

@@ -1,0 +1,40 @@
+"""Reading an API key from the environment, the one place every client of an endpoint does it.
+
+A config names the environment variable (``api_key_env``), never the key. ``None`` means the
+server needs no key: the placeholder ``"EMPTY"`` is sent, as OpenAI-compatible local servers expect.
+"""
+
+from __future__ import annotations
+
+import os
+
+NO_KEY_PLACEHOLDER = "EMPTY"
+
+
+def read_api_key(env: str | None, what: str, hint: str = "") -> str:
+    """The key held by ``$env`` (``NO_KEY_PLACEHOLDER`` when ``env`` is None).
+
+    Raises ``MissingAPIKey`` naming ``what`` (model and endpoint) and the variable when it is unset
+    or blank; the message never contains a key.
+    """
+    if env is None:
+        return NO_KEY_PLACEHOLDER
+    value = os.environ.get(env, "").strip()
+    if not value:
+        raise MissingAPIKey(
+            f"{what} needs an API key, but the environment variable {env} is not set (or empty). "
+            f"Set {env}{hint or ', or set api_key_env to null for a local server that needs no key'}."
+        )
+    return value
+
+
+class MissingAPIKey(RuntimeError):
+    """A real request is needed but the environment variable holding the API key is unset or empty."""
+
+
+def redact(text: str, secrets: set[str]) -> str:
+    """``text`` with every non-empty secret (other than the placeholder) replaced by ``***``."""
+    for secret in secrets:
+        if secret and secret != NO_KEY_PLACEHOLDER:
+            text = text.replace(secret, "***")
+    return text

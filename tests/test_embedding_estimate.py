@@ -1,0 +1,43 @@
+"""estimate=true prices the embeddings a remote encoder would compute and warns before local embedding."""
+
+import math
+
+from harness.compose import compose_config
+from harness.config import RunConfig
+from harness.kvstore import KVStore
+from harness.models.embedding_cost import estimate_embeddings
+from harness.runner import run
+from loaders import load_dataset
+from memplusplus.encoder import Encoder
+from tests.fake_openai_server import fake_server  # noqa: F401  (a fixture)
+
+
+def test_a_dry_run_prices_remote_embeddings_and_sends_nothing(fake_server, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    base = ["dataset.limit=3", "encoder=text-embedding-3-small", "answerer=gpt-4.1-mini", "estimate=true",
+            "progress=false", f"store.cache_dir={tmp_path}/cache", f"store.results_dir={tmp_path}/runs"]
+    on_openai = run(RunConfig.from_dict(compose_config(base)))
+    embedding = on_openai.embedding_estimate
+    assert on_openai.estimates == [], "answers cannot be priced before their evidence is embedded"
+    episode = load_dataset("orgmem", limit=3)[0]
+    texts = [d.text for d in episode.documents] + [q.text for q in episode.questions]
+    tokens = sum(math.ceil(min(len(t), 20_000) / 4) for t in texts if t.strip())
+    assert (embedding.remote, embedding.to_embed, embedding.tokens) == (True, 446, tokens)
+    assert embedding.usd == tokens * 0.02 / 1e6
+    assert "text-embedding-3-small" in embedding.format() and "sends nothing" in embedding.format()
+
+    local_endpoint = run(RunConfig.from_dict(compose_config(
+        [*base, f"encoder.base_url={fake_server.base_url}", "encoder.api_key_env=null"])))
+    assert local_endpoint.embedding_estimate.usd == 0.0
+    assert "own endpoint 127.0.0.1" in local_endpoint.embedding_estimate.format()
+    assert fake_server.request_count == 0
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_local_encoder_with_a_cold_cache_is_warned_about(tmp_path):
+    encoder = Encoder(cache=KVStore(tmp_path / "e.sqlite"))
+    estimate = estimate_embeddings(encoder, ["one text", "another text", "one text"])
+    assert (estimate.remote, estimate.texts, estimate.to_embed, estimate.usd) == (False, 2, 2, 0.0)
+    assert "warning: this dry run embeds 2 texts locally" in estimate.format()
+    assert "all-MiniLM-L6-v2|max_tokens=256" in estimate.format()
+    assert encoder.computed == 0, "an estimate computes nothing"

@@ -14,6 +14,11 @@ words are near), as floats or base64 as the request asks. Its behaviour is scrip
 * ``fail_after(n)`` makes every request after the first ``n`` successful ones fail hard.
 
 Every request is recorded (``requests``, ``request_count``, ``max_in_flight``).
+
+For libraries that ask for structured output, ``schema_answer(builders)`` answers each request
+with schema-valid JSON (a scripted builder per schema name, else the schema's minimal instance),
+reading the schema from ``response_format`` or from the instruction the harness proxy forwards;
+``tool_call_answer`` replies with a tool call in the form the proxy asks a text-only model for.
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ def test_mem0_ingests_a_conversation_and_returns_source_ids(tmp_path: Path, enco
             assert memory.ingest(docs) == [d.doc_id for d in docs]
             hits = memory.retrieve("Which adoption agencies is Caroline researching?", k=3)
             counters = memory.write_counters
+            assert memory.proxy is not None and memory.proxy.counters.chat_requests == counters.chat_requests  # no call at read
             assert memory.folder is not None and memory.folder.is_relative_to(tmp_path / "mem0")
         # one extraction call per turn, every one sent through the proxy and answered upstream once
         assert counters.chat_requests == len(docs) == counters.chat_upstream == server.request_count

@@ -59,6 +59,7 @@ def test_zep_ingests_a_conversation_and_returns_facts_with_sources(tmp_path: Pat
             assert memory.ingest(docs) == [d.doc_id for d in docs]
             hits = memory.retrieve(query, k=5)
             counters = memory.write_counters
+            assert memory.proxy is not None and memory.proxy.counters.chat_requests == counters.chat_requests  # no call at read
             assert memory.folder is not None and (memory.folder / "graph.kuzu").exists()
         sent = server.request_count
         # every write-time call went through the proxy; each was answered upstream once

@@ -14,14 +14,8 @@ import pytest
 from harness.kvstore import KVStore
 from harness.models.llm_client import LLMClient, LLMConfig
 from harness.models.proxy import LLMProxy, chat_request_from_body
-from tests.fake_openai_server import (  # noqa: F401  (fake_server is a fixture)
-    FakeOpenAIServer,
-    default_answer,
-    fake_server,
-    requested_schema,
-    schema_answer,
-    tool_call_answer,
-)
+from tests.fake_openai_server import FakeOpenAIServer, fake_server  # noqa: F401  (fake_server is a fixture)
+from tests.schema_fixtures import requested_schema, schema_answer, tool_call_answer
 
 
 class StubEncoder:

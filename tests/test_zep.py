@@ -13,7 +13,8 @@ if importlib.util.find_spec("graphiti_core") is None or importlib.util.find_spec
 
 from baselines.thirdparty.zep import ZepMemory  # noqa: E402
 from memplusplus.protocol import MemorySystem  # noqa: E402
-from tests.fake_openai_server import FakeOpenAIServer, last_user_content, requested_schema, schema_answer  # noqa: E402
+from tests.fake_openai_server import FakeOpenAIServer, last_user_content  # noqa: E402
+from tests.schema_fixtures import requested_schema, schema_answer  # noqa: E402
 from tests.thirdparty_conversation import conversation, names_in  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:The Kuzu backend is deprecated:DeprecationWarning")

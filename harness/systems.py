@@ -8,6 +8,7 @@ from typing import Any
 from baselines.bm25 import BM25Memory
 from baselines.full_context import FullContextMemory
 from baselines.rag import RAGMemory
+from baselines.thirdparty import mem0 as mem0_adapter, zep as zep_adapter
 from baselines.vector import VectorMemory
 from harness.config import ConfigError, SystemSpec
 from memplusplus.encoder import CachedEncoder
@@ -55,6 +56,8 @@ BUILDERS: dict[str, Callable[[SystemSpec, CachedEncoder], MemorySystem]] = {
     "vector": _with_params(VectorMemory, uses_encoder=True),
     "rag": _with_params(RAGMemory, uses_encoder=True),
     "full_context": _full_context,
+    "mem0": mem0_adapter.build,
+    "zep": zep_adapter.build,
 }
 
 

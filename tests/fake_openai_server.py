@@ -15,6 +15,9 @@ words are near), as floats or base64 as the request asks. Its behaviour is scrip
 * ``fail_after(n)`` makes every request after the first ``n`` successful ones fail hard.
 
 Every request is recorded (``requests``, ``request_count``, ``max_in_flight``).
+
+Answers for libraries that ask for structured output (schema-valid JSON, tool calls) are built by
+``tests/schema_fixtures.py``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,135 @@
+"""What the Mem0 and Zep adapters share: the write-time model, the proxy they talk to, their folder.
+
+Each adapter instance holds one episode's memory. It owns an :class:`~harness.models.llm_client.LLMClient`
+over the run's LLM cache (``<cache_dir>/llm.sqlite``) and an :class:`~harness.models.proxy.LLMProxy`
+in front of it and of the harness encoder; the library is pointed at the proxy, so every model call
+is cached, counted and replayable with ``cache_only``. The proxy starts on first use and stops on
+:meth:`ProxiedMemory.close` (or when the adapter is garbage-collected).
+"""
+
+from __future__ import annotations
+
+import shutil
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from harness.config import ConfigError
+from harness.kvstore import KVStore, stable_hash
+from harness.models.llm_client import LLMClient, LLMConfig
+from harness.models.proxy import LLMProxy, ProxyCounters
+from memplusplus.evidence import RenderedContext, format_date, render
+from memplusplus.types import Document, Hit
+
+PROXY_API_KEY = "mempp-local-proxy"  # what the libraries send to the proxy; never a real credential
+
+
+@dataclass(frozen=True)
+class WriteTimeModel:
+    """The model a third-party memory calls (through the proxy). No secret: only the key's env var."""
+
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    seed: int | None = 0
+    max_tokens: int | None = None  # None: whatever the library asks for
+    timeout_s: float = 120.0
+    max_retries: int = 6
+    concurrency: int = 4
+
+    @classmethod
+    def from_params(cls, raw: dict[str, Any] | None, system: str) -> "WriteTimeModel":
+        try:
+            return cls(**dict(raw or {}))
+        except TypeError as exc:
+            raise ConfigError(f"system.llm ({system}): {exc}") from exc
+
+    def client(self, cache_dir: Path, cache_only: bool) -> LLMClient:
+        config = LLMConfig(**asdict(self), cache_only=cache_only)
+        return LLMClient(config, KVStore(cache_dir / "llm.sqlite"))
+
+
+def dated_content(doc: Document) -> str:
+    """The document as one message: conversational turns already lead with ``[date] speaker:``."""
+    if doc.text.lstrip().startswith("["):
+        return doc.text
+    return f"[{format_date(doc.date)}] {doc.author or 'unknown'}: {doc.text}"
+
+
+def corpus_key(documents: Sequence[Document], settings: dict[str, Any]) -> str:
+    return stable_hash({"docs": [[d.doc_id, d.text, str(d.date), d.author] for d in documents], **settings})[:20]
+
+
+class ProxiedMemory:
+    """Base of the adapters: the proxy's lifecycle, the store folder, the write-time call counts."""
+
+    name = "thirdparty"
+    kind = "thirdparty"
+
+    def __init__(self, *, llm: dict[str, Any] | None, cache_dir: str, cache_only: bool, encoder: Any, k: int) -> None:
+        self.model = WriteTimeModel.from_params(llm, self.name)
+        self.cache_dir = Path(cache_dir).expanduser()
+        self.cache_only = bool(cache_only)
+        self.encoder = encoder
+        self.k = k
+        self.proxy: LLMProxy | None = None
+        self.write_counters = ProxyCounters()
+        self.ingested = 0
+        self.folder: Path | None = None
+        self._finalizer: weakref.finalize | None = None
+
+    # ------------------------------------------------------------ proxy lifecycle
+    def _start_proxy(self, rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> LLMProxy:
+        if self.proxy is None:
+            client = self.model.client(self.cache_dir, self.cache_only)
+            self.proxy = LLMProxy(client, self.encoder, rewrite=rewrite).start()
+            self._finalizer = weakref.finalize(self, _shutdown, self.proxy, client)
+        return self.proxy
+
+    def close(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()
+        self.proxy = None
+
+    def __enter__(self) -> "ProxiedMemory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _fresh_folder(self, documents: Sequence[Document], settings: dict[str, Any]) -> Path:
+        """An empty folder for this corpus's store under ``<cache_dir>/<kind>/`` (rebuilt each ingest:
+        the model calls are cached, so a rebuild costs no request)."""
+        folder = self.cache_dir / self.kind / corpus_key(documents, settings)
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        self.folder = folder
+        return folder
+
+    def _check_proxy(self) -> None:
+        assert self.proxy is not None
+        self.proxy.raise_errors()
+
+    @property
+    def write_calls_per_document(self) -> float:
+        return self.write_counters.chat_requests / self.ingested if self.ingested else 0.0
+
+    def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
+        return render(hits, budget)
+
+
+def _shutdown(proxy: LLMProxy, client: LLMClient) -> None:
+    proxy.stop()
+    client.close()
+
+
+def memory_hit(memory_id: str, text: str, when: datetime | None, score: float, doc_ids: Sequence[str], rank: int, leg: str) -> Hit:
+    """A derived memory as a hit: its text under its date, carrying the documents it came from."""
+    shown = f"[{format_date(when)}] {text}" if when is not None else text
+    sources = tuple((doc_id, 0) for doc_id in dict.fromkeys(doc_ids))
+    return Hit(memory_id, shown, when, None, float(score), {leg: rank}, False, None, sources)

@@ -1,0 +1,157 @@
+"""Zep's open-source core, ``graphiti-core``, run locally on an embedded Kuzu graph database.
+
+Each document becomes one Graphiti episode (its name is the document id, its reference time the
+document's date, its body the text leading with date and speaker); Graphiti's LLM extracts
+entities and facts (edges with ``valid_at``/``invalid_at``) at write time. A question is answered
+by Graphiti's default hybrid edge search (BM25 full-text plus cosine, fused by RRF, no
+cross-encoder): each fact is a hit whose text carries its valid period and whose sources are the
+documents of the episodes it was extracted from.
+
+The LLM is Graphiti's ``OpenAIGenericClient`` (chat completions with a ``json_schema``
+response format) and the embedder its ``OpenAIEmbedder``, both pointed at the harness proxy (the
+embeddings are the harness encoder's, 384-d); the reranker is never called (a stub refuses).
+The Kuzu database lives in ``<cache_dir>/zep/<corpus>/``; Graphiti's telemetry is switched off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable, Sequence
+from datetime import date, datetime, timezone
+from typing import Any
+
+from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, dated_content, memory_hit
+from harness.config import ConfigError
+from memplusplus.types import Document, Hit
+
+_UNDATED = datetime(1970, 1, 1, tzinfo=timezone.utc)  # reference time of an undated first document
+
+
+def _graphiti() -> dict[str, Any]:
+    os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
+    try:
+        from graphiti_core import Graphiti
+        from graphiti_core.cross_encoder.client import CrossEncoderClient
+        from graphiti_core.driver.kuzu_driver import KuzuDriver
+        from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
+        from graphiti_core.llm_client.config import LLMConfig
+        from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
+        from graphiti_core.nodes import EpisodeType
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ConfigError('system=zep needs the zep extra: pip install -e ".[zep]"') from exc
+
+    class NoReranker(CrossEncoderClient):
+        """The search used here fuses by RRF; a cross-encoder call would be a configuration error."""
+
+        async def rank(self, query: str, passages: list[str]) -> list[tuple[str, float]]:
+            raise RuntimeError("the zep adapter runs without a cross-encoder reranker")
+
+    return dict(
+        Graphiti=Graphiti, KuzuDriver=KuzuDriver, OpenAIEmbedder=OpenAIEmbedder, OpenAIEmbedderConfig=OpenAIEmbedderConfig,
+        LLMConfig=LLMConfig, OpenAIGenericClient=OpenAIGenericClient, EpisodeType=EpisodeType, NoReranker=NoReranker,
+    )
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+class ZepMemory(ProxiedMemory):
+    name = "zep"
+    kind = "zep"
+
+    def __init__(
+        self,
+        *,
+        k: int,
+        cache_dir: str,
+        encoder: Any,
+        llm: dict[str, Any] | None = None,
+        cache_only: bool = False,
+        structured_output: str = "json_schema",
+    ) -> None:
+        super().__init__(llm=llm, cache_dir=cache_dir, cache_only=cache_only, encoder=encoder, k=k)
+        if structured_output not in ("json_schema", "json_object"):
+            raise ConfigError("system.structured_output must be json_schema or json_object")
+        self.structured_output = structured_output
+        self.episode_docs: dict[str, str] = {}  # episode uuid -> document id
+        self._graph: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _run(self, coroutine: Any) -> Any:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(coroutine)
+
+    def close(self) -> None:
+        super().close()
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+
+    # ------------------------------------------------------------------ write
+    def _open(self, documents: Sequence[Document]) -> Any:
+        g = _graphiti()
+        proxy = self._start_proxy()
+        folder = self._fresh_folder(documents, {"model": self.model.model, "structured_output": self.structured_output})
+        config = g["LLMConfig"](api_key=PROXY_API_KEY, base_url=proxy.base_url, model=self.model.model,
+                                small_model=self.model.model, temperature=self.model.temperature)
+        llm = g["OpenAIGenericClient"](config, structured_output_mode=self.structured_output)
+        embedder = g["OpenAIEmbedder"](g["OpenAIEmbedderConfig"](
+            api_key=PROXY_API_KEY, base_url=proxy.base_url, embedding_model="harness-encoder",
+            embedding_dim=int(self.encoder.dimension)))
+        driver = g["KuzuDriver"](db=str(folder / "graph.kuzu"))
+        graph = g["Graphiti"](graph_driver=driver, llm_client=llm, embedder=embedder, cross_encoder=g["NoReranker"](),
+                              max_coroutines=self.model.concurrency)
+        # KuzuDriver.build_indices_and_constraints is a no-op; its maintenance ops create the FTS indices.
+        self._run(driver.graph_ops.build_indices_and_constraints(driver))
+        return graph, g["EpisodeType"]
+
+    def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
+        documents = list(documents)
+        docs = [doc for doc in documents if doc.text.strip()]
+        self._graph, episode_type = self._open(docs)
+        assert self.proxy is not None
+        before = self.proxy.counters
+        last = _UNDATED
+        for doc in docs:
+            when = _utc(doc.date) if doc.date is not None else last
+            last = when
+            result = self._run(self._graph.add_episode(
+                name=doc.doc_id, episode_body=dated_content(doc), source_description="conversation turn or document",
+                reference_time=when, source=episode_type.message,
+            ))
+            self._check_proxy()
+            self.episode_docs[str(result.episode.uuid)] = doc.doc_id
+        self.ingested += len(docs)
+        self.write_counters = self.proxy.counters.minus(before)
+        kept = {doc.doc_id for doc in docs}
+        return [doc.doc_id if doc.doc_id in kept else None for doc in documents]
+
+    # ------------------------------------------------------------------ read
+    def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
+        """Graphiti's hybrid edge search (the as-of date is ignored; each fact shows its valid period)."""
+        if self._graph is None:
+            return []
+        edges = self._run(self._graph.search(query, num_results=k or self.k))
+        self._check_proxy()
+        hits = []
+        for rank, edge in enumerate(edges):
+            doc_ids = [self.episode_docs[e] for e in (edge.episodes or []) if e in self.episode_docs]
+            period = f"valid from {_show(edge.valid_at)} to {_show(edge.invalid_at, 'present')}"
+            when = edge.valid_at.replace(tzinfo=None) if edge.valid_at is not None else None
+            hits.append(memory_hit(f"zep:{edge.uuid}", f"{edge.fact} ({period})", when, float(len(edges) - rank),
+                                   doc_ids, rank, "zep"))
+        return hits
+
+
+def _show(value: datetime | None, missing: str = "unknown") -> str:
+    return missing if value is None else value.strftime("%Y-%m-%d %H:%M")
+
+
+def build(spec: Any, encoder: Any) -> ZepMemory:
+    try:
+        return ZepMemory(k=spec.k, encoder=encoder, **dict(spec.params))
+    except TypeError as exc:
+        raise ConfigError(f"system ({spec.name}): {exc}") from exc

@@ -1,0 +1,387 @@
+"""A local OpenAI-compatible HTTP proxy in front of the harness's cached LLM client and encoder.
+
+Third-party memories (Mem0, Graphiti) bring their own ``openai`` SDK client. Pointing that client at
+:class:`LLMProxy` (``base_url=proxy.base_url``) routes every chat completion through
+:class:`~harness.models.llm_client.LLMClient` -- cached, counted, priced, replayable with
+``cache_only`` -- and every embedding through the harness encoder (the bundled MiniLM by default,
+itself cached). The proxy listens on 127.0.0.1 at a free port, in a background thread, for as long
+as its ``with`` block (or ``start()``/``stop()``) lasts.
+
+Routes: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``GET /v1/models``.
+
+``LLMClient`` sends only roles and message texts, so a request's ``response_format`` (``json_object``
+or ``json_schema``) and ``tools`` travel upstream as an instruction appended to the system message
+(the JSON schema or tool list verbatim); they are thus part of the cache key (also hashed into the
+request's ``template_hash``). A tool call is read back from the JSON reply and returned as a real
+``tool_calls`` message. Native pass-through (``response_format``/``tools`` fields in the upstream
+body, ``tool_calls`` in the result) would need a hook in ``LLMClient``.
+
+``rewrite`` (optional) may edit each chat body before it is keyed: an adapter uses it to pin the
+"current date" a library writes into its prompts to the date of the document being ingested.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+from harness.kvstore import stable_hash
+from harness.models.llm_client import CacheMissError, ChatRequest, LLMClient, MissingAPIKeyError
+
+__all__ = ["LLMProxy", "ProxyCounters", "ProxyError", "chat_request_from_body"]
+
+JsonDict = dict[str, Any]
+PROXY_SCHEMA = 1  # part of every proxied request's template_hash
+
+
+class ProxyError(ValueError):
+    """A request the proxy cannot translate (answered with HTTP 400 and its message)."""
+
+
+@dataclass(frozen=True)
+class ProxyCounters:
+    """What went through the proxy. ``chat_upstream`` counts completions that were not cache hits."""
+
+    chat_requests: int = 0
+    chat_cache_hits: int = 0
+    chat_upstream: int = 0
+    chat_failures: int = 0
+    embedding_requests: int = 0
+    embedded_texts: int = 0
+
+    def minus(self, other: "ProxyCounters") -> "ProxyCounters":
+        return ProxyCounters(**{name: getattr(self, name) - getattr(other, name) for name in self.__dataclass_fields__})
+
+
+@dataclass
+class _Tally:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    values: dict[str, int] = field(default_factory=lambda: {name: 0 for name in ProxyCounters.__dataclass_fields__})
+
+    def add(self, **deltas: int) -> None:
+        with self.lock:
+            for name, delta in deltas.items():
+                self.values[name] += delta
+
+    def snapshot(self) -> ProxyCounters:
+        with self.lock:
+            return ProxyCounters(**self.values)
+
+
+def _text_of(content: Any) -> str:
+    """A message content as text: a string, or the text parts of a list of content parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text"]
+        if len(parts) != len(content):
+            raise ProxyError("only text content parts are supported (no images or audio)")
+        return "\n".join(parts)
+    raise ProxyError(f"message content must be a string or a list of parts, got {type(content).__name__}")
+
+
+def _messages(body: JsonDict) -> list[dict[str, str]]:
+    raw = body.get("messages")
+    if not isinstance(raw, list) or not raw:
+        raise ProxyError("'messages' must be a non-empty list")
+    out: list[dict[str, str]] = []
+    for message in raw:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise ProxyError(f"each message needs a string 'role', got {message!r}"[:300])
+        role, text = message["role"], _text_of(message.get("content"))
+        if role == "developer":
+            role = "system"
+        if role == "assistant" and message.get("tool_calls"):
+            calls = [call.get("function", {}) for call in message["tool_calls"]]
+            text = (text + "\n" if text else "") + json.dumps({"tool_calls": calls}, sort_keys=True)
+        if role == "tool":  # a tool result, shown to a client that sends only role and text
+            role, text = "user", f"Result of tool call {message.get('tool_call_id', '')}:\n{text}"
+        out.append({"role": role, "content": text})
+    return out
+
+
+def _format_instruction(body: JsonDict) -> str:
+    """The response_format / tools of a request as an instruction for a text-only client."""
+    lines: list[str] = []
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        spec = fmt.get("json_schema") or {}
+        lines.append(
+            f"Respond with one JSON object only (no prose, no code fence), valid against this JSON schema "
+            f"named {spec.get('name', 'response')!r}: {json.dumps(spec.get('schema', {}), sort_keys=True)}"
+        )
+    elif isinstance(fmt, dict) and fmt.get("type") == "json_object":
+        lines.append("Respond with one JSON object only (no prose, no code fence).")
+    elif fmt not in (None, {"type": "text"}):
+        raise ProxyError(f"unsupported response_format {fmt!r}"[:300])
+    tools = body.get("tools")
+    if tools:
+        functions = [tool.get("function", tool) for tool in tools]
+        choice = body.get("tool_choice", "auto")
+        must = "You must call one of these tools" if choice not in ("auto", None) else "You may call one of these tools"
+        lines.append(
+            f"{must} by replying with one JSON object only: "
+            '{"tool_calls": [{"name": <tool name>, "arguments": {...}}]} (one or more calls); '
+            f"otherwise reply normally. Tools: {json.dumps(functions, sort_keys=True)}"
+        )
+    return "\n\n".join(lines)
+
+
+def chat_request_from_body(body: JsonDict) -> ChatRequest:
+    """Translate an OpenAI chat completions body into a cacheable :class:`ChatRequest`.
+
+    The model named in the body is ignored (the client's config decides the model). Sampling
+    parameters the body sets override the client's defaults; ``n`` > 1 and streaming are refused.
+    """
+    if body.get("stream"):
+        raise ProxyError("streaming is not supported by the caching proxy")
+    if int(body.get("n") or 1) != 1:
+        raise ProxyError("n > 1 is not supported by the caching proxy")
+    messages = _messages(body)
+    instruction = _format_instruction(body)
+    if instruction:
+        if messages[0]["role"] == "system":
+            messages[0] = {"role": "system", "content": f"{messages[0]['content']}\n\n{instruction}"}
+        else:
+            messages.insert(0, {"role": "system", "content": instruction})
+    shape = {key: body.get(key) for key in ("response_format", "tools", "tool_choice") if body.get(key) is not None}
+    max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+    return ChatRequest(
+        messages=messages,
+        template_hash=stable_hash({"proxy": PROXY_SCHEMA, **shape}),
+        temperature=None if body.get("temperature") is None else float(body["temperature"]),
+        seed=None if body.get("seed") is None else int(body["seed"]),
+        max_tokens=None if max_tokens is None else int(max_tokens),
+    )
+
+
+def _tool_calls(text: str, body: JsonDict) -> list[JsonDict] | None:
+    """The tool calls a reply asks for (when the request offered tools), else None."""
+    if not body.get("tools"):
+        return None
+    stripped = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    try:
+        value = json.loads(stripped)
+    except json.JSONDecodeError:
+        return None
+    calls = value.get("tool_calls") if isinstance(value, dict) else None
+    if isinstance(value, dict) and calls is None and "name" in value:
+        calls = [value]
+    names = {tool.get("function", tool).get("name") for tool in body["tools"]}
+    if not isinstance(calls, list) or not calls or any(not isinstance(c, dict) or c.get("name") not in names for c in calls):
+        return None
+    return [
+        {
+            "id": f"call_{stable_hash([text, index])[:24]}",
+            "type": "function",
+            "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments") or {})},
+        }
+        for index, call in enumerate(calls)
+    ]
+
+
+class LLMProxy:
+    """Serve the OpenAI chat and embeddings API from ``client`` and ``encoder`` on a loopback port.
+
+    ``encoder`` needs ``encode(texts) -> (n, d) array`` (a ``CachedEncoder``); without one the
+    embeddings route answers 404. Failures of the client (a cache miss under ``cache_only``, a
+    missing key, an upstream error after retries) are answered with HTTP 400 -- which SDKs do not
+    retry -- and kept in ``errors`` so the caller can raise them after the library swallowed them.
+    """
+
+    def __init__(
+        self,
+        client: LLMClient,
+        encoder: Any | None = None,
+        *,
+        rewrite: Callable[[JsonDict], JsonDict] | None = None,
+    ) -> None:
+        self.client = client
+        self.encoder = encoder
+        self.rewrite = rewrite
+        self.errors: list[str] = []
+        self._tally = _Tally()
+        self._encode_lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ----------------------------------------------------------------- lifecycle
+    def start(self) -> "LLMProxy":
+        if self._httpd is not None:
+            return self
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep stderr quiet
+                return
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+                proxy._handle_post(self)
+
+            def do_GET(self) -> None:  # noqa: N802
+                proxy._handle_get(self)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="llm-proxy", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> "LLMProxy":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("the proxy is not running; use it as a context manager or call start()")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    @property
+    def counters(self) -> ProxyCounters:
+        return self._tally.snapshot()
+
+    def raise_errors(self) -> None:
+        """Raise the first failure the proxy answered, if any (the libraries may have swallowed it)."""
+        if self.errors:
+            raise RuntimeError(f"{len(self.errors)} proxied model call(s) failed; first: {self.errors[0]}")
+
+    # ----------------------------------------------------------------- serving
+    def _handle_get(self, handler: BaseHTTPRequestHandler) -> None:
+        if handler.path.rstrip("/") == "/v1/models":
+            model = self.client.config.model
+            _send(handler, 200, {"object": "list", "data": [{"id": model, "object": "model", "owned_by": "mempp"}]})
+        else:
+            _send(handler, 404, _error(f"no route GET {handler.path}"))
+
+    def _handle_post(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(handler.rfile.read(length) or b"{}")
+            if not isinstance(body, dict):
+                raise ProxyError("the request body must be a JSON object")
+        except (json.JSONDecodeError, ProxyError) as exc:
+            _send(handler, 400, _error(f"invalid request body: {exc}"))
+            return
+        route = handler.path.rstrip("/")
+        try:
+            if route == "/v1/chat/completions":
+                status, payload = self._chat(body)
+            elif route == "/v1/embeddings" and self.encoder is not None:
+                status, payload = self._embeddings(body)
+            else:
+                status, payload = 404, _error(f"no route POST {handler.path}")
+        except Exception as exc:  # answered, never crash the server thread
+            status, payload = 500, _error(f"proxy error: {type(exc).__name__}: {exc}")
+            self.errors.append(payload["error"]["message"])
+        _send(handler, status, payload)
+
+    def _chat(self, body: JsonDict) -> tuple[int, JsonDict]:
+        self._tally.add(chat_requests=1)
+        try:
+            if self.rewrite is not None:
+                body = self.rewrite(body)
+            request = chat_request_from_body(body)
+            result = self.client.complete(request)
+        except (ProxyError, ValueError, CacheMissError, MissingAPIKeyError) as exc:
+            return self._failed(str(exc))
+        if not result.ok:
+            return self._failed(f"upstream call failed: {result.error}")
+        self._tally.add(chat_cache_hits=int(result.cached), chat_upstream=int(not result.cached))
+        calls = _tool_calls(result.text, body)
+        message: JsonDict = {"role": "assistant", "content": None if calls else result.text, "refusal": None}
+        if calls:
+            message["tool_calls"] = calls
+        return 200, {
+            "id": f"chatcmpl-{result.key[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.client.config.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": "tool_calls" if calls else (result.finish_reason or "stop"),
+                }
+            ],
+            "usage": {
+                "prompt_tokens": result.prompt_tokens,
+                "completion_tokens": result.completion_tokens,
+                "total_tokens": result.prompt_tokens + result.completion_tokens,
+            },
+        }
+
+    def _failed(self, message: str) -> tuple[int, JsonDict]:
+        self._tally.add(chat_failures=1)
+        self.errors.append(message)
+        return 400, _error(message)
+
+    def _embeddings(self, body: JsonDict) -> tuple[int, JsonDict]:
+        inputs = body.get("input")
+        inputs = [inputs] if isinstance(inputs, str) else inputs
+        if not isinstance(inputs, list) or not inputs or not all(isinstance(text, str) for text in inputs):
+            return 400, _error("'input' must be a string or a non-empty list of strings (token ids are not supported)")
+        dimension = int(getattr(self.encoder, "dimension", 0))
+        wanted = body.get("dimensions")
+        if wanted is not None and dimension and int(wanted) != dimension:
+            return 400, _error(f"the proxy's encoder gives {dimension}-d vectors, {wanted} were asked for")
+        self._tally.add(embedding_requests=1, embedded_texts=len(inputs))
+        with self._encode_lock:  # one encoder, one caller at a time
+            vectors = np.asarray(self.encoder.encode([text or " " for text in inputs]), dtype=np.float32)
+        as_base64 = body.get("encoding_format") == "base64"
+        data = [
+            {
+                "object": "embedding",
+                "index": index,
+                "embedding": base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii")
+                if as_base64
+                else [float(x) for x in vector],
+            }
+            for index, vector in enumerate(vectors)
+        ]
+        tokens = sum(len(text.split()) for text in inputs)
+        identity = getattr(self.encoder, "identity", "encoder")
+        return 200, {"object": "list", "data": data, "model": str(identity), "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+
+def _error(message: str) -> JsonDict:
+    return {"error": {"message": message, "type": "invalid_request_error", "code": None}}
+
+
+def _send(handler: BaseHTTPRequestHandler, status: int, payload: JsonDict) -> None:
+    data = json.dumps(payload).encode("utf-8")
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+        handler.wfile.flush()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the client gave up

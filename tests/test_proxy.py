@@ -1,0 +1,139 @@
+"""The caching OpenAI-compatible proxy: third-party SDK calls go through LLMClient and the encoder."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openai
+import pytest
+
+from harness.kvstore import KVStore
+from harness.models.llm_client import LLMClient, LLMConfig
+from harness.models.proxy import LLMProxy, chat_request_from_body
+from tests.fake_openai_server import FakeOpenAIServer, fake_server  # noqa: F401  (fake_server is a fixture)
+from tests.schema_fixtures import requested_schema, schema_answer, tool_call_answer
+
+
+class StubEncoder:
+    """A deterministic 8-d encoder that counts what it is asked to embed."""
+
+    dimension = 8
+    identity = "stub-8"
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.seen += texts
+        return np.array([[len(t) + i for i in range(8)] for t in texts], dtype=np.float32)
+
+
+def client_for(server: FakeOpenAIServer, path: Path, **overrides: Any) -> LLMClient:
+    config = LLMConfig(model="gpt-4o-mini", base_url=server.base_url, api_key_env=None, timeout_s=10, max_retries=0, **overrides)
+    return LLMClient(config, KVStore(path / "llm.sqlite"))
+
+
+def sdk(proxy: LLMProxy) -> openai.OpenAI:
+    return openai.OpenAI(base_url=proxy.base_url, api_key="anything", max_retries=0, timeout=30)
+
+
+MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Where is Oslo?"}]
+
+
+def test_chat_is_cached_and_replayed(fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
+    with LLMProxy(client_for(fake_server, tmp_path)) as proxy:
+        assert proxy.base_url.startswith("http://127.0.0.1:")
+        first = sdk(proxy).chat.completions.create(model="whatever", messages=MESSAGES, temperature=0)
+        again = sdk(proxy).chat.completions.create(model="whatever", messages=MESSAGES, temperature=0)
+        assert first.choices[0].message.content == again.choices[0].message.content
+        assert "answer to <Where is Oslo?>" in first.choices[0].message.content
+        assert first.model == "gpt-4o-mini"  # the harness config decides the model, not the library
+        assert fake_server.request_count == 1
+        assert (proxy.counters.chat_requests, proxy.counters.chat_cache_hits, proxy.counters.chat_upstream) == (2, 1, 1)
+
+    with LLMProxy(client_for(fake_server, tmp_path, cache_only=True)) as replay:
+        text = sdk(replay).chat.completions.create(model="m", messages=MESSAGES, temperature=0).choices[0].message.content
+        assert text == first.choices[0].message.content
+        with pytest.raises(openai.BadRequestError, match="cache_only"):
+            sdk(replay).chat.completions.create(model="m", messages=[{"role": "user", "content": "new"}])
+        assert replay.counters.chat_failures == 1 and "cache_only" in replay.errors[0]
+        with pytest.raises(RuntimeError, match="cache_only"):
+            replay.raise_errors()
+    assert fake_server.request_count == 1
+
+
+def test_proxy_stops_with_its_block(fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
+    with LLMProxy(client_for(fake_server, tmp_path)) as proxy:
+        url = proxy.base_url
+    with pytest.raises(openai.APIConnectionError):
+        openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=5).chat.completions.create(model="m", messages=MESSAGES)
+    with pytest.raises(RuntimeError, match="not running"):
+        proxy.base_url
+
+
+def test_json_schema_reaches_upstream_and_the_cache_key(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    fmt = {"type": "json_schema", "json_schema": {"name": "City", "schema": schema}}
+    answer = schema_answer({"City": lambda body: {"city": "Oslo"}})
+    with FakeOpenAIServer(answer_fn=answer) as server, LLMProxy(client_for(server, tmp_path)) as proxy:
+        reply = sdk(proxy).chat.completions.create(model="m", messages=MESSAGES, response_format=fmt)
+        assert json.loads(reply.choices[0].message.content) == {"city": "Oslo"}
+        sent = server.requests[0].body
+        assert requested_schema(sent) == ("City", schema)  # the schema travelled upstream verbatim
+        assert sent["messages"][0]["content"].startswith("Be brief.")
+        # the same messages without a format are another request, not a cache hit
+        plain = sdk(proxy).chat.completions.create(model="m", messages=MESSAGES)
+        assert "answer to" in plain.choices[0].message.content and server.request_count == 2
+    keyed = chat_request_from_body({"messages": MESSAGES, "response_format": fmt})
+    other = chat_request_from_body({"messages": MESSAGES, "response_format": {"type": "json_object"}})
+    assert keyed.template_hash != other.template_hash and "JSON object only" in other.messages[0]["content"]
+
+
+def test_tools_come_back_as_tool_calls(tmp_path: Path) -> None:
+    tools = [{"type": "function", "function": {"name": "add_memory", "parameters": {"type": "object"}}}]
+    with FakeOpenAIServer(answer_fn=tool_call_answer("add_memory", {"text": "x"})) as server:
+        with LLMProxy(client_for(server, tmp_path)) as proxy:
+            reply = sdk(proxy).chat.completions.create(model="m", messages=MESSAGES, tools=tools, tool_choice="auto")
+        assert '"add_memory"' in server.requests[0].body["messages"][0]["content"]
+    choice = reply.choices[0]
+    assert choice.finish_reason == "tool_calls" and choice.message.content is None
+    assert choice.message.tool_calls[0].function.name == "add_memory"
+    assert json.loads(choice.message.tool_calls[0].function.arguments) == {"text": "x"}
+
+
+def test_embeddings_come_from_the_encoder(fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
+    encoder = StubEncoder()
+    with LLMProxy(client_for(fake_server, tmp_path), encoder) as proxy:
+        out = sdk(proxy).embeddings.create(model="text-embedding-3-small", input=["ab", "abcd"])
+        assert [d.embedding for d in out.data] == [[2.0 + i for i in range(8)], [4.0 + i for i in range(8)]]
+        b64 = sdk(proxy).embeddings.create(model="x", input="abc", encoding_format="base64")
+        assert np.frombuffer(base64.b64decode(b64.data[0].embedding), "<f4").tolist() == [3.0 + i for i in range(8)]
+        with pytest.raises(openai.BadRequestError, match="8-d"):
+            sdk(proxy).embeddings.create(model="x", input="abc", dimensions=1536)
+        assert proxy.counters.embedded_texts == 3 and encoder.seen == ["ab", "abcd", "abc"]
+    assert fake_server.request_count == 0  # embeddings never reach the chat upstream
+
+
+def test_rewrite_edits_the_request_before_it_is_keyed(fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
+    def pin(body: dict[str, Any]) -> dict[str, Any]:
+        return {**body, "messages": [{"role": "user", "content": "pinned"}]}
+
+    with LLMProxy(client_for(fake_server, tmp_path), rewrite=pin) as proxy:
+        sdk(proxy).chat.completions.create(model="m", messages=MESSAGES)
+        sdk(proxy).chat.completions.create(model="m", messages=[{"role": "user", "content": "other"}])
+    assert fake_server.request_count == 1 and fake_server.requests[0].last_user_content == "pinned"
+
+
+def test_bad_requests_are_refused_with_a_reason(fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
+    with LLMProxy(client_for(fake_server, tmp_path)) as proxy:
+        with pytest.raises(openai.BadRequestError, match="streaming"):
+            sdk(proxy).chat.completions.create(model="m", messages=MESSAGES, stream=True)
+        with pytest.raises(openai.BadRequestError, match="messages"):
+            sdk(proxy).chat.completions.create(model="m", messages=[])
+        with pytest.raises(openai.NotFoundError):
+            sdk(proxy).embeddings.create(model="x", input="no encoder configured")
+    assert fake_server.request_count == 0

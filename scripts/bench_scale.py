@@ -6,7 +6,7 @@
 Rows are LoCoMo turns (text and speaker) repeated with varied authors and dates over three years;
 each row gets a random unit vector and each question one too (a stand-in encoder hands them out),
 so the encoder does not dominate. Questions are LoCoMo questions, half of them with an as-of date.
-Per size and backend: ``search`` wall time p50/p95 and CPU p50 (for Postgres, the client plus the
+Per size and backend: ``search`` wall time p50/p95 and mean CPU (for Postgres, the client plus the
 server backend's CPU), bulk ``ingest`` time per row and single ``add`` p50, resident memory per row
 (memory backend) or table size per row (postgres); then the same questions on the same rows with
 plain numpy brute force (matrix product + top-k), faiss IndexFlatIP, bm25s and rank-bm25.
@@ -103,7 +103,9 @@ def time_search(memory, questions, as_of, cpu_of=None) -> dict[str, float]:
         memory.search(question, as_of=when)
         walls.append(time.perf_counter() - w0)
         cpus.append((cpu_of or time.process_time)() - c0)
-    return {"search_p50_ms": pct(walls, 50), "search_p95_ms": pct(walls, 95), "search_cpu_p50_ms": pct(cpus, 50)}
+    # CPU as a mean over the questions: a server process' CPU clock ticks every 10 ms.
+    return {"search_p50_ms": pct(walls, 50), "search_p95_ms": pct(walls, 95),
+            "search_cpu_mean_ms": round(sum(cpus) * 1000 / len(cpus), 3)}
 
 
 def build(backend: str, docs, vectors, qvectors, k: int, pg_dsn: str | None):

@@ -79,8 +79,9 @@ _LEG_SQL = {
         "WHERE {scope} AND lex @@ %(tsquery)s::tsquery ORDER BY key DESC, seq DESC LIMIT %(limit)s"
     ),
     "tag": (
-        "SELECT 'tag' AS leg, seq, cardinality(ARRAY(SELECT unnest(author_terms) INTERSECT "
-        "SELECT unnest(%(terms)s::text[])))::float8 AS key FROM {table} "
+        # author_terms holds distinct stems, so counting those among the question's is the overlap.
+        "SELECT 'tag' AS leg, seq, (SELECT count(*) FROM unnest(author_terms) AS term "
+        "WHERE term = ANY(%(terms)s::text[]))::float8 AS key FROM {table} "
         "WHERE {scope} AND author_terms && %(terms)s::text[] ORDER BY key DESC, seq DESC LIMIT %(limit)s"
     ),
     "vector": (

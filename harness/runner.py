@@ -164,7 +164,7 @@ def _run_episode(
     stats["retrieval_cache_hits"] += sum(1 for key in keys.values() if key in cached)
     missing = [q for q in episode.questions if keys[q.qid] not in cached or deep_keys.get(q.qid, keys[q.qid]) not in cached]
     if missing:
-        system = build_system(config.system, encoder)
+        system = build_system(config.system, encoder, config.cache_dir())
         system.ingest(episode.documents, show_progress=config.progress)
         stats["ingested_documents"] += len(episode.documents)
         many = len(missing) > 50 and config.progress

@@ -17,8 +17,9 @@ from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.protocol import MemorySystem
 
 
-def _mempp(spec: SystemSpec, encoder: CachedEncoder) -> MemorySystem:
+def _mempp(spec: SystemSpec, encoder: CachedEncoder, cache_dir: str | None = None) -> MemorySystem:
     params = dict(spec.params)
+    backend = params.pop("backend", "memory")
     legs = list(params.pop("legs", LEGS))
     unknown = sorted(set(legs) - set(LEGS))
     if unknown:
@@ -29,6 +30,12 @@ def _mempp(spec: SystemSpec, encoder: CachedEncoder) -> MemorySystem:
         config = MemPPConfig(weights=weights, k=spec.k, **params)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"system ({spec.name}): {exc}") from exc
+    if backend == "postgres":  # $POSTGRES_URL, else an embedded server in the run's cache folder
+        from memplusplus.pg import PostgresMemPlusPlus
+
+        return PostgresMemPlusPlus(config, encoder=encoder, data_dir=f"{cache_dir}/postgres" if cache_dir else None)
+    if backend != "memory":
+        raise ConfigError(f"system.backend={backend!r} is unknown; use memory or postgres")
     return MemPlusPlus(config, encoder=encoder)
 
 
@@ -61,7 +68,9 @@ BUILDERS: dict[str, Callable[[SystemSpec, CachedEncoder], MemorySystem]] = {
 }
 
 
-def build_system(spec: SystemSpec, encoder: CachedEncoder) -> MemorySystem:
+def build_system(spec: SystemSpec, encoder: CachedEncoder, cache_dir: str | None = None) -> MemorySystem:
     if spec.kind not in BUILDERS:
         raise ConfigError(f"system.kind={spec.kind!r} is unknown; known kinds are {sorted(BUILDERS)}")
+    if spec.kind == "mempp":
+        return _mempp(spec, encoder, cache_dir)
     return BUILDERS[spec.kind](spec, encoder)

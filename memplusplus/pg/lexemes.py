@@ -1,0 +1,100 @@
+"""The lexical leg's text in Postgres terms: tsvectors and tsqueries built from Mem++'s own stems.
+
+The in-process backend and Postgres must see the same words at the same positions, so nothing is
+left to a Postgres text-search configuration: a row's tsvector is sent as its stem -> positions
+map from ``memplusplus.text.positional_stems`` (stop words keep their positions, as in Postgres'
+English configuration), and a question becomes a tsquery of its quoted content stems joined by
+``&`` (conjunctive) or ``|`` (disjunctive). ``ts_rank_cd`` then ranks by cover density.
+
+Postgres bounds a tsvector: positions above 16383 are set to 16383, a lexeme keeps at most 255
+positions (as ``to_tsvector`` does) and a lexeme is at most 2047 bytes. Documents beyond those
+bounds (over 16k words, or one stem over 255 times) can rank differently from the in-process leg.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from memplusplus.text import positional_stems
+
+MAX_POSITION = 16383
+MAX_POSITIONS_PER_LEXEME = 255
+MAX_LEXEME_BYTES = 2047
+
+
+@dataclass(frozen=True)
+class Lexemes:
+    """A row's stems with their 1-based word positions, ready to be sent as a tsvector."""
+
+    positions: Mapping[str, Sequence[int]]
+
+    @classmethod
+    def of(cls, text: str) -> "Lexemes":
+        return cls(positional_stems(text))
+
+    def bounded(self) -> dict[bytes, list[int]]:
+        """Stem bytes -> the positions Postgres will keep (clamped, de-duplicated, at most 255)."""
+        out: dict[bytes, list[int]] = {}
+        for stem, positions in self.positions.items():
+            raw = stem.encode("utf-8")
+            if not raw or len(raw) > MAX_LEXEME_BYTES:
+                continue
+            kept = sorted({min(p, MAX_POSITION) for p in positions if p > 0})[:MAX_POSITIONS_PER_LEXEME]
+            out[raw] = kept
+        return out
+
+    def to_binary(self) -> bytes:
+        """Postgres' binary tsvector: entry count, then per lexeme its C string, count, positions."""
+        entries = self.bounded()
+        parts = [struct.pack(">i", len(entries))]
+        for raw, positions in entries.items():
+            parts.append(raw + b"\x00")
+            parts.append(struct.pack(f">H{len(positions)}H", len(positions), *positions))
+        return b"".join(parts)
+
+    def to_text(self) -> str:
+        """The same tsvector as a literal (``'stem':1,4 'other':2``)."""
+        return " ".join(
+            f"{quote(raw.decode('utf-8'))}:{','.join(map(str, positions))}" for raw, positions in self.bounded().items()
+        )
+
+
+def quote(lexeme: str) -> str:
+    """A lexeme quoted for tsvector/tsquery input (no further normalisation is applied to it)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsquery(terms: Sequence[str], conjunctive: bool) -> str:
+    """The question's content stems as a tsquery literal; '' when there are none."""
+    kept = [term for term in terms if term and len(term.encode("utf-8")) <= MAX_LEXEME_BYTES]
+    return (" & " if conjunctive else " | ").join(quote(term) for term in kept)
+
+
+def register_tsvector(conn) -> None:
+    """Let ``conn`` send ``Lexemes`` as tsvector values, in text and binary (COPY) form."""
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+    from psycopg.types import TypeInfo
+
+    info = TypeInfo.fetch(conn, "tsvector")
+    if info is None:  # pragma: no cover - every Postgres has tsvector
+        raise RuntimeError("the server has no tsvector type")
+
+    class TextDumper(Dumper):
+        format = Format.TEXT
+        oid = info.oid
+
+        def dump(self, obj: Lexemes) -> bytes:
+            return obj.to_text().encode("utf-8")
+
+    class BinaryDumper(Dumper):
+        format = Format.BINARY
+        oid = info.oid
+
+        def dump(self, obj: Lexemes) -> bytes:
+            return obj.to_binary()
+
+    conn.adapters.register_dumper(Lexemes, TextDumper)
+    conn.adapters.register_dumper(Lexemes, BinaryDumper)

@@ -1,0 +1,233 @@
+"""Mem++ on Postgres + pgvector: the same write and read rules as ``memplusplus.memory``, in SQL.
+
+One table holds the rows (text, author, date, thread, ingest sequence and time, the archived flag
+and the superseded_by link, a tsvector of the row's stems, its author-tag stems as text[], its
+embedding as a pgvector ``vector``). A read sends one statement: the as-of scope S_theta goes in
+every leg's WHERE clause (rows not archived, dated up to the end of the as-of day; undated rows
+fail a dated question; no filter without an as-of date), so filtering happens before ranking.
+
+- lexical: rows whose tsvector matches the question's stems (``&`` conjunctive, ``|``
+  disjunctive), ranked by ``ts_rank_cd`` (cover density), the paper's own engine;
+- tag: rows whose author-tag stems overlap the question's (``&&``, GIN index), most shared first;
+- vector: exact inner product (``<#>``, a sequential scan, no ANN index) of the L2-normalised
+  embeddings, which is the cosine the in-process leg computes as a dot product;
+- the recency pool: the C most recently ingested in-scope rows.
+
+Each leg keeps at most C rows, equal scores put the later-ingested row first; fusion
+(``memplusplus.fusion.weighted_rrf``) and the top-k cut with its recency reserve
+(``memplusplus.pg.topk``) run in Python on those few rows, exactly as in process.
+
+A memory without a ``table`` name lives in a temporary table of its own connection and vanishes
+with it; a named memory is a regular table that a later process reopens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+import weakref
+from collections.abc import Callable, Iterable
+from datetime import date, datetime
+from pathlib import Path
+
+from memplusplus.encoder import CachedEncoder, Encoder
+from memplusplus.evidence import RenderedContext, render
+from memplusplus.fusion import weighted_rrf
+from memplusplus.memory import MemPPConfig
+from memplusplus.pg import schema
+from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery
+from memplusplus.pg.server import connect, resolve_dsn
+from memplusplus.pg.topk import select_top_k
+from memplusplus.scope import end_of_day
+from memplusplus.text import content_terms
+from memplusplus.types import Document, Hit
+
+_TABLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
+
+
+def _text_key(author: str | None, text: str) -> tuple[str | None, bytes]:
+    return author, hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+class PostgresMemPlusPlus:
+    """Mem++ whose rows live in Postgres; ``add``/``search`` and ``ingest``/``retrieve``/``render``."""
+
+    name = "mempp"
+
+    def __init__(
+        self,
+        config: MemPPConfig = MemPPConfig(),
+        encoder: CachedEncoder | None = None,
+        clock: Callable[[], datetime] = datetime.now,
+        dsn: str | None = None,
+        data_dir: str | Path | None = None,
+        table: str | None = None,
+    ):
+        if config.lexical_ranker != "cover_density":
+            raise ValueError("the postgres backend ranks the lexical leg by ts_rank_cd (lexical_ranker=cover_density)")
+        if table is not None and not _TABLE_NAME.match(table):
+            raise ValueError(f"table name {table!r}: use lower-case letters, digits and _ (at most 41)")
+        self.config = config
+        self.encoder = encoder if encoder is not None else Encoder()
+        self.clock = clock
+        self.conn = connect(resolve_dsn(dsn, data_dir))
+        self._finalizer = weakref.finalize(self, self.conn.close)
+        register_tsvector(self.conn)
+        temporary = table is None
+        self.table = table or f"mempp_{uuid.uuid4().hex[:16]}"
+        if temporary:
+            self.conn.execute("SET temp_buffers = '1GB'")  # temp tables are cached per session
+        for statement in schema.create_statements(self.table, self.encoder.dimension, temporary):
+            self.conn.execute(statement)
+        self._rows, self._aliases = self.conn.execute(schema.counts(self.table)).fetchone()
+        self._analyzed_at = self._rows
+        self._active: dict[tuple[str | None, bytes], str] = {}
+        if config.dedup:
+            for author, text, doc_id in self.conn.execute(schema.active_texts(self.table)):
+                self._active[_text_key(author, text)] = doc_id
+
+    def close(self) -> None:
+        self._finalizer()
+
+    def __enter__(self) -> "PostgresMemPlusPlus":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self._rows
+
+    # ----- write ---------------------------------------------------------------------------
+    def add(
+        self,
+        text: str,
+        author: str | None = None,
+        date: datetime | None = None,
+        doc_id: str | None = None,
+        thread: str | None = None,
+    ) -> str | None:
+        """Store one document; returns the id of the row holding it, or None for empty text."""
+        auto_id = f"row-{self._rows + self._aliases}"
+        return self.ingest([Document(doc_id or auto_id, text, author, date, thread)])[0]
+
+    def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
+        """Store documents in order (empty texts and repeats of an active row by the same author
+        add no row); embeds all new texts in one batch. Returns each one's row id."""
+        docs = list(documents)
+        result: list[str | None] = [None] * len(docs)
+        pending: list[tuple[int, Document]] = []
+        aliases: list[tuple[str, str]] = []
+        seen: dict[tuple[str | None, bytes], str] = {}
+        for index, doc in enumerate(docs):
+            if not doc.text.strip():
+                continue
+            if self.config.dedup:
+                key = _text_key(doc.author, doc.text)
+                existing = self._active.get(key) or seen.get(key)
+                if existing is not None:
+                    aliases.append((doc.doc_id, existing))
+                    result[index] = existing
+                    continue
+                seen[key] = doc.doc_id
+            pending.append((index, doc))
+        vectors = self.encoder.encode([doc.text for _, doc in pending], show_progress=show_progress)
+        now = self.clock()
+        rows = []
+        for offset, ((index, doc), vector) in enumerate(zip(pending, vectors)):
+            author_terms = list(dict.fromkeys(content_terms(doc.author or "")))
+            rows.append((self._rows + offset, doc.doc_id, doc.text, doc.author, doc.date, doc.thread, now,
+                         Lexemes.of(doc.text), author_terms, vector))
+            result[index] = doc.doc_id
+        self._write(rows, aliases)
+        self._rows += len(rows)
+        self._aliases += len(aliases)
+        self._active.update(seen)
+        if self._rows >= 2 * max(self._analyzed_at, 500) or (rows and self._analyzed_at == 0):
+            self.conn.execute(f"ANALYZE {self.table}")  # the planner needs statistics to choose GIN scans
+            self._analyzed_at = self._rows
+        return result
+
+    def _write(self, rows: list[tuple], aliases: list[tuple[str, str]]) -> None:
+        import psycopg
+
+        try:
+            with self.conn.transaction(), self.conn.cursor() as cursor:
+                if rows:
+                    with cursor.copy(schema.copy_rows(self.table)) as copy:
+                        copy.set_types(schema.ROW_TYPES)
+                        for row in rows:
+                            copy.write_row(row)
+                if aliases:
+                    cursor.executemany(schema.insert_alias(self.table), aliases)
+        except psycopg.errors.UniqueViolation as exc:
+            raise ValueError(f"duplicate doc_id: ids must be unique within a memory ({exc.diag.message_detail})") from exc
+
+    def archive(self, doc_id: str) -> None:
+        """Take a row out of every scope without deleting it."""
+        found = self.conn.execute(schema.archive(self.table), (doc_id,)).fetchone()
+        if found is None:
+            raise KeyError(doc_id)
+        key = _text_key(found[0], found[1])
+        if self._active.get(key) == doc_id:
+            del self._active[key]
+
+    def supersede(self, old_doc_id: str, new_doc_id: str) -> None:
+        """Link ``old`` to the row that replaces it; the old row stays stored and in scope."""
+        if self.conn.execute(schema.supersede(self.table), (new_doc_id, old_doc_id)).fetchone() is None:
+            raise KeyError(old_doc_id)
+
+    # ----- read ----------------------------------------------------------------------------
+    def leg_rankings(self, query: str, as_of: date | datetime | None) -> tuple[dict[str, list[int]], list[int]]:
+        """Each enabled leg's ranking (row seqs, best first, at most C) and the recency pool."""
+        cfg = self.config
+        terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
+        legs = []
+        params: dict[str, object] = {"limit": cfg.candidates, "theta": None if as_of is None else end_of_day(as_of)}
+        text_query = tsquery(terms, cfg.conjunctive)
+        if cfg.weight("lexical") > 0 and text_query:
+            legs.append("lexical")
+            params["tsquery"] = text_query
+        if cfg.weight("tag") > 0 and terms:
+            legs.append("tag")
+            params["terms"] = terms
+        if cfg.weight("vector") > 0:
+            legs.append("vector")
+            params["vector"] = self.encoder.encode_one(query)
+        statement = schema.legs_query(self.table, legs, dated=as_of is not None)
+        scored: dict[str, list[tuple[float, int]]] = {leg: [] for leg in [*legs, "recent"]}
+        for leg, seq, key in self.conn.execute(statement, params):
+            scored[leg].append((key, seq))
+        rankings = {leg: [seq for _, seq in sorted(scored[leg], key=lambda p: (-p[0], -p[1]))] for leg in legs}
+        if cfg.weight("lexical") > 0 and "lexical" not in rankings:
+            rankings["lexical"] = []
+        if cfg.weight("tag") > 0 and "tag" not in rankings:
+            rankings["tag"] = []
+        recent = [seq for _, seq in sorted(scored["recent"], key=lambda p: -p[1])]
+        return rankings, recent
+
+    def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
+        """Top-k hits for ``query`` among rows visible at ``as_of``, in rank order."""
+        k = self.config.k if k is None else k
+        if self._rows == 0 or k <= 0:
+            return []
+        rankings, recent = self.leg_rankings(query, as_of)
+        fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        wanted = sorted({row.seq for row in fused} | set(recent))
+        details = {row[0]: row for row in self.conn.execute(schema.details(self.table), (wanted,))}
+        recency = {seq: row[6] for seq, row in details.items()}
+        chosen = select_top_k(fused, recent, recency, k, self.config.recency_reserve)
+        hits = []
+        for row, reserve in chosen:
+            _, doc_id, text, author, row_date, thread, _ = details[row.seq]
+            hits.append(Hit(doc_id, text, row_date, author, row.score, dict(row.leg_ranks), reserve, thread))
+        return hits
+
+    search = retrieve
+
+    def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
+        return render(hits, budget)
+
+
+__all__ = ["PostgresMemPlusPlus"]

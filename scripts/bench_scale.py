@@ -1,0 +1,258 @@
+"""Mem++ search and write cost against store size, beside brute-force references, in one process.
+
+    python scripts/bench_scale.py --rows 1000,10000,100000 --out scale.json
+    python scripts/bench_scale.py --rows 1000,10000 --backends memory,postgres --out scale.json
+
+Rows are LoCoMo turns (text and speaker) repeated with varied authors and dates over three years;
+each row gets a random unit vector and each question one too (a stand-in encoder hands them out),
+so the encoder does not dominate. Questions are LoCoMo questions, half of them with an as-of date.
+Per size and backend: ``search`` wall time p50/p95 and mean CPU (for Postgres, the client plus the
+server backend's CPU), bulk ``ingest`` time per row and single ``add`` p50, resident memory per row
+(memory backend) or table size per row (postgres); then the same questions on the same rows with
+plain numpy brute force (matrix product + top-k), faiss IndexFlatIP, bm25s and rank-bm25.
+
+The in-process store keeps per-row Python objects (about 13 KB a row), so a million rows need
+about 13 GB: ``--memory-row-limit`` (default 300,000) skips larger sizes for that backend with a
+note in the JSON; raise it once the columnar store lands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from memplusplus import Document, MemPPConfig  # noqa: E402
+from memplusplus.encoder import CachedEncoder  # noqa: E402
+from memplusplus.text import content_terms, positional_stems  # noqa: E402
+
+
+class InjectedEncoder(CachedEncoder):
+    """Hands out precomputed unit vectors: rows in ingest order, questions by their text."""
+
+    def __init__(self, rows: np.ndarray, questions: dict[str, np.ndarray]):
+        super().__init__(None)
+        self.rows, self.questions, self.cursor = rows, questions, 0
+
+    @property
+    def identity(self) -> str:
+        return "bench-injected"
+
+    def encode(self, texts, show_progress: bool = False) -> np.ndarray:
+        if len(texts) == 1 and texts[0] in self.questions:
+            return self.questions[texts[0]][None, :]
+        out = self.rows[self.cursor : self.cursor + len(texts)]
+        self.cursor += len(texts)
+        return out
+
+
+def unit_vectors(rng: np.random.Generator, n: int, dim: int = 384) -> np.ndarray:
+    out = rng.standard_normal((n, dim), dtype=np.float32)
+    out /= np.linalg.norm(out, axis=1, keepdims=True)
+    return out
+
+
+def source(n_questions: int, seed: int):
+    from loaders import load_dataset
+
+    episodes = load_dataset("locomo")
+    turns = [(d.text, d.author) for ep in episodes for d in ep.documents if d.text.strip()]
+    questions = [q.text for ep in episodes for q in ep.questions]
+    random.Random(seed).shuffle(questions)
+    return turns, questions[:n_questions]
+
+
+def make_rows(turns, n: int, seed: int) -> list[Document]:
+    rng = random.Random(seed)
+    speakers = sorted({a for _, a in turns if a}) + [f"Person {i}" for i in range(200)]
+    start = datetime(2021, 1, 1)
+    docs = []
+    for i in range(n):
+        text, author = turns[i % len(turns)]
+        if i >= len(turns):
+            author = rng.choice(speakers)
+        when = None if rng.random() < 0.02 else start + timedelta(minutes=rng.randrange(3 * 365 * 24 * 60))
+        docs.append(Document(f"r{i}", text, author, when))
+    return docs
+
+
+def pct(samples: list[float], q: float) -> float:
+    return round(float(np.percentile(samples, q)) * 1000, 3)
+
+
+def rss() -> int:
+    import psutil
+
+    return psutil.Process().memory_info().rss
+
+
+def time_search(memory, questions, as_of, cpu_of=None) -> dict[str, float]:
+    walls, cpus = [], []
+    for question, when in zip(questions, as_of):
+        c0, w0 = (cpu_of or time.process_time)(), time.perf_counter()
+        memory.search(question, as_of=when)
+        walls.append(time.perf_counter() - w0)
+        cpus.append((cpu_of or time.process_time)() - c0)
+    # CPU as a mean over the questions: a server process' CPU clock ticks every 10 ms.
+    return {"search_p50_ms": pct(walls, 50), "search_p95_ms": pct(walls, 95),
+            "search_cpu_mean_ms": round(sum(cpus) * 1000 / len(cpus), 3)}
+
+
+def build(backend: str, docs, vectors, qvectors, k: int, pg_dsn: str | None):
+    config = MemPPConfig(k=k, dedup=False)
+    encoder = InjectedEncoder(vectors, qvectors)
+    if backend == "memory":
+        from memplusplus import MemPlusPlus
+
+        return MemPlusPlus(config, encoder=encoder)
+    from memplusplus.pg import PostgresMemPlusPlus
+
+    table = f"bench_{len(docs)}"
+    from memplusplus.pg.server import connect
+
+    with connect(pg_dsn) as conn:
+        conn.execute(f"DROP TABLE IF EXISTS {table}, {table}_aliases")
+    return PostgresMemPlusPlus(config, encoder=encoder, dsn=pg_dsn, table=table)
+
+
+def bench_backend(backend, docs, vectors, qvectors, questions, as_of, k, pg_dsn) -> dict:
+    before = rss()
+    memory = build(backend, docs, vectors, qvectors, k, pg_dsn)
+    started = time.perf_counter()
+    for at in range(0, len(docs) - 50, 20000):
+        memory.ingest(docs[at : min(at + 20000, len(docs) - 50)])
+    bulk = time.perf_counter() - started
+    adds = []
+    for doc in docs[len(docs) - 50 :]:
+        w0 = time.perf_counter()
+        memory.add(doc.text, author=doc.author, date=doc.date, doc_id=doc.doc_id)
+        adds.append(time.perf_counter() - w0)
+    out = {"ingest_ms_per_row": round(bulk * 1000 / (len(docs) - 50), 4), "add_p50_ms": pct(adds, 50)}
+    cpu_of = None
+    if backend == "postgres":
+        import psutil
+
+        server = psutil.Process(memory.conn.execute("SELECT pg_backend_pid()").fetchone()[0])
+        cpu_of = lambda: time.process_time() + sum(server.cpu_times()[:2])  # noqa: E731
+        memory.conn.execute(f"VACUUM ANALYZE {memory.table}")
+        size = memory.conn.execute(f"SELECT pg_total_relation_size('{memory.table}')").fetchone()[0]
+        out["db_bytes_per_row"] = round(size / len(docs))
+    else:
+        out["rss_bytes_per_row"] = round((rss() - before) / len(docs))
+    memory.search(questions[0], as_of=as_of[0])  # warm caches and plans
+    out.update(time_search(memory, questions, as_of, cpu_of))
+    if backend == "postgres":
+        memory.conn.execute(f"DROP TABLE {memory.table}, {memory.table}_aliases")
+        memory.close()
+    return out
+
+
+def references(docs, vectors, qvectors, questions, k: int, rank_bm25_queries: int) -> dict:
+    out: dict[str, float | None] = {}
+    qs = [qvectors[q] for q in questions]
+    samples = []
+    for q in qs:
+        w0 = time.perf_counter()
+        sims = vectors @ q
+        top = np.argpartition(-sims, k)[:k]
+        top[np.argsort(-sims[top])]
+        samples.append(time.perf_counter() - w0)
+    out["numpy_bruteforce_p50_ms"] = pct(samples, 50)
+    try:
+        import faiss
+
+        index = faiss.IndexFlatIP(vectors.shape[1])
+        index.add(vectors)
+        samples = []
+        for q in qs:
+            w0 = time.perf_counter()
+            index.search(q[None, :], k)
+            samples.append(time.perf_counter() - w0)
+        out["faiss_flat_p50_ms"] = pct(samples, 50)
+    except ImportError:
+        out["faiss_flat_p50_ms"] = None
+    tokens = [_stems(doc.text) for doc in docs]
+    queries = [content_terms(q) for q in questions]
+    import bm25s
+
+    index = bm25s.BM25()
+    index.index([t or [""] for t in tokens], show_progress=False)
+    samples = []
+    for terms in queries:
+        known = [t for t in terms if t in index.vocab_dict] or [next(iter(index.vocab_dict))]
+        w0 = time.perf_counter()
+        scores = index.get_scores(known)
+        np.argpartition(-scores, k)[:k]
+        samples.append(time.perf_counter() - w0)
+    out["bm25s_p50_ms"] = pct(samples, 50)
+    try:
+        from rank_bm25 import BM25Okapi
+
+        okapi = BM25Okapi([t or [""] for t in tokens])
+        samples = []
+        for terms in queries[:rank_bm25_queries]:
+            w0 = time.perf_counter()
+            okapi.get_top_n(terms, range(len(tokens)), n=k)
+            samples.append(time.perf_counter() - w0)
+        out["rank_bm25_p50_ms"] = pct(samples, 50)
+    except ImportError:
+        out["rank_bm25_p50_ms"] = None
+    return out
+
+
+def _stems(text: str) -> list[str]:
+    return [t for _, t in sorted((p, t) for t, ps in positional_stems(text).items() for p in ps)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="1000,10000,100000")
+    parser.add_argument("--backends", default="memory")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--k", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--memory-row-limit", type=int, default=300_000)
+    parser.add_argument("--rank-bm25-queries", type=int, default=10, help="rank-bm25 is O(rows) in Python")
+    parser.add_argument("--postgres-url", default=None, help="default: $POSTGRES_URL, else an embedded server")
+    args = parser.parse_args()
+    backends = args.backends.split(",")
+    turns, questions = source(args.queries, args.seed)
+    rng = np.random.default_rng(args.seed)
+    qvectors = dict(zip(questions, unit_vectors(rng, len(questions))))
+    as_of = [None if i % 2 else datetime(2021, 7, 1) + timedelta(days=40 * i) for i in range(len(questions))]
+    pg_dsn = None
+    if "postgres" in backends:
+        from memplusplus.pg.server import resolve_dsn
+
+        pg_dsn = resolve_dsn(args.postgres_url, Path(tempfile.gettempdir()) / "mempp-bench-pg" / "data")
+    results = []
+    for n in [int(x) for x in args.rows.split(",")]:
+        docs = make_rows(turns, n, args.seed)
+        vectors = unit_vectors(rng, n)
+        refs = references(docs, vectors, qvectors, questions, args.k, args.rank_bm25_queries)
+        for backend in backends:
+            entry = {"rows": n, "backend": backend, "k": args.k, "queries": len(questions)}
+            if backend == "memory" and n > args.memory_row_limit:
+                entry["skipped"] = f"over --memory-row-limit ({args.memory_row_limit}): per-row objects, ~13 KB a row"
+            else:
+                entry.update(bench_backend(backend, docs, vectors, qvectors, questions, as_of, args.k, pg_dsn))
+                entry["ratio_to_numpy"] = round(entry["search_p50_ms"] / max(refs["numpy_bruteforce_p50_ms"], 1e-9), 2)
+            entry.update(refs)
+            results.append(entry)
+            print(json.dumps(entry), flush=True)
+            args.out.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

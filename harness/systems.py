@@ -103,8 +103,22 @@ def _full_context(spec: SystemSpec, encoder: CachedEncoder) -> MemorySystem:
         raise ConfigError(f"system ({spec.name}): {exc}") from exc
 
 
+def _graph(spec: SystemSpec, encoder: CachedEncoder, llm: WriteTimeLLM) -> MemorySystem:
+    from memplusplus.graph import GraphMemPP
+
+    complete, client = make_complete(spec, llm)
+    options = {"chunk_turns": int(spec.params.get("chunk_turns", 10)), "graph_as_of": bool(spec.params.get("graph_as_of", False))}
+    try:
+        system = GraphMemPP(_mempp_config(spec), complete, encoder=encoder, **options)
+    except ValueError as exc:
+        raise ConfigError(f"system ({spec.name}): {exc}") from exc
+    system.llm_client = client
+    return system
+
+
 WRITE_TIME_BUILDERS: dict[str, Callable[[SystemSpec, CachedEncoder, WriteTimeLLM], MemorySystem]] = {
     "mempp_consolidated": _consolidated,
+    "mempp_g": _graph,
 }
 
 BUILDERS: dict[str, Callable[[SystemSpec, CachedEncoder], MemorySystem]] = {

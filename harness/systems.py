@@ -116,9 +116,19 @@ def _graph(spec: SystemSpec, encoder: CachedEncoder, llm: WriteTimeLLM) -> Memor
     return system
 
 
+def _fact_index(spec: SystemSpec, encoder: CachedEncoder, llm: WriteTimeLLM) -> MemorySystem:
+    from memplusplus.fact_index import FactIndexMemPP
+
+    complete, client = make_complete(spec, llm)
+    system = FactIndexMemPP(_mempp_config(spec), complete, encoder=encoder)
+    system.llm_client = client
+    return system
+
+
 WRITE_TIME_BUILDERS: dict[str, Callable[[SystemSpec, CachedEncoder, WriteTimeLLM], MemorySystem]] = {
     "mempp_consolidated": _consolidated,
     "mempp_g": _graph,
+    "mempp_fact_index": _fact_index,
 }
 
 BUILDERS: dict[str, Callable[[SystemSpec, CachedEncoder], MemorySystem]] = {

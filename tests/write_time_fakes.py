@@ -48,3 +48,27 @@ class ScriptedLLM:
         if answer is None:
             raise CallFailed("scripted failure")
         return answer if isinstance(answer, str) else json.dumps(answer)
+
+
+def _capitalised(text: str, limit: int = 4) -> list[str]:
+    import re
+
+    return list(dict.fromkeys(re.findall(r"\b[A-Z][a-zA-Z]{2,}\b", text)))[:limit]
+
+
+def fixture_reply(body: dict) -> str:
+    """Schema-valid fixture JSON for each write-time prompt, told apart by its system message
+    (fixtures, never a model's output: the figures they give check plumbing only)."""
+    system = next((m["content"] for m in body.get("messages", []) if m.get("role") == "system"), "")
+    user = body["messages"][-1]["content"]
+    if "organisation's memory" in system:
+        return json.dumps({"label": "conflict"})
+    if system.startswith("Given a text and entities"):
+        names = _capitalised(user.split("\n\n", 1)[-1]) or ["Record"]
+        return json.dumps({"triples": [{"subject": a, "relation": "mentioned with", "object": b}
+                                       for a, b in zip(names, names[1:] + names[:1])]})
+    if "entities" in system:
+        return json.dumps({"entities": _capitalised(user)})
+    if "facts" in system:
+        return json.dumps({"facts": [s.strip() for s in user.split(".") if s.strip()][:5]})
+    return "unexpected prompt"

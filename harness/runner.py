@@ -29,7 +29,7 @@ from harness.records import build_record, episode_metrics, official_corpus_of, r
 from harness.provenance import collect as collect_provenance, file_hashes, recording_reads
 from harness.results import RunPaths, run_folder, write_run
 from harness.retrieval_cache import corpus_fingerprint, hit_from_dict, hit_to_dict, retrieval_key
-from harness.systems import build_system
+from harness.systems import WriteTimeLLM, build_system
 from judges.aggregate import format_table, summarize
 from loaders import load_dataset, resolve_data_dir
 from loaders.schema import Episode
@@ -164,7 +164,8 @@ def _run_episode(
     stats["retrieval_cache_hits"] += sum(1 for key in keys.values() if key in cached)
     missing = [q for q in episode.questions if keys[q.qid] not in cached or deep_keys.get(q.qid, keys[q.qid]) not in cached]
     if missing:
-        system = build_system(config.system, encoder, config.cache_dir())
+        llm = WriteTimeLLM(KVStore(Path(config.cache_dir()) / "llm.sqlite"), config.cache_only)
+        system = build_system(config.system, encoder, llm, config.cache_dir())
         system.ingest(episode.documents, show_progress=config.progress)
         stats["ingested_documents"] += len(episode.documents)
         many = len(missing) > 50 and config.progress

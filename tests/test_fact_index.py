@@ -1,0 +1,58 @@
+"""Fact index on a scripted model: the legs rank fact cards, the hits are the source documents."""
+
+from datetime import datetime
+
+from memplusplus import Document, MemPPConfig
+from memplusplus.fact_index import FactIndexMemPP
+from tests.write_time_fakes import ScriptedLLM, TopicEncoder
+
+CONFIG = MemPPConfig(k=5, recency_reserve=0)
+DOCS = [
+    Document("d1", "weekly notes: budget approved; office party Friday", "ann", datetime(2024, 1, 1)),
+    Document("d2", "kickoff notes: launch planned; budget owner is Bob", "bob", datetime(2024, 2, 1)),
+    Document("d3", "unparsable notes about hiring", "cat", datetime(2024, 3, 1)),
+]
+FACTS = {
+    "d1": ["budget for Q3 approved", "party on Friday"],
+    "d2": ["launch planned for May", "budget owner is Bob"],
+}
+
+
+def reply(user: str):
+    for doc in DOCS:
+        if doc.text == user and doc.doc_id in FACTS:
+            return {"facts": FACTS[doc.doc_id]}
+    return "no json here"
+
+
+def build() -> tuple[FactIndexMemPP, ScriptedLLM]:
+    llm = ScriptedLLM(reply)
+    memory = FactIndexMemPP(CONFIG, llm, encoder=TopicEncoder())
+    assert memory.ingest(DOCS) == ["d1", "d2", "d3"]
+    return memory, llm
+
+
+def test_one_call_per_document_and_cards_are_the_rows():
+    memory, llm = build()
+    assert len(llm.calls) == 3
+    texts = [row.text for row in memory.store.rows]
+    # d3's call gave no fact: its own text is its one card
+    assert texts == [*FACTS["d1"], *FACTS["d2"], DOCS[2].text]
+
+
+def test_hits_are_source_documents_deduplicated_in_rank_order():
+    memory, _ = build()
+    hits = memory.retrieve("budget", k=5)
+    ids = [hit.doc_id for hit in hits]
+    assert len(ids) == len(set(ids)) == 3
+    assert set(ids[:2]) == {"d1", "d2"}  # both have a "budget" card, ranked above d3
+    by_id = {hit.doc_id: hit for hit in hits}
+    assert by_id["d1"].text == DOCS[0].text and by_id["d1"].author == "ann"
+    assert memory.retrieve("budget", k=1)[0].doc_id in {"d1", "d2"}
+    assert len(memory.retrieve("budget", k=1)) == 1
+
+
+def test_as_of_scope_holds_for_cards_and_documents():
+    memory, _ = build()
+    hits = memory.retrieve("budget", as_of=datetime(2024, 1, 15), k=5)
+    assert [hit.doc_id for hit in hits] == ["d1"]

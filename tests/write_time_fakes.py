@@ -1,0 +1,74 @@
+"""Shared fakes for the write-time systems' unit tests: an encoder with chosen directions and a
+scripted ``complete`` callable that records every call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import numpy as np
+
+from memplusplus.llm import CallFailed
+
+
+class TopicEncoder:
+    """Every text whose first word is a topic gets that topic's unit vector (others: a fresh one),
+    so the cosine between two texts is 1 (same topic) or 0 (different)."""
+
+    dimension = 16
+
+    def __init__(self) -> None:
+        self.topics: dict[str, int] = {}
+
+    def _vector(self, text: str) -> np.ndarray:
+        topic = (text.split() or [""])[0].lower()
+        index = self.topics.setdefault(topic, len(self.topics) % self.dimension)
+        vector = np.zeros(self.dimension, dtype=np.float32)
+        vector[index] = 1.0
+        return vector
+
+    def encode(self, texts, show_progress: bool = False) -> np.ndarray:
+        return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+
+class ScriptedLLM:
+    """``complete(messages, response_format)``: ``reply(user_text)`` gives a dict (sent as JSON),
+    a str (sent as is) or None (the call fails)."""
+
+    def __init__(self, reply: Callable[[str], object]) -> None:
+        self.reply = reply
+        self.calls: list[list[dict[str, str]]] = []
+
+    def __call__(self, messages, response_format=None) -> str:
+        self.calls.append(list(messages))
+        answer = self.reply(messages[-1]["content"])
+        if answer is None:
+            raise CallFailed("scripted failure")
+        return answer if isinstance(answer, str) else json.dumps(answer)
+
+
+def _capitalised(text: str, limit: int = 4) -> list[str]:
+    import re
+
+    return list(dict.fromkeys(re.findall(r"\b[A-Z][a-zA-Z]{2,}\b", text)))[:limit]
+
+
+def fixture_reply(body: dict) -> str:
+    """Schema-valid fixture JSON for each write-time prompt, told apart by its system message
+    (fixtures, never a model's output: the figures they give check plumbing only)."""
+    system = next((m["content"] for m in body.get("messages", []) if m.get("role") == "system"), "")
+    user = body["messages"][-1]["content"]
+    if "organisation's memory" in system:
+        return json.dumps({"label": "conflict"})
+    if system.startswith("Given a text and entities"):
+        names = _capitalised(user.split("\n\n", 1)[-1]) or ["Record"]
+        return json.dumps({"triples": [{"subject": a, "relation": "mentioned with", "object": b}
+                                       for a, b in zip(names, names[1:] + names[:1])]})
+    if "entities" in system:
+        return json.dumps({"entities": _capitalised(user)})
+    if "facts" in system:
+        return json.dumps({"facts": [s.strip() for s in user.split(".") if s.strip()][:5]})
+    return "unexpected prompt"

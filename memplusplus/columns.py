@@ -23,7 +23,9 @@ class Column:
         if needed <= len(self._data):
             return
         capacity = max(64, 2 * len(self._data), needed)
-        grown = np.full((capacity, *self._data.shape[1:]), self._fill, dtype=self._data.dtype)
+        shape = (capacity, *self._data.shape[1:])
+        # zeros (calloc) leaves the unused tail unmapped until written; full touches every page.
+        grown = np.zeros(shape, self._data.dtype) if self._fill == 0 else np.full(shape, self._fill, self._data.dtype)
         grown[: self._size] = self._data[: self._size]
         self._data = grown
 

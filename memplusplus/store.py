@@ -24,13 +24,7 @@ import numpy as np
 from memplusplus.columns import Column, Postings
 from memplusplus.encoder import DIMENSION
 from memplusplus.scope import UNDATED, date_key
-from memplusplus.text import STOP_WORDS, content_terms, positional_stems, stem, words
-
-
-def stem_stream(text: str) -> list[str | None]:
-    """The stem at each word position of ``text`` (position i+1 is index i); stop words are None.
-    Same words, stop words and stems as ``text.positional_stems``."""
-    return [None if word in STOP_WORDS else stem(word) for word in words(text)]
+from memplusplus.text import content_terms, positional_stems
 
 
 class RowState(str, Enum):
@@ -143,18 +137,15 @@ class RowStore:
         return self._tag_terms[tag]
 
     def _index_text(self, seq: int, text: str) -> None:
-        ids = []
-        seen: set[int] = set()
-        for term in stem_stream(text):
-            if term is None:
-                ids.append(-1)
-                continue
-            term_id = self.term_ids.setdefault(term, len(self.term_ids))
-            ids.append(term_id)
-            if term_id not in seen:
-                seen.add(term_id)
-                self.postings.add(term, seq)
-        self._tokens.extend(np.asarray(ids, dtype=np.int32))
+        """Postings for the text's stems and its stem stream as term ids (-1: stop word), up to
+        the last content word (later positions never matter to cover density)."""
+        positions = positional_stems(text)
+        length = max((ps[-1] for ps in positions.values()), default=0)
+        ids = np.full(length, -1, dtype=np.int32)
+        for term, term_positions in positions.items():
+            ids[np.asarray(term_positions) - 1] = self.term_ids.setdefault(term, len(self.term_ids))
+            self.postings.add(term, seq)
+        self._tokens.extend(ids)
         self._offsets.append(len(self._tokens))
 
     @property

@@ -141,11 +141,13 @@ class RowStore:
         the last content word (later positions never matter to cover density)."""
         positions = positional_stems(text)
         length = max((ps[-1] for ps in positions.values()), default=0)
-        ids = np.full(length, -1, dtype=np.int32)
+        ids = [-1] * length
         for term, term_positions in positions.items():
-            ids[np.asarray(term_positions) - 1] = self.term_ids.setdefault(term, len(self.term_ids))
+            term_id = self.term_ids.setdefault(term, len(self.term_ids))
+            for position in term_positions:
+                ids[position - 1] = term_id
             self.postings.add(term, seq)
-        self._tokens.extend(ids)
+        self._tokens.extend(np.asarray(ids, dtype=np.int32))
         self._offsets.append(len(self._tokens))
 
     @property

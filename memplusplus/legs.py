@@ -12,19 +12,34 @@ from memplusplus.store import RowStore
 LEGS = ("lexical", "tag", "vector")
 
 
-def _rank(scores: dict[int, float], limit: int) -> list[int]:
+def _rank(seqs: np.ndarray, scores: np.ndarray, limit: int) -> list[int]:
     """Highest score first; equal scores put the later-ingested row first."""
-    ordered = sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
-    return [seq for seq, _ in ordered[:limit]]
+    if seqs.size == 0:
+        return []
+    order = np.lexsort((-seqs.astype(np.int64), -scores))
+    return seqs[order[:limit]].astype(np.int64).tolist()
 
 
 def lexical_matches(store: RowStore, terms: Sequence[str], conjunctive: bool, scope: np.ndarray) -> list[int]:
-    """Row seqs in scope containing all (conjunctive) or any (disjunctive) of the terms."""
+    """Row seqs in scope containing all (conjunctive) or any (disjunctive) of the terms, ascending."""
+    return _matches(store, terms, conjunctive, scope).tolist()
+
+
+def _matches(store: RowStore, terms: Sequence[str], conjunctive: bool, scope: np.ndarray) -> np.ndarray:
     if not terms:
-        return []
-    posting_sets = [set(store.postings.get(term, ())) for term in terms]
-    matched = set.intersection(*posting_sets) if conjunctive else set.union(*posting_sets)
-    return sorted(seq for seq in matched if scope[seq])
+        return np.zeros(0, dtype=np.int64)
+    lists = [store.postings.get(term) for term in dict.fromkeys(terms)]
+    if conjunctive:
+        lists.sort(key=len)
+        matched = lists[0]
+        for other in lists[1:]:
+            if matched.size == 0:
+                break
+            matched = np.intersect1d(matched, other, assume_unique=True)
+    else:
+        matched = np.unique(np.concatenate(lists))
+    matched = matched.astype(np.int64)
+    return matched[scope[matched]]
 
 
 def lexical_leg(
@@ -37,16 +52,20 @@ def lexical_leg(
     bm25_scores: np.ndarray | None = None,
 ) -> list[int]:
     """Matching rows ranked by cover density (default) or by precomputed BM25 scores."""
-    matched = lexical_matches(store, terms, conjunctive, scope)
+    matched = _matches(store, terms, conjunctive, scope)
     if ranker == "cover_density":
-        scores = {seq: cover_density(store.rows[seq].positions, terms, conjunctive) for seq in matched}
+        wanted = frozenset(terms)
+        scores = np.array(
+            [cover_density(store.positions_of(int(seq), wanted), terms, conjunctive) for seq in matched],
+            dtype=np.float64,
+        )
     elif ranker == "bm25":
         if bm25_scores is None:
             raise ValueError("the bm25 ranker needs bm25_scores")
-        scores = {seq: float(bm25_scores[seq]) for seq in matched}
+        scores = np.asarray(bm25_scores, dtype=np.float64)[matched]
     else:
         raise ValueError(f"unknown lexical ranker {ranker!r}; use 'cover_density' or 'bm25'")
-    return _rank(scores, limit)
+    return _rank(matched, scores, limit)
 
 
 def tag_leg(store: RowStore, terms: Sequence[str], scope: np.ndarray, limit: int) -> list[int]:
@@ -55,23 +74,34 @@ def tag_leg(store: RowStore, terms: Sequence[str], scope: np.ndarray, limit: int
     The paper states that the leg matches question terms against author tags; scoring a row by
     the number of shared terms (ties: later ingest first) is our choice where it is silent.
     """
-    wanted = set(terms)
-    if not wanted:
+    lists = [store.tag_postings.get(term) for term in set(terms)]
+    lists = [seqs for seqs in lists if seqs.size]
+    if not lists:
         return []
-    scores = {
-        row.seq: float(len(row.author_terms & wanted))
-        for row in store.rows
-        if scope[row.seq] and row.author_terms & wanted
-    }
-    return _rank(scores, limit)
+    hits = np.concatenate(lists).astype(np.int64)
+    hits = hits[scope[hits]]
+    seqs, counts = np.unique(hits, return_counts=True)
+    return _rank(seqs, counts.astype(np.float64), limit)
 
 
 def vector_leg(store: RowStore, query_vector: np.ndarray, scope: np.ndarray, limit: int) -> list[int]:
-    """Exact cosine (dot product of normalised vectors) over in-scope rows."""
+    """Exact cosine (dot product of normalised vectors) over in-scope rows.
+
+    One matrix-vector product (over all rows when most are in scope, else over the in-scope
+    rows), ``argpartition`` for the C best, then an exact sort of those (with every row tied
+    with the C-th score): similarity descending, equal similarity later ingest first.
+    """
     candidates = np.flatnonzero(scope)
     if candidates.size == 0:
         return []
-    sims = store.vectors[candidates] @ query_vector
-    # Sort by similarity descending, then by seq descending (later ingest first) on ties.
+    vectors = store.vectors
+    if 4 * candidates.size >= len(vectors):
+        sims = (vectors @ query_vector)[candidates]
+    else:
+        sims = vectors[candidates] @ query_vector
+    if candidates.size > limit:
+        threshold = sims[np.argpartition(-sims, limit - 1)[:limit]].min()
+        keep = np.flatnonzero(sims >= threshold)
+        candidates, sims = candidates[keep], sims[keep]
     order = np.lexsort((-candidates, -sims))
-    return [int(seq) for seq in candidates[order[:limit]]]
+    return candidates[order[:limit]].tolist()

@@ -22,7 +22,7 @@ import numpy as np
 from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.legs import LEGS, lexical_leg, tag_leg, vector_leg
-from memplusplus.scope import end_of_day, in_scope
+from memplusplus.scope import end_of_day
 from memplusplus.store import Row, RowStore
 from memplusplus.text import content_terms
 from memplusplus.types import Document, Hit
@@ -169,11 +169,7 @@ class MemPlusPlus:
         Supersession links are ignored here: a superseded row is still active, so still in scope.
         """
         theta = None if as_of is None else end_of_day(as_of)
-        return np.fromiter(
-            (row.active and in_scope(row.date, theta) for row in self.store.rows),
-            dtype=bool,
-            count=len(self.store),
-        )
+        return self.store.scope_mask(theta)
 
     def leg_rankings(self, query: str, scope: np.ndarray) -> dict[str, list[int]]:
         """Each enabled leg's ranking (row seqs, best first, at most C) over the scoped rows."""

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
+
+import numpy as np
+
+_ORIGIN = datetime(1, 1, 1)
+_MICROSECOND = timedelta(microseconds=1)
+UNDATED = np.iinfo(np.int64).max
+"""The date key of an undated row: later than every date, so no dated scope admits it."""
+
+
+def date_key(moment: datetime | None) -> int:
+    """A datetime as int64 microseconds since 0001-01-01 (its wall-clock value), UNDATED for None.
+    The order of keys is the order of the (naive) datetimes, exactly."""
+    if moment is None:
+        return int(UNDATED)
+    return (moment.replace(tzinfo=None) - _ORIGIN) // _MICROSECOND
 
 
 def end_of_day(as_of: date | datetime) -> datetime:

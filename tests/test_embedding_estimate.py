@@ -18,7 +18,11 @@ def test_a_dry_run_prices_remote_embeddings_and_sends_nothing(fake_server, tmp_p
             "progress=false", f"store.cache_dir={tmp_path}/cache", f"store.results_dir={tmp_path}/runs"]
     on_openai = run(RunConfig.from_dict(compose_config(base)))
     embedding = on_openai.embedding_estimate
-    assert on_openai.estimates == [], "answers cannot be priced before their evidence is embedded"
+    # Retrieval would need those embeddings: answers are priced over contexts of the size retrieval
+    # would give, here OrgMemBench's 40,000-character cut (k = 50 documents are longer than that).
+    answers, grades = on_openai.estimates
+    assert (answers.model, answers.calls, grades.model, grades.calls) == ("gpt-4.1-mini", 3, "gpt-4o-mini", 9)
+    assert answers.prompt_tokens >= 3 * 40_000 // 4
     episode = load_dataset("orgmem", limit=3)[0]
     texts = [d.text for d in episode.documents] + [q.text for q in episode.questions]
     tokens = sum(math.ceil(min(len(t), 20_000) / 4) for t in texts if t.strip())

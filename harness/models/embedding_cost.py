@@ -46,7 +46,7 @@ class EmbeddingEstimate:
         if self.to_embed and not self.remote:
             lines.append(f"  warning: this dry run embeds {self.to_embed} texts locally before it can price the calls")
         if self.to_embed and self.remote:
-            lines.append("  answer and judge calls are priced once these embeddings exist (a dry run sends nothing)")
+            lines.append("  answers below are priced over contexts of the size retrieval would give (a dry run sends nothing)")
         return "\n".join(lines)
 
 

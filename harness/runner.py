@@ -30,6 +30,7 @@ from harness.provenance import collect as collect_provenance, file_hashes, recor
 from harness.results import RunPaths, run_folder, write_run
 from harness.retrieval_cache import corpus_fingerprint, hit_from_dict, hit_to_dict, retrieval_key
 from harness.systems import WriteTimeLLM, build_system
+from harness.write_time_estimate import WRITE_TIME_KINDS, approximate_context_chars, estimate_write_time
 from judges.aggregate import format_table, summarize
 from loaders import load_dataset, resolve_data_dir
 from loaders.schema import Episode
@@ -83,11 +84,16 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     sessions = any(official_corpus_of(ep) is not None for ep in episodes)
     items: list[QAItem] = []
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
+    if config.estimate and config.system.kind in WRITE_TIME_KINDS:  # ingesting would spend the calls
+        write = estimate_write_time(config, episodes, KVStore(cache_dir / "llm.sqlite"))
+        items = [QAItem(q, "x" * approximate_context_chars(config, ep), {"metrics": {}}) for ep in episodes for q in ep.questions]
+        answers = run_qa(config, items, KVStore(cache_dir / "llm.sqlite")).estimates if config.answerer else []
+        return RunResult(None, None, "", [], stats, [write, *answers])
     embedding = _embedding_estimate(config, episodes, encoder, retrievals, identity) if config.estimate else None
     if embedding is not None and embedding.remote and embedding.to_embed and config.answerer is not None:
         # Retrieval would need those embeddings, so the answers are priced over contexts of the
         # size retrieval would give (exact call counts, approximate prompt tokens).
-        items = [QAItem(q, "x" * _approximate_context_chars(config, ep), {"metrics": {}}) for ep in episodes for q in ep.questions]
+        items = [QAItem(q, "x" * approximate_context_chars(config, ep), {"metrics": {}}) for ep in episodes for q in ep.questions]
         qa = run_qa(config, items, KVStore(cache_dir / "llm.sqlite"))
         return RunResult(None, None, "", [], stats, qa.estimates, embedding)
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
@@ -134,19 +140,6 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     provenance = collect_provenance(overrides, data_root, data_files)
     write_run(paths, resolved, records, summary, table, {"stats": stats, "provenance": provenance})
     return RunResult(paths, summary, table, records, stats)
-
-
-def _approximate_context_chars(config: RunConfig, episode: Episode) -> int:
-    """Before retrieval, the size of a context: k documents of the episode's mean length (RAG: k
-    chunks of ``chunk_tokens`` at ~4 characters a token), cut to the dataset's budget."""
-    spec = config.system
-    if spec.kind == "rag":
-        chars = spec.k * int(spec.params.get("chunk_tokens", 0)) * 4
-    else:
-        mean = sum(len(d.text) for d in episode.documents) / max(len(episode.documents), 1)
-        chars = int(spec.k * (mean + 40))  # + a header line per block
-    budget = config.dataset.context_budget
-    return min(chars, budget) if budget else chars
 
 
 def _embedding_estimate(config, episodes, encoder, retrievals, identity):

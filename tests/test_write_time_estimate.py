@@ -1,0 +1,42 @@
+"""A dry run of the write-time systems counts their calls and sends nothing (paper §3.5: Mem^g++
+spends 2 calls per document and 1 per question on OrgMemBench)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.compose import compose_config
+from harness.config import RunConfig
+from harness.runner import run
+
+QUESTIONS = 3
+DOCUMENTS = 443  # OrgMemBench medium: every artefact is ingested whatever the question limit
+
+
+def dry_run(tmp_path, monkeypatch, *overrides: str):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    base = [f"dataset.limit={QUESTIONS}", "answerer=gpt-4.1-mini", "estimate=true", "progress=false",
+            f"store.cache_dir={tmp_path}/cache", f"store.results_dir={tmp_path}/runs"]
+    return run(RunConfig.from_dict(compose_config([*base, *overrides])))
+
+
+@pytest.mark.parametrize(
+    ("system", "write_calls"),
+    [
+        ("mempp_g", 2 * DOCUMENTS + QUESTIONS),
+        ("mempp_fact_index", DOCUMENTS),
+        ("mempp_consolidated", DOCUMENTS // 2),
+    ],
+)
+def test_write_time_calls_are_counted_before_anything_is_sent(tmp_path, monkeypatch, system, write_calls):
+    result = dry_run(tmp_path, monkeypatch, f"system={system}")
+    write, answers, grades = result.estimates
+    assert (write.system, write.cost.model, write.cost.calls) == (system, "gpt-4o-mini", write_calls)
+    assert (answers.calls, grades.calls) == (QUESTIONS, 3 * QUESTIONS)
+    assert write.usd is not None and write.usd > 0 and "write-time calls of" in write.format()
+    assert not (tmp_path / "runs").exists() and result.records == []  # nothing ingested, retrieved or written
+
+
+def test_mempp_makes_no_write_time_call(tmp_path, monkeypatch):
+    result = dry_run(tmp_path, monkeypatch, "system=mempp")
+    assert [e.model for e in result.estimates] == ["gpt-4.1-mini", "gpt-4o-mini"]

@@ -48,33 +48,26 @@ def _atomic_write(path: Path, text: str) -> None:
             tmp.unlink()
 
 
+class _InRoot:
+    """A file of the run folder: ``paths.config`` is ``paths.root / "config.json"``."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+
+    def __get__(self, paths: RunPaths, owner: type | None = None) -> Path:
+        return paths.root / self.filename
+
+
 @dataclass(frozen=True)
 class RunPaths:
     root: Path
 
-    @property
-    def config(self) -> Path:
-        return self.root / "config.json"
-
-    @property
-    def records(self) -> Path:
-        return self.root / "records.jsonl"
-
-    @property
-    def summary_csv(self) -> Path:
-        return self.root / "summary.csv"
-
-    @property
-    def summary_md(self) -> Path:
-        return self.root / "summary.md"
-
-    @property
-    def metrics(self) -> Path:
-        return self.root / "metrics.json"
-
-    @property
-    def history(self) -> Path:
-        return self.root / "history.jsonl"
+    config = _InRoot("config.json")
+    records = _InRoot("records.jsonl")
+    summary_csv = _InRoot("summary.csv")
+    summary_md = _InRoot("summary.md")
+    metrics = _InRoot("metrics.json")
+    history = _InRoot("history.jsonl")
 
 
 # Overrides that say nothing about what was computed (by top-level key), and those the label carries.

@@ -9,6 +9,12 @@ from __future__ import annotations
 import os
 
 NO_KEY_PLACEHOLDER = "EMPTY"
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+def resolve_base_url(base_url: str | None) -> str:
+    """The endpoint a client calls: ``base_url``, else OpenAI's, without a trailing slash."""
+    return (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
 
 
 def read_api_key(env: str | None, what: str, hint: str = "") -> str:

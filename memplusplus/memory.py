@@ -19,7 +19,8 @@ from datetime import date, datetime
 
 import numpy as np
 
-from memplusplus.encoder import CachedEncoder, Encoder
+from memplusplus.encoder import CachedEncoder
+from memplusplus.facade import MemoryFacade
 from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.legs import LEGS, lexical_leg, tag_leg, vector_leg
 from memplusplus.scope import end_of_day
@@ -73,10 +74,8 @@ class MemPPConfig:
         return float(self.weights.get(leg, 0.0))
 
 
-class MemPlusPlus:
+class MemPlusPlus(MemoryFacade):
     """The memory. ``add``/``search`` for agents; ``ingest``/``retrieve`` for harnesses."""
-
-    name = "mempp"
 
     def __init__(
         self,
@@ -84,28 +83,14 @@ class MemPlusPlus:
         encoder: CachedEncoder | None = None,
         clock: Callable[[], datetime] = datetime.now,
     ):
-        self.config = config
-        self.encoder = encoder if encoder is not None else Encoder()
-        self.clock = clock
+        super().__init__(config, encoder, clock)
         self.store = RowStore(self.encoder.dimension)
         self._bm25 = None
         self._bm25_size = -1
 
     # ----- write ---------------------------------------------------------------------------
-    def add(
-        self,
-        text: str,
-        author: str | None = None,
-        date: datetime | None = None,
-        doc_id: str | None = None,
-        thread: str | None = None,
-    ) -> str | None:
-        """Store one document; returns the id of the row holding it, or None for empty text.
-
-        ``author`` is taken as the document's author (so, with ``tags="author"``, a tag).
-        """
-        auto_id = f"row-{len(self.store) + len(self.store.aliases)}"
-        return self.ingest([Document(doc_id or auto_id, text, author, date, thread)])[0]
+    def _stored_ids(self) -> int:
+        return len(self.store) + len(self.store.aliases)
 
     def tag_of(self, doc: Document) -> str | None:
         """The text the tag leg indexes for ``doc`` under ``config.tags`` (None: the row has no tag)."""

@@ -18,12 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memplusplus.api_keys import MissingAPIKey, read_api_key
+from memplusplus.api_keys import MissingAPIKey, read_api_key, resolve_base_url
 from memplusplus.encoder import CachedEncoder, EmbeddingCache
 
 log = logging.getLogger(__name__)
-
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 class EmbeddingServiceError(RuntimeError):
@@ -57,7 +55,7 @@ class OpenAIEncoderConfig:
 
     @property
     def resolved_base_url(self) -> str:
-        return (self.base_url or DEFAULT_BASE_URL).rstrip("/")
+        return resolve_base_url(self.base_url)
 
 
 class OpenAIEncoder(CachedEncoder):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from memplusplus.api_keys import NO_KEY_PLACEHOLDER, MissingAPIKey
+from memplusplus.api_keys import DEFAULT_OPENAI_BASE_URL, NO_KEY_PLACEHOLDER, MissingAPIKey, resolve_base_url
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
@@ -21,8 +21,6 @@ __all__ = [
     "LLMCounters",
     "MissingAPIKeyError",
 ]
-
-DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 class CacheMissError(RuntimeError):
@@ -82,7 +80,7 @@ class LLMConfig:
     @property
     def resolved_base_url(self) -> str:
         """The endpoint actually used, without a trailing slash (part of the cache key)."""
-        return (self.base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+        return resolve_base_url(self.base_url)
 
 
 @dataclass(frozen=True)

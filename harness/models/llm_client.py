@@ -26,7 +26,7 @@ import random
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import openai
@@ -34,8 +34,6 @@ from tqdm import tqdm
 
 from harness.kvstore import KVStore, stable_hash
 from harness.models.chat_types import (
-    DEFAULT_OPENAI_BASE_URL,
-    NO_KEY_PLACEHOLDER,
     BatchPlan,
     CacheMissError,
     ChatRequest,
@@ -44,40 +42,14 @@ from harness.models.chat_types import (
     LLMCounters,
     MissingAPIKeyError,
 )
+from harness.models.tally import Tally
 from memplusplus.api_keys import MissingAPIKey, read_api_key, redact
 
-__all__ = [
-    "DEFAULT_OPENAI_BASE_URL",
-    "NO_KEY_PLACEHOLDER",
-    "BatchPlan",
-    "CacheMissError",
-    "ChatRequest",
-    "ChatResult",
-    "LLMClient",
-    "LLMConfig",
-    "LLMCounters",
-    "MissingAPIKeyError",
-]
+# The data types are defined (and listed) in harness.models.chat_types; import them from there.
+__all__ = ["LLMClient"]
 
 CACHE_SCHEMA = 1  # bump to invalidate every cached completion if the canonical request form changes
 _ERROR_MAX_CHARS = 500
-
-
-@dataclass
-class _Counting:
-    """Mutable counters behind a lock (per client)."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    values: dict[str, int] = field(default_factory=lambda: {name: 0 for name in LLMCounters.__dataclass_fields__})
-
-    def add(self, **deltas: int) -> None:
-        with self.lock:
-            for name, delta in deltas.items():
-                self.values[name] += delta
-
-    def snapshot(self) -> LLMCounters:
-        with self.lock:
-            return LLMCounters(**self.values)
 
 
 @dataclass(frozen=True)
@@ -110,7 +82,7 @@ class LLMClient:
         self._rng = rng if rng is not None else random.Random()
         self._sdk_lock = threading.Lock()
         self._sdk: openai.OpenAI | None = None
-        self._counting = _Counting()
+        self._counting = Tally(LLMCounters)
 
     def __repr__(self) -> str:
         return (

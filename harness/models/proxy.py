@@ -27,14 +27,16 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
 
 from harness.kvstore import stable_hash
-from harness.models.llm_client import CacheMissError, ChatRequest, LLMClient, MissingAPIKeyError
+from harness.models.chat_types import CacheMissError, ChatRequest, MissingAPIKeyError
+from harness.models.llm_client import LLMClient
+from harness.models.tally import Tally
 
 __all__ = ["LLMProxy", "ProxyCounters", "ProxyError", "chat_request_from_body"]
 
@@ -59,21 +61,6 @@ class ProxyCounters:
 
     def minus(self, other: "ProxyCounters") -> "ProxyCounters":
         return ProxyCounters(**{name: getattr(self, name) - getattr(other, name) for name in self.__dataclass_fields__})
-
-
-@dataclass
-class _Tally:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    values: dict[str, int] = field(default_factory=lambda: {name: 0 for name in ProxyCounters.__dataclass_fields__})
-
-    def add(self, **deltas: int) -> None:
-        with self.lock:
-            for name, delta in deltas.items():
-                self.values[name] += delta
-
-    def snapshot(self) -> ProxyCounters:
-        with self.lock:
-            return ProxyCounters(**self.values)
 
 
 def _text_of(content: Any) -> str:
@@ -210,7 +197,7 @@ class LLMProxy:
         self.encoder = encoder
         self.rewrite = rewrite
         self.errors: list[str] = []
-        self._tally = _Tally()
+        self._tally = Tally(ProxyCounters)
         self._encode_lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None

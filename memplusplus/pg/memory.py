@@ -31,8 +31,9 @@ from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from pathlib import Path
 
-from memplusplus.encoder import CachedEncoder, Encoder
+from memplusplus.encoder import CachedEncoder
 from memplusplus.evidence import RenderedContext, render
+from memplusplus.facade import MemoryFacade
 from memplusplus.fusion import weighted_rrf
 from memplusplus.memory import MemPPConfig
 from memplusplus.pg import schema
@@ -50,10 +51,8 @@ def _text_key(author: str | None, text: str) -> tuple[str | None, bytes]:
     return author, hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
-class PostgresMemPlusPlus:
+class PostgresMemPlusPlus(MemoryFacade):
     """Mem++ whose rows live in Postgres; ``add``/``search`` and ``ingest``/``retrieve``/``render``."""
-
-    name = "mempp"
 
     def __init__(
         self,
@@ -68,9 +67,7 @@ class PostgresMemPlusPlus:
             raise ValueError("the postgres backend ranks the lexical leg by ts_rank_cd (lexical_ranker=cover_density)")
         if table is not None and not _TABLE_NAME.match(table):
             raise ValueError(f"table name {table!r}: use lower-case letters, digits and _ (at most 41)")
-        self.config = config
-        self.encoder = encoder if encoder is not None else Encoder()
-        self.clock = clock
+        super().__init__(config, encoder, clock)
         self.conn = connect(resolve_dsn(dsn, data_dir))
         self._finalizer = weakref.finalize(self, self.conn.close)
         register_tsvector(self.conn)
@@ -100,17 +97,8 @@ class PostgresMemPlusPlus:
         return self._rows
 
     # ----- write ---------------------------------------------------------------------------
-    def add(
-        self,
-        text: str,
-        author: str | None = None,
-        date: datetime | None = None,
-        doc_id: str | None = None,
-        thread: str | None = None,
-    ) -> str | None:
-        """Store one document; returns the id of the row holding it, or None for empty text."""
-        auto_id = f"row-{self._rows + self._aliases}"
-        return self.ingest([Document(doc_id or auto_id, text, author, date, thread)])[0]
+    def _stored_ids(self) -> int:
+        return self._rows + self._aliases
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         """Store documents in order (empty texts and repeats of an active row by the same author

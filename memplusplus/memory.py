@@ -74,6 +74,16 @@ class MemPPConfig:
         return float(self.weights.get(leg, 0.0))
 
 
+def tag_source(doc: Document, tags: str) -> str | None:
+    """The text the tag leg indexes for ``doc`` under the tag source ``tags`` (paper §3.2): an
+    author only where the source names one (``author``), speakers too (``speaker``), or nothing."""
+    if doc.author is None or tags == "none":
+        return None
+    if tags == "author" and doc.author_role != "author":
+        return None
+    return doc.author
+
+
 class MemPlusPlus(MemoryFacade):
     """The memory. ``add``/``search`` for agents; ``ingest``/``retrieve`` for harnesses."""
 
@@ -94,11 +104,7 @@ class MemPlusPlus(MemoryFacade):
 
     def tag_of(self, doc: Document) -> str | None:
         """The text the tag leg indexes for ``doc`` under ``config.tags`` (None: the row has no tag)."""
-        if doc.author is None or self.config.tags == "none":
-            return None
-        if self.config.tags == "author" and doc.author_role != "author":
-            return None
-        return doc.author
+        return tag_source(doc, self.config.tags)
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         """Store documents in order; embeds all new texts in one batch. Returns each one's row id."""

@@ -259,3 +259,21 @@ def test_long_documents_are_bounded_like_postgres(dsn, encoder):
     pg.add(" ".join(["budget"] * 300 + ["filler"] * 17000 + ["travel"]), doc_id="long")
     assert [h.doc_id for h in pg.retrieve("travel budget")] == ["long"]
     pg.close()
+
+
+@pytest.mark.parametrize("tags", ["author", "speaker"])
+def test_speakers_feed_the_tag_leg_only_when_asked_and_rows_keep_their_evidence_style(dsn, encoder, tags):
+    # paper §3.2: a speaker is not an author, so tags=author leaves the tag leg empty; §3.4: a
+    # conversational row is shown as stored. Both backends must agree on each.
+    turns = [
+        Document(f"t{i}", f"[2023-05-0{i + 1}] Caroline: turn {i} about the pottery class", "Caroline",
+                 datetime(2023, 5, i + 1), "s1", author_role="speaker", evidence="as_stored")
+        for i in range(3)
+    ]
+    pg, mem = pg_memory(dsn, encoder, tags=tags), mem_memory(encoder, tags=tags)
+    pg.ingest(turns)
+    mem.ingest(turns)
+    pg_hits, mem_hits = pg.retrieve("What did Caroline say about pottery?"), mem.retrieve("What did Caroline say about pottery?")
+    assert [(h.doc_id, h.leg_ranks, h.evidence) for h in pg_hits] == [(h.doc_id, h.leg_ranks, h.evidence) for h in mem_hits]
+    assert all(h.evidence == "as_stored" for h in pg_hits)
+    assert any("tag" in h.leg_ranks for h in pg_hits) == (tags == "speaker")

@@ -35,7 +35,7 @@ from memplusplus.encoder import CachedEncoder
 from memplusplus.evidence import RenderedContext, render
 from memplusplus.facade import MemoryFacade
 from memplusplus.fusion import weighted_rrf
-from memplusplus.memory import MemPPConfig
+from memplusplus.memory import MemPPConfig, tag_source
 from memplusplus.pg import schema
 from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery
 from memplusplus.pg.server import connect, resolve_dsn
@@ -124,8 +124,8 @@ class PostgresMemPlusPlus(MemoryFacade):
         now = self.clock()
         rows = []
         for offset, ((index, doc), vector) in enumerate(zip(pending, vectors)):
-            author_terms = list(dict.fromkeys(content_terms(doc.author or "")))
-            rows.append((self._rows + offset, doc.doc_id, doc.text, doc.author, doc.date, doc.thread, now,
+            author_terms = list(dict.fromkeys(content_terms(tag_source(doc, self.config.tags) or "")))
+            rows.append((self._rows + offset, doc.doc_id, doc.text, doc.author, doc.date, doc.thread, doc.evidence, now,
                          Lexemes.of(doc.text), author_terms, vector))
             result[index] = doc.doc_id
         self._write(rows, aliases)
@@ -208,8 +208,8 @@ class PostgresMemPlusPlus(MemoryFacade):
         chosen = select_top_k(fused, recent, recency, k, self.config.recency_reserve)
         hits = []
         for row, reserve in chosen:
-            _, doc_id, text, author, row_date, thread, _ = details[row.seq]
-            hits.append(Hit(doc_id, text, row_date, author, row.score, dict(row.leg_ranks), reserve, thread))
+            _, doc_id, text, author, row_date, thread, _, evidence = details[row.seq]
+            hits.append(Hit(doc_id, text, row_date, author, row.score, dict(row.leg_ranks), reserve, thread, evidence=evidence))
         return hits
 
     search = retrieve

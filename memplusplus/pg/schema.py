@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-COLUMNS = "seq, doc_id, text, author, date, thread, ingested_at, lex, author_terms, embedding"
-ROW_TYPES = ["bigint", "text", "text", "text", "timestamp", "text", "timestamp", "tsvector", "text[]", "vector"]
+COLUMNS = "seq, doc_id, text, author, date, thread, evidence, ingested_at, lex, author_terms, embedding"
+ROW_TYPES = ["bigint", "text", "text", "text", "timestamp", "text", "text", "timestamp", "tsvector", "text[]", "vector"]
 
 
 def create_statements(table: str, dimension: int, temporary: bool) -> list[str]:
@@ -21,6 +21,7 @@ def create_statements(table: str, dimension: int, temporary: bool) -> list[str]:
             author text,
             date timestamp,
             thread text,
+            evidence text NOT NULL DEFAULT 'header',
             ingested_at timestamp NOT NULL,
             archived boolean NOT NULL DEFAULT false,
             superseded_by text,
@@ -63,7 +64,7 @@ def supersede(table: str) -> str:
 def details(table: str) -> str:
     """What a hit shows, and the recency of a row (its date, else its ingest time)."""
     return (
-        f"SELECT seq, doc_id, text, author, date, thread, coalesce(date, ingested_at) "
+        f"SELECT seq, doc_id, text, author, date, thread, coalesce(date, ingested_at), evidence "
         f"FROM {table} WHERE seq = ANY(%s)"
     )
 

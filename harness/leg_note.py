@@ -38,5 +38,5 @@ def silent_legs_note(records: list[dict[str, Any]], params: dict[str, Any]) -> s
     it = "it" if len(silent) == 1 else "each"
     return (
         f"note: {names} placed no row among the hits of any of the {len(records)} question(s) "
-        f"({it} matched nothing, or only rows fused below the top k); the numbers above come from the other legs"
+        f"({it} matched nothing, or only rows fused below the top k)"
     )

@@ -110,7 +110,7 @@ def test_orgmem_runs_say_the_lexical_and_tag_legs_placed_no_row(k_sweep):
     params = json.loads((Path(folder) / "config.json").read_text())["system"]["params"]
     assert enabled_legs(params) == ["lexical", "tag", "vector"]
     assert silent_legs(records, enabled_legs(params)) == ["lexical", "tag"]
-    assert "note: the lexical leg and the tag leg placed no row among the hits of any of the 3 question(s)" in stdout
+    assert "note: the lexical leg and the tag leg placed no row among the hits of any of the 3 question(s) (each matched nothing" in stdout
 
 
 def test_a_leg_with_one_ranked_hit_is_not_silent():

@@ -8,9 +8,24 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import Any
 
 import hydra
+from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
+
+
+class SweepSummary(Callback):
+    """End of a ``-m`` sweep: one table over the jobs' run folders, and a dry run's grand total
+    (registered under ``hydra.callbacks`` in configs/config.yaml)."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        from harness.sweep_summary import sweep_report
+
+        report = sweep_report(str(config.hydra.sweep.dir))
+        if report:
+            print(f"\n{report}")
 
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="config")
@@ -19,8 +34,12 @@ def main(cfg: DictConfig) -> None:
 
     from harness.cli import execute
 
-    overrides = list(HydraConfig.get().overrides.task)
-    code = execute(OmegaConf.to_container(cfg, resolve=True), overrides)
+    from harness.sweep_summary import POINTER_NAME
+
+    hydra_config = HydraConfig.get()
+    overrides = list(hydra_config.overrides.task)
+    pointer = Path(hydra_config.runtime.output_dir) / POINTER_NAME
+    code = execute(OmegaConf.to_container(cfg, resolve=True), overrides, pointer)
     if code:  # exiting with 0 here would also end a Hydra multirun after its first job
         sys.exit(code)
 

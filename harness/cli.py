@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 from harness.config import ConfigError, RunConfig
 from harness.errors import RunInterrupted
+from harness.leg_note import silent_legs_note
+from harness.sweep_summary import JobPointer, write_pointer
 from harness.models.llm_client import CacheMissError, MissingAPIKeyError
 from loaders.schema import DatasetError
 from memplusplus.openai_encoder import EmbeddingServiceError
@@ -37,9 +40,19 @@ def one_line(exc: BaseException) -> str:
     return f"error: {text}"
 
 
-def execute(raw_config: dict[str, Any], overrides: list[str] | None = None) -> int:
+def execute(raw_config: dict[str, Any], overrides: list[str] | None = None, pointer: str | Path | None = None) -> int:
     """Run one configuration; returns the process exit code (0 ok, 1 service failure, 2 bad input,
-    130 Ctrl-C). ``overrides``: the command-line overrides, recorded with the run."""
+    130 Ctrl-C). ``overrides``: the command-line overrides, recorded with the run. ``pointer``: where
+    to leave the job's run folder and dry-run figures for the end-of-sweep summary."""
+    job = JobPointer(list(overrides or []))
+    code = _execute(raw_config, overrides, job)
+    if pointer is not None:
+        job.exit_code = code
+        write_pointer(pointer, job)
+    return code
+
+
+def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPointer) -> int:
     quiet_console()
     raw_config = dict(raw_config)
     if not sys.stderr.isatty():  # redirected: no progress bars in the log
@@ -69,6 +82,9 @@ def execute(raw_config: dict[str, Any], overrides: list[str] | None = None) -> i
         known = [e.usd for e in priced]
         total = "n/a (a price is unknown)" if any(v is None for v in known) else f"${sum(known):.2f}"
         print(f"total for this configuration: {total}")
+        job.estimate_calls = sum(getattr(e, "calls", 0) for e in result.estimates)
+        job.estimate_usd = sum(v for v in known if v is not None)
+        job.estimate_priced = not any(v is None for v in known)
         return 0
     print()
     print(result.table)
@@ -86,7 +102,11 @@ def execute(raw_config: dict[str, Any], overrides: list[str] | None = None) -> i
             f"unparsable judge outputs {stats.get('judge_unparsed', 0)}, failed judge calls "
             f"{stats.get('judge_failures', 0)}, failed answers {stats.get('answer_failures', 0)} (left unscored)"
         )
+    note = silent_legs_note(result.records, config.system.params if config.system.kind == "mempp" else {})
+    if note:
+        print(note)
     print(f"results: {result.paths.root}")
+    job.run_folder = str(result.paths.root)
     if stats.get("qa_all_failed"):  # every answer or every judge call failed (errors printed above)
         return 1
     return 0

@@ -462,3 +462,14 @@ def test_table1_rag_row_is_the_papers_rag(paper: pd.DataFrame):
     assert all(paper_row(s, t) is None or paper_row(s, t) in set(paper.loc[paper["table"] == str(t), "row"])
                for s in ("mempp", "full_context", "rag_2048", "rag_4096", "mempp_no_vector", "mempp_no_lexical",
                          "mempp_no_tag") for t in (1, 2, 3, 4, 7))
+
+
+def test_a_run_against_an_openai_compatible_server_is_named_by_its_model_and_marked_plumbing(tmp_path):
+    from harness.reports.store import run_info
+
+    config = {"dataset": {"name": "orgmem"}, "system": {"name": "mempp", "k": 50},
+              "answerer": {"name": "openai_compatible", "model": "qwen2.5-7b", "base_url": "http://127.0.0.1:8000/v1"},
+              "judge": {"name": "gpt-4o-mini", "model": "gpt-4o-mini", "base_url": None}}
+    (tmp_path / "mempp-abc").mkdir()
+    info = run_info(tmp_path / "mempp-abc", config, {"stats": {}, "summary": {}})
+    assert (info["answerer"], info["plumbing"]) == ("qwen2.5-7b", True)

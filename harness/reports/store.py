@@ -53,8 +53,10 @@ def flatten(config: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _answerer_name(value: Any) -> str:
+    """The answerer's config name; for ``openai_compatible`` the model it served (a table shows
+    which model answered, not which config group was used)."""
     if isinstance(value, dict):
-        value = value.get("name", "none")
+        value = value.get("model") if value.get("name") == "openai_compatible" else value.get("name", "none")
     return "none" if value is None else str(value)
 
 

@@ -45,3 +45,15 @@ def test_a_local_encoder_with_a_cold_cache_is_warned_about(tmp_path):
     assert "warning: this dry run embeds 2 texts locally" in estimate.format()
     assert "all-MiniLM-L6-v2|max_tokens=256" in estimate.format()
     assert encoder.computed == 0, "an estimate computes nothing"
+
+
+def test_mempp_embeds_every_document_at_write_even_without_its_vector_leg():
+    from harness.models.embedding_cost import texts_to_embed
+
+    episode = load_dataset("orgmem", limit=2)[0]
+    weights = {"lexical": 1.0, "tag": 1.0, "vector": 4.0}
+    no_vector = texts_to_embed("mempp", {"legs": ["lexical", "tag"], "weights": weights}, [episode], lambda ep: ep.questions)
+    full = texts_to_embed("mempp", {"legs": ["lexical", "tag", "vector"], "weights": weights}, [episode], lambda ep: ep.questions)
+    assert no_vector == [d.text for d in episode.documents]  # rows keep their embedding; no query is embedded
+    assert full == no_vector + [q.text for q in episode.questions]
+    assert texts_to_embed("bm25", {}, [episode], lambda ep: ep.questions) == []

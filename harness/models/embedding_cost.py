@@ -73,17 +73,16 @@ def estimate_embeddings(encoder: CachedEncoder, texts: Sequence[str], approximat
 
 
 def texts_to_embed(system_kind: str, params: dict, episodes: Sequence, needs_retrieval) -> list[str]:
-    """The texts a run embeds: documents and questions of episodes with a question not yet retrieved
-    (``needs_retrieval(episode) -> questions``), for systems that have a vector leg."""
+    """The texts a run embeds for episodes with a question not yet retrieved (``needs_retrieval(episode)
+    -> questions``): Mem++ embeds every document at write whatever its legs (paper §3: the row keeps
+    its embedding) and a question only for its vector leg; the vector and RAG baselines embed both."""
     legs = params.get("legs", ("lexical", "tag", "vector"))
-    uses_vectors = system_kind in ("vector", "rag") or (
-        system_kind == "mempp" and "vector" in legs and float(dict(params.get("weights", {})).get("vector", 0)) > 0
-    )
-    if not uses_vectors:
-        return []
+    vector_leg = "vector" in legs and float(dict(params.get("weights", {})).get("vector", 0)) > 0
+    embeds_documents = system_kind in ("vector", "rag", "mempp")
+    embeds_questions = system_kind in ("vector", "rag") or (system_kind == "mempp" and vector_leg)
     texts: list[str] = []
     for episode in episodes:
         questions = needs_retrieval(episode)
-        if questions:
-            texts += [doc.text for doc in episode.documents] + [q.text for q in questions]
+        if questions and embeds_documents:
+            texts += [doc.text for doc in episode.documents] + ([q.text for q in questions] if embeds_questions else [])
     return texts

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 
-import bm25s
 import numpy as np
 
 from baselines.scoped import DocumentShelf, ingest_ids, top_k
 from memplusplus.text import content_terms, positional_stems
 from memplusplus.types import Document, Hit
+
+if TYPE_CHECKING:  # bm25s pulls scipy (~0.1 s): imported when a BM25 index is first built
+    import bm25s
 
 
 def stem_sequence(text: str) -> list[str]:
@@ -34,6 +37,8 @@ class BM25Memory:
 
     def _scores(self, query: str) -> np.ndarray:
         if self._index is None:
+            import bm25s
+
             self._index = bm25s.BM25()
             corpus = [stem_sequence(doc.text) or [""] for doc in self.shelf.documents]
             self._index.index(corpus, show_progress=False)

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 
 POINTER_NAME = "sweep_job.json"
 HEADLINE = ("recall_any@10", "recall_any@50", "in_budget_recall")
@@ -88,6 +87,8 @@ def sweep_table(run_folders: list[str | Path], labels: list[str] | None = None) 
     columns = ["job", "n", *HEADLINE, *judge_seen, "run folder"]
     if any("note" in row for row in rows):
         columns.append("note")
+    import pandas as pd  # only sweeps print this table; a single run need not import pandas
+
     frame = pd.DataFrame(rows, dtype=object).reindex(columns=columns)
     frame = frame.astype(object).where(frame.notna(), None)  # blank cells, not "nan"; n stays an integer
     return frame.to_markdown(index=False, floatfmt=".3f", missingval="")

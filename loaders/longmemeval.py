@@ -10,7 +10,8 @@ from typing import Any
 
 from loaders.datadir import find_data_file
 from loaders.dates import parse_longmemeval_datetime
-from loaders.jsonio import get_field, get_str_list, read_json
+from loaders.jsonio import get_field, get_str_list
+from loaders.jsonstream import iter_json_list
 from loaders.schema import DatasetError, Episode, Question
 from memplusplus.types import Document
 
@@ -138,28 +139,31 @@ def build_episode(entry: Mapping[str, Any], index: int, path: Path) -> Episode:
     return Episode(episode_id=qid, documents=tuple(documents), questions=(question,))
 
 
-def read_entries(path: Path) -> list[Any]:
-    """The file's list of entries (plain or gzip JSON), question ids unique."""
-    entries = read_json(path)
-    if not isinstance(entries, list):
-        raise DatasetError(str(path), f"expected a JSON list of questions, got {type(entries).__name__}")
+def read_entries(path: Path) -> Iterator[Any]:
+    """The file's entries (plain or gzip JSON), streamed: parsing stops when the caller stops.
+
+    Question ids are checked to be unique among the entries read so far, so a duplicate beyond a
+    ``limit`` goes unnoticed; a full run still reads, and checks, every entry.
+    """
     seen: set[str] = set()
-    for index, entry in enumerate(entries):
+    for index, entry in enumerate(iter_json_list(path)):
         qid = get_field(entry, "question_id", path, f"entry [{index}]", str)
         if qid in seen:
             raise DatasetError(str(path), "duplicate question_id", qid, "question_id")
         seen.add(qid)
-    return entries
+        yield entry
 
 
 def load_longmemeval_s(data_dir: Path, file: str | None = None) -> Iterator[Episode]:
-    """Yield one episode per question, lazily (stop iterating to skip building the rest).
+    """Yield one episode per question, lazily (stop iterating to skip reading and building the rest).
 
     ``file`` overrides the default names (``longmemeval_s_cleaned.json`` or
     ``longmemeval_s_cleaned_499.json.gz``; gzip is detected by magic bytes, not by name).
     """
     path = find_data_file(data_dir, SUBDIR, FILE_NAMES, file, "LongMemEval_S questions")
-    entries = read_entries(path)
-    log.info("LongMemEval_S: found %d questions in %s", len(entries), path)
-    for index, entry in enumerate(entries):
+    log.info("LongMemEval_S: streaming questions from %s", path)
+    count = 0
+    for index, entry in enumerate(read_entries(path)):
+        count = index + 1
         yield build_episode(entry, index, path)
+    log.info("LongMemEval_S: read all %d questions in %s", count, path)

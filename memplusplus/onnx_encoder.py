@@ -44,7 +44,7 @@ def export_onnx(model: str, target: Path) -> Path:
     """Write the fp32 ONNX graph of ``model``'s transformer (token states out) to ``target``."""
     import torch
 
-    transformer = Encoder(EncoderConfig(model=model))._load()[0].auto_model.eval()
+    transformer = Encoder(EncoderConfig(model=model, device="cpu"))._load()[0].auto_model.eval()
 
     class TokenStates(torch.nn.Module):
         def __init__(self) -> None:

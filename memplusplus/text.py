@@ -7,14 +7,34 @@ words are then dropped and the rest reduced to their Snowball English (Porter2) 
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from functools import lru_cache
+from pathlib import Path
 
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-STOP_WORDS: frozenset[str] = frozenset(STOPWORDS_EN_PLUS)
+
+
+def _bm25s_stop_words() -> frozenset[str]:
+    """bm25s's ``STOPWORDS_EN_PLUS``, read from its ``stopwords`` module alone.
+
+    ``import bm25s.stopwords`` would run the package's ``__init__`` (scipy and more, ~0.1 s) on every
+    run, though only this word list is needed here; the module holds plain data and imports nothing.
+    """
+    spec = importlib.util.find_spec("bm25s")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("memplusplus needs the bm25s package for its stop-word list: pip install bm25s")
+    path = Path(next(iter(spec.submodule_search_locations))) / "stopwords.py"
+    module_spec = importlib.util.spec_from_file_location("_bm25s_stopwords", path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return frozenset(module.STOPWORDS_EN_PLUS)
+
+
+STOP_WORDS: frozenset[str] = _bm25s_stop_words()
 
 
 @lru_cache(maxsize=1)

@@ -64,3 +64,35 @@ def test_identities_are_unchanged_so_existing_caches_stay_valid(tmp_path):
     onnx = OnnxEncoder(OnnxEncoderConfig(model_dir=str(tmp_path)))
     assert onnx.identity == "all-MiniLM-L6-v2|max_tokens=256|onnx-fp32"
     assert isinstance(onnx, Encoder) and onnx.store_every == 64
+
+
+def test_auto_device_is_cuda_only_when_torch_sees_one(monkeypatch):
+    import torch
+
+    from memplusplus.encoder import resolve_device
+
+    assert EncoderConfig().device == "auto"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert Encoder().device == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert Encoder().device == "cuda"
+    assert resolve_device("cpu") == "cpu" and resolve_device("cuda:1") == "cuda:1"
+    assert Encoder(EncoderConfig(device="cpu")).identity == Encoder().identity == "all-MiniLM-L6-v2|max_tokens=256"
+
+
+def test_a_single_query_on_one_cpu_thread_gives_the_same_vector_and_restores_the_pool():
+    import torch
+
+    encoder = Encoder(EncoderConfig(device="cpu"))
+    text = "Who approved the Helix rollout plan in March?"
+    torch.set_num_threads(2)
+    reference = encoder._load().encode([text], normalize_embeddings=True, convert_to_numpy=True)[0]
+    seen: list[int] = []
+    original = encoder._model.encode
+    encoder._model.encode = lambda *a, **k: (seen.append(torch.get_num_threads()), original(*a, **k))[1]
+    vector = encoder.encode_one(text)
+    assert seen == [1], "the one query ran on a single torch thread"
+    assert torch.get_num_threads() == 2, "the thread pool is restored afterwards"
+    assert np.allclose(vector, reference, atol=1e-6, rtol=0)
+    encoder.encode(["first text", "second text"])
+    assert seen[1:] == [2], "batches keep the thread pool"

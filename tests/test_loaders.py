@@ -549,3 +549,31 @@ def test_longmemeval_gold_turns_all_fall_inside_the_question_day_scope(lme_episo
 def test_orgmem_audit_replay_cites_two_artefacts_dated_after_its_as_of(orgmem_episode):
     # C4 asks what changed after the as-of date; 2 of its 45 gold ids lie beyond the scope.
     assert _gold_after_as_of([orgmem_episode]) == (45, 2)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_longmemeval_reads_only_as_far_as_the_selection_needs(tmp_path: Path, gz: bool) -> None:
+    # two good entries, then a cut-off third: a limit met by the first two never reaches the cut
+    entries = [lme_entry("a"), lme_entry("b", "temporal-reasoning"), lme_entry("c", "temporal-reasoning")]
+    text = json.dumps(entries)
+    cut = text[: text.index('"question_id": "c"') + 10]
+    path = tmp_path / "longmemeval" / "longmemeval_s_cleaned.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(gzip.compress(cut.encode()) if gz else cut.encode())
+    assert [e.episode_id for e in load_dataset("longmemeval_s", data_dir=str(tmp_path), limit=2)] == ["a", "b"]
+    # the category filter applies while streaming: the first temporal-reasoning question is 'b'
+    episodes = load_dataset("longmemeval_s", data_dir=str(tmp_path), limit=1, categories=["temporal-reasoning"])
+    assert [e.episode_id for e in episodes] == ["b"]
+    message = error_of(lambda: load_dataset("longmemeval_s", data_dir=str(tmp_path)))
+    assert str(path) in message and "invalid or truncated JSON" in message
+
+
+def test_longmemeval_top_level_must_be_a_list_and_ids_unique(tmp_path: Path) -> None:
+    path = tmp_path / "longmemeval" / "longmemeval_s_cleaned.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"question_id": "a"}))
+    message = error_of(lambda: load_dataset("longmemeval_s", data_dir=str(tmp_path)))
+    assert str(path) in message and "expected a JSON list of questions, got dict" in message
+    write_lme(tmp_path, [lme_entry("a"), lme_entry("a")])
+    message = error_of(lambda: load_dataset("longmemeval_s", data_dir=str(tmp_path)))
+    assert "duplicate question_id" in message and "record a" in message

@@ -27,9 +27,8 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-import openai
 from tqdm import tqdm
 
 from harness.kvstore import KVStore, stable_hash
@@ -43,6 +42,9 @@ from harness.models.chat_types import (
     MissingAPIKeyError,
 )
 from harness.models.tally import Tally
+
+if TYPE_CHECKING:  # the SDK costs ~0.4 s to import: loaded on the first request, not for cached runs
+    import openai
 from memplusplus.api_keys import MissingAPIKey, read_api_key, redact
 
 # The data types are defined (and listed) in harness.models.chat_types; import them from there.
@@ -227,6 +229,8 @@ class LLMClient:
         return fetched
 
     def _client(self) -> openai.OpenAI:
+        import openai
+
         with self._sdk_lock:
             if self._sdk is None:
                 self._sdk = openai.OpenAI(
@@ -285,6 +289,8 @@ class LLMClient:
             kwargs["seed"] = params["seed"]
         if params["max_tokens"] is not None:
             kwargs["max_tokens"] = params["max_tokens"]
+        import openai
+
         tries = f"after {self.config.max_retries + 1} attempts"
         try:
             completion = self._client().chat.completions.create(**kwargs)

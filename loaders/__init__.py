@@ -19,7 +19,7 @@ from loaders.selection import Selection, make_selection, select
 
 
 @dataclass(frozen=True)
-class DatasetSpec:
+class DatasetLoader:
     """How to load one benchmark: its loader, valid category names, and whether an empty episode stays."""
 
     name: str
@@ -32,14 +32,14 @@ class DatasetSpec:
         return list(inspect.signature(self.load).parameters)[1:]
 
 
-DATASETS: dict[str, DatasetSpec] = {
-    "orgmem": DatasetSpec("orgmem", orgmem.load_orgmem, orgmem.CATEGORIES, keep_empty=True),
-    "locomo": DatasetSpec("locomo", locomo.load_locomo, locomo.CATEGORIES),
-    "longmemeval_s": DatasetSpec("longmemeval_s", longmemeval.load_longmemeval_s, longmemeval.CATEGORIES),
+DATASETS: dict[str, DatasetLoader] = {
+    "orgmem": DatasetLoader("orgmem", orgmem.load_orgmem, orgmem.CATEGORIES, keep_empty=True),
+    "locomo": DatasetLoader("locomo", locomo.load_locomo, locomo.CATEGORIES),
+    "longmemeval_s": DatasetLoader("longmemeval_s", longmemeval.load_longmemeval_s, longmemeval.CATEGORIES),
 }
 
 
-def get_spec(name: str) -> DatasetSpec:
+def get_spec(name: str) -> DatasetLoader:
     """The registered dataset called ``name``."""
     if name not in DATASETS:
         raise DatasetError(name, f"unknown dataset {name!r}; known datasets: {sorted(DATASETS)}")
@@ -98,7 +98,7 @@ class _Counted:
 __all__ = [
     "DATASETS",
     "DatasetError",
-    "DatasetSpec",
+    "DatasetLoader",
     "Episode",
     "Question",
     "RubricFacet",

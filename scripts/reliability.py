@@ -121,7 +121,9 @@ def kills(suite: Suite) -> tuple[list[list[str]], Path]:
     kill9(proc)
     kept = rows(cold / "embeddings.sqlite")
     code, out, _ = suite.run(suite.overrides(cold, answered=False))
-    redone = json.loads(sorted((suite.root / "runs").rglob("metrics.json"), key=os.path.getmtime)[-1].read_text())
+    # metrics.json keeps the first run of a configuration; each run's own stats are history.jsonl's lines
+    history = sorted((suite.root / "runs").rglob("history.jsonl"), key=os.path.getmtime)[-1]
+    redone = json.loads(history.read_text().splitlines()[-1])
     embedded = redone["stats"]["embedded_texts"]
     table.append(["embedding (at 50% of a cold run's time)", f"{kept}/{total} vectors kept ({100 * kept / total:.0f}%)",
                   f"{embedded} texts embedded on resume; {max(0, embedded - (total - kept))} repeated",

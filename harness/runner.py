@@ -86,16 +86,12 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
     if config.estimate and config.system.kind in WRITE_TIME_KINDS:  # ingesting would spend the calls
         write = estimate_write_time(config, episodes, KVStore(cache_dir / "llm.sqlite"))
-        items = [QAItem(q, "x" * approximate_context_chars(config, ep), {"metrics": {}}) for ep in episodes for q in ep.questions]
-        answers = run_qa(config, items, KVStore(cache_dir / "llm.sqlite")).estimates if config.answerer else []
+        answers = _price_answers_before_retrieval(config, episodes, cache_dir) if config.answerer else []
         return RunResult(None, None, "", [], stats, [write, *answers])
     embedding = _embedding_estimate(config, episodes, encoder, retrievals, identity) if config.estimate else None
     if embedding is not None and embedding.remote and embedding.to_embed and config.answerer is not None:
-        # Retrieval would need those embeddings, so the answers are priced over contexts of the
-        # size retrieval would give (exact call counts, approximate prompt tokens).
-        items = [QAItem(q, "x" * approximate_context_chars(config, ep), {"metrics": {}}) for ep in episodes for q in ep.questions]
-        qa = run_qa(config, items, KVStore(cache_dir / "llm.sqlite"))
-        return RunResult(None, None, "", [], stats, qa.estimates, embedding)
+        # Retrieval would need those embeddings first.
+        return RunResult(None, None, "", [], stats, _price_answers_before_retrieval(config, episodes, cache_dir), embedding)
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
     done = 0
     try:
@@ -140,6 +136,13 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     provenance = collect_provenance(overrides, data_root, data_files)
     write_run(paths, resolved, records, summary, table, {"stats": stats, "provenance": provenance})
     return RunResult(paths, summary, table, records, stats)
+
+
+def _price_answers_before_retrieval(config: RunConfig, episodes: list[Episode], cache_dir: Path) -> list[CostEstimate]:
+    """A dry run that cannot retrieve: answers and grades priced over contexts of the size
+    retrieval would give (exact call counts, approximate prompt tokens)."""
+    items = [QAItem(q, "x" * approximate_context_chars(config, ep), {"metrics": {}}) for ep in episodes for q in ep.questions]
+    return run_qa(config, items, KVStore(cache_dir / "llm.sqlite")).estimates
 
 
 def _embedding_estimate(config, episodes, encoder, retrievals, identity):

@@ -5,18 +5,12 @@ from datetime import datetime
 
 import pytest
 
-from memplusplus import Document, Hit, MemPlusPlus, MemPPConfig, render
-
-
-def memory(encoder, **overrides) -> MemPlusPlus:
-    return MemPlusPlus(MemPPConfig(**overrides), encoder=encoder, clock=lambda: datetime(2030, 1, 1))
+from memplusplus import Document, Hit, MemPPConfig, render
+from tests.test_mempp import budget_docs as shared_budget_docs, memory
 
 
 def budget_docs() -> list[Document]:
-    return [
-        Document("d1", "The travel budget for Q1 is 10k.", "Maya Patel", datetime(2023, 1, 5)),
-        Document("d2", "Update: the travel budget for Q1 is now 12k.", "Omar Ali", datetime(2023, 2, 10, 9)),
-    ]
+    return shared_budget_docs()[:2]
 
 
 def test_header_rows_show_date_and_author_in_rank_order_and_cut_at_budget(encoder):

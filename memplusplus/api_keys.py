@@ -17,6 +17,24 @@ def resolve_base_url(base_url: str | None) -> str:
     return (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
 
 
+class Endpoint:
+    """Mixed into an endpoint's settings dataclass (which declares ``base_url``): the URL it calls."""
+
+    base_url: str | None
+
+    @property
+    def resolved_base_url(self) -> str:
+        """The endpoint actually used, without a trailing slash (part of cache keys)."""
+        return resolve_base_url(self.base_url)
+
+
+def require_at_least(minimum: float, owner: str, **values: float) -> None:
+    """Raise ``ValueError`` naming every one of ``values`` below ``minimum`` (a settings check)."""
+    low = [name for name, value in values.items() if value < minimum]
+    if low:
+        raise ValueError(f"{owner}: {', '.join(low)} must be >= {minimum}")
+
+
 def read_api_key(env: str | None, what: str, hint: str = "") -> str:
     """The key held by ``$env`` (``NO_KEY_PLACEHOLDER`` when ``env`` is None).
 

@@ -2,15 +2,46 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from memplusplus.encoder import CachedEncoder, Encoder
+from memplusplus.settings import MemPPConfig
 from memplusplus.types import Document
 
-if TYPE_CHECKING:
-    from memplusplus.memory import MemPPConfig
+
+@dataclass
+class IngestPlan:
+    """What a batch of documents does to a memory: each document's row id (``None`` for an empty
+    text), the documents that get a new row (with their position in the batch) and the repeats,
+    recorded as aliases ``(doc_id, id of the row it repeats)``."""
+
+    row_ids: list[str | None]
+    new_rows: list[tuple[int, Document]] = field(default_factory=list)
+    aliases: list[tuple[str, str]] = field(default_factory=list)
+
+
+def plan_ingest(
+    docs: Sequence[Document], dedup: bool, active_repeat: Callable[[Document], str | None]
+) -> IngestPlan:
+    """Split a batch: empty texts add nothing; with ``dedup``, a document repeating an active row
+    (``active_repeat`` gives that row's id) or an earlier document of the batch by the same author
+    with the same text becomes an alias; every other document gets a row."""
+    plan = IngestPlan([None] * len(docs))
+    earlier: dict[tuple[str | None, str], str] = {}
+    for index, doc in enumerate(docs):
+        if not doc.text.strip():
+            continue
+        if dedup:
+            target = active_repeat(doc) or earlier.get((doc.author, doc.text))
+            if target is not None:
+                plan.aliases.append((doc.doc_id, target))
+                plan.row_ids[index] = target
+                continue
+            earlier[(doc.author, doc.text)] = doc.doc_id
+        plan.new_rows.append((index, doc))
+    return plan
 
 
 class MemoryFacade:
@@ -20,13 +51,17 @@ class MemoryFacade:
 
     def __init__(
         self,
-        config: MemPPConfig,
-        encoder: CachedEncoder | None,
-        clock: Callable[[], datetime],
+        config: MemPPConfig = MemPPConfig(),
+        encoder: CachedEncoder | None = None,
+        clock: Callable[[], datetime] = datetime.now,
     ) -> None:
         self.config = config
         self.encoder = encoder if encoder is not None else Encoder()
         self.clock = clock
+        self._open()
+
+    def _open(self) -> None:
+        """Set up the backend's own storage; the last step of ``__init__`` (a subclass may do it after)."""
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         raise NotImplementedError

@@ -13,87 +13,25 @@ harness's MemorySystem protocol uses) and ``memplusplus.render`` for the evidenc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from datetime import date, datetime
 
 import numpy as np
 
-from memplusplus.encoder import CachedEncoder
-from memplusplus.facade import MemoryFacade
+from memplusplus.facade import MemoryFacade, plan_ingest
 from memplusplus.fusion import FusedRow, weighted_rrf
-from memplusplus.legs import LEGS, lexical_leg, tag_leg, vector_leg
+from memplusplus.legs import lexical_leg, tag_leg, vector_leg
+from memplusplus.settings import MemPPConfig, tag_source
 from memplusplus.scope import end_of_day
 from memplusplus.store import Row, RowStore
 from memplusplus.text import content_terms
 from memplusplus.types import Document, Hit
 
 
-TAG_SOURCES: tuple[str, ...] = ("none", "author", "speaker")
-
-
-@dataclass(frozen=True)
-class MemPPConfig:
-    """Read-time settings; the paper's per-benchmark values (its Table 6) live in the dataset configs.
-
-    ``weights`` maps each leg to its RRF weight; a leg with weight 0 is not run at all (the leg
-    ablations). ``candidates`` is C, the most rows any one leg may return. ``min_term_chars`` and
-    ``max_query_terms`` restrict which question words the lexical and tag legs use.
-
-    ``tags`` is the tag leg's source (paper §3.2): "author" (the paper's rule) indexes a row's
-    author only where its document names one as an author (``Document.author_role``);
-    "speaker" also indexes conversational speakers; "none" indexes nothing.
-    """
-
-    weights: Mapping[str, float] = field(default_factory=lambda: {"lexical": 1.0, "tag": 1.0, "vector": 4.0})
-    gamma: float = 60.0
-    candidates: int = 50
-    k: int = 50
-    conjunctive: bool = True
-    lexical_ranker: str = "cover_density"
-    recency_reserve: int = 3
-    dedup: bool = True
-    min_term_chars: int = 1
-    max_query_terms: int | None = None
-    tags: str = "author"
-
-    def __post_init__(self) -> None:
-        unknown = set(self.weights) - set(LEGS)
-        if unknown:
-            raise ValueError(f"unknown legs {sorted(unknown)}; legs are {list(LEGS)}")
-        if any(weight < 0 for weight in self.weights.values()):
-            raise ValueError("leg weights must be >= 0")
-        if self.candidates < 1 or self.k < 1 or self.recency_reserve < 0:
-            raise ValueError("candidates and k must be >= 1 and recency_reserve >= 0")
-        if self.lexical_ranker not in ("cover_density", "bm25"):
-            raise ValueError(f"unknown lexical_ranker {self.lexical_ranker!r}")
-        if self.tags not in TAG_SOURCES:
-            raise ValueError(f"unknown tags {self.tags!r}; expected one of {list(TAG_SOURCES)}")
-
-    def weight(self, leg: str) -> float:
-        return float(self.weights.get(leg, 0.0))
-
-
-def tag_source(doc: Document, tags: str) -> str | None:
-    """The text the tag leg indexes for ``doc`` under the tag source ``tags`` (paper §3.2): an
-    author only where the source names one (``author``), speakers too (``speaker``), or nothing."""
-    if doc.author is None or tags == "none":
-        return None
-    if tags == "author" and doc.author_role != "author":
-        return None
-    return doc.author
-
-
 class MemPlusPlus(MemoryFacade):
     """The memory. ``add``/``search`` for agents; ``ingest``/``retrieve`` for harnesses."""
 
-    def __init__(
-        self,
-        config: MemPPConfig = MemPPConfig(),
-        encoder: CachedEncoder | None = None,
-        clock: Callable[[], datetime] = datetime.now,
-    ):
-        super().__init__(config, encoder, clock)
+    def _open(self) -> None:
         self.store = RowStore(self.encoder.dimension)
         self._bm25 = None
         self._bm25_size = -1
@@ -108,35 +46,22 @@ class MemPlusPlus(MemoryFacade):
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         """Store documents in order; embeds all new texts in one batch. Returns each one's row id."""
-        docs = list(documents)
-        result: list[str | None] = [None] * len(docs)
-        pending: list[tuple[int, Document]] = []
-        pending_keys: dict[tuple[str | None, str], str] = {}
-        for index, doc in enumerate(docs):
-            if not doc.text.strip():
-                continue
-            if self.config.dedup:
-                existing = self.store.active_duplicate(doc.author, doc.text)
-                earlier = pending_keys.get((doc.author, doc.text))
-                if existing is not None:
-                    self.store.add_alias(doc.doc_id, existing)
-                    result[index] = existing.doc_id
-                    continue
-                if earlier is not None:
-                    self.store.aliases[doc.doc_id] = earlier
-                    result[index] = earlier
-                    continue
-                pending_keys[(doc.author, doc.text)] = doc.doc_id
-            pending.append((index, doc))
-        vectors = self.encoder.encode([doc.text for _, doc in pending], show_progress=show_progress)
+        plan = plan_ingest(list(documents), self.config.dedup, self._active_repeat)
+        for doc_id, target in plan.aliases:
+            self.store.add_alias(doc_id, target)
+        vectors = self.encoder.encode([doc.text for _, doc in plan.new_rows], show_progress=show_progress)
         now = self.clock()
-        for (index, doc), vector in zip(pending, vectors):
+        for (index, doc), vector in zip(plan.new_rows, vectors):
             self.store.append(
                 doc.doc_id, doc.text, doc.author, doc.date, doc.thread, now, vector,
                 tag=self.tag_of(doc), evidence=doc.evidence,
             )
-            result[index] = doc.doc_id
-        return result
+            plan.row_ids[index] = doc.doc_id
+        return plan.row_ids
+
+    def _active_repeat(self, doc: Document) -> str | None:
+        row = self.store.active_duplicate(doc.author, doc.text)
+        return None if row is None else row.doc_id
 
     def _seq(self, doc_id: str) -> int:
         row_id = self.store.aliases.get(doc_id, doc_id)

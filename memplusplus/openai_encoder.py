@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memplusplus.api_keys import MissingAPIKey, read_api_key, resolve_base_url
+from memplusplus.api_keys import Endpoint, MissingAPIKey, read_api_key, require_at_least
 from memplusplus.encoder import CachedEncoder, EmbeddingCache
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ class EmbeddingServiceError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class OpenAIEncoderConfig:
+class OpenAIEncoderConfig(Endpoint):
     """How to reach the embedding model. Holds no secret: the key is read from ``api_key_env``.
 
     ``api_key_env=None`` sends a placeholder key (local servers that need none).
@@ -48,14 +48,9 @@ class OpenAIEncoderConfig:
     max_retries: int = 6
 
     def __post_init__(self) -> None:
-        if self.dimensions < 1 or self.batch_size < 1 or self.max_input_chars < 1:
-            raise ValueError("dimensions, batch_size and max_input_chars must be >= 1")
-        if self.max_retries < 0:
-            raise ValueError("max_retries must be >= 0")
-
-    @property
-    def resolved_base_url(self) -> str:
-        return resolve_base_url(self.base_url)
+        require_at_least(1, "OpenAIEncoderConfig", dimensions=self.dimensions, batch_size=self.batch_size,
+                         max_input_chars=self.max_input_chars)
+        require_at_least(0, "OpenAIEncoderConfig", max_retries=self.max_retries)
 
 
 class OpenAIEncoder(CachedEncoder):

@@ -183,9 +183,9 @@ class RowStore:
                 found[term] = (hits + 1).tolist()
         return found
 
-    def add_alias(self, doc_id: str, existing: Row) -> None:
-        """Record that ``doc_id`` was a repeat of ``existing`` and added no row."""
-        self.aliases[doc_id] = existing.doc_id
+    def add_alias(self, doc_id: str, target: str) -> None:
+        """Record that ``doc_id`` repeated the row of document ``target`` and added no row."""
+        self.aliases[doc_id] = target
 
     def archive(self, seq: int) -> None:
         """Take the row out of every scope (it stays stored) and stop it blocking repeats."""

@@ -8,7 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from memplusplus.api_keys import DEFAULT_OPENAI_BASE_URL, NO_KEY_PLACEHOLDER, MissingAPIKey, resolve_base_url
+from memplusplus.api_keys import (
+    DEFAULT_OPENAI_BASE_URL,
+    NO_KEY_PLACEHOLDER,
+    Endpoint,
+    MissingAPIKey,
+    require_at_least,
+)
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
@@ -42,7 +48,7 @@ class MissingAPIKeyError(MissingAPIKey):
 
 
 @dataclass(frozen=True)
-class LLMConfig:
+class LLMConfig(Endpoint):
     """How to reach one model. Holds no secret: the key is read from ``api_key_env`` when needed.
 
     ``api_key_env=None`` means "no key needed" (local servers): the placeholder ``"EMPTY"`` is sent.
@@ -68,19 +74,11 @@ class LLMConfig:
     def __post_init__(self) -> None:
         if not self.model:
             raise ValueError("LLMConfig.model must be a non-empty model name")
-        if self.concurrency < 1:
-            raise ValueError("LLMConfig.concurrency must be >= 1")
-        if self.max_retries < 0 or self.max_reasks < 0:
-            raise ValueError("LLMConfig.max_retries and max_reasks must be >= 0")
+        require_at_least(1, "LLMConfig", concurrency=self.concurrency)
+        require_at_least(0, "LLMConfig", max_retries=self.max_retries, max_reasks=self.max_reasks,
+                         reask_delay_s=self.reask_delay_s)
         if self.timeout_s <= 0:
             raise ValueError("LLMConfig.timeout_s must be > 0")
-        if self.reask_delay_s < 0:
-            raise ValueError("LLMConfig.reask_delay_s must be >= 0")
-
-    @property
-    def resolved_base_url(self) -> str:
-        """The endpoint actually used, without a trailing slash (part of the cache key)."""
-        return resolve_base_url(self.base_url)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt_delta, fmt
 from harness.reports.ksweep import k_sweep_data, table7
 from harness.reports.labels import (
     CATEGORY_COLUMNS, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_DATASET, is_ablation, paper_row,
-    system_rank,
 )
 from harness.reports.paper import (
     DEFAULT_PAPER_DIR, PAPER_COLUMNS, load_paper, paper_cell, paper_lookup, paper_reference, paper_values,

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from memplusplus.encoder import CachedEncoder
 from memplusplus.evidence import RenderedContext, render
-from memplusplus.facade import MemoryFacade
+from memplusplus.facade import MemoryFacade, plan_ingest
 from memplusplus.fusion import weighted_rrf
 from memplusplus.memory import MemPPConfig, tag_source
 from memplusplus.pg import schema
@@ -73,15 +73,16 @@ class PostgresMemPlusPlus(MemoryFacade):
         register_tsvector(self.conn)
         temporary = table is None
         self.table = table or f"mempp_{uuid.uuid4().hex[:16]}"
+        self.sql = schema.TableStatements.for_table(self.table)
         if temporary:
             self.conn.execute("SET temp_buffers = '1GB'")  # temp tables are cached per session
         for statement in schema.create_statements(self.table, self.encoder.dimension, temporary):
             self.conn.execute(statement)
-        self._rows, self._aliases = self.conn.execute(schema.counts(self.table)).fetchone()
+        self._rows, self._aliases = self.conn.execute(self.sql.counts).fetchone()
         self._analyzed_at = self._rows
         self._active: dict[tuple[str | None, bytes], str] = {}
         if config.dedup:
-            for author, text, doc_id in self.conn.execute(schema.active_texts(self.table)):
+            for author, text, doc_id in self.conn.execute(self.sql.active_texts):
                 self._active[_text_key(author, text)] = doc_id
 
     def close(self) -> None:
@@ -103,23 +104,8 @@ class PostgresMemPlusPlus(MemoryFacade):
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         """Store documents in order (empty texts and repeats of an active row by the same author
         add no row); embeds all new texts in one batch. Returns each one's row id."""
-        docs = list(documents)
-        result: list[str | None] = [None] * len(docs)
-        pending: list[tuple[int, Document]] = []
-        aliases: list[tuple[str, str]] = []
-        seen: dict[tuple[str | None, bytes], str] = {}
-        for index, doc in enumerate(docs):
-            if not doc.text.strip():
-                continue
-            if self.config.dedup:
-                key = _text_key(doc.author, doc.text)
-                existing = self._active.get(key) or seen.get(key)
-                if existing is not None:
-                    aliases.append((doc.doc_id, existing))
-                    result[index] = existing
-                    continue
-                seen[key] = doc.doc_id
-            pending.append((index, doc))
+        plan = plan_ingest(list(documents), self.config.dedup, self._active_repeat)
+        pending, aliases, result = plan.new_rows, plan.aliases, plan.row_ids
         vectors = self.encoder.encode([doc.text for _, doc in pending], show_progress=show_progress)
         now = self.clock()
         rows = []
@@ -131,11 +117,14 @@ class PostgresMemPlusPlus(MemoryFacade):
         self._write(rows, aliases)
         self._rows += len(rows)
         self._aliases += len(aliases)
-        self._active.update(seen)
+        self._active.update((_text_key(doc.author, doc.text), doc.doc_id) for _, doc in pending)
         if self._rows >= 2 * max(self._analyzed_at, 500) or (rows and self._analyzed_at == 0):
             self.conn.execute(f"ANALYZE {self.table}")  # the planner needs statistics to choose GIN scans
             self._analyzed_at = self._rows
         return result
+
+    def _active_repeat(self, doc: Document) -> str | None:
+        return self._active.get(_text_key(doc.author, doc.text))
 
     def _write(self, rows: list[tuple], aliases: list[tuple[str, str]]) -> None:
         import psycopg
@@ -143,18 +132,18 @@ class PostgresMemPlusPlus(MemoryFacade):
         try:
             with self.conn.transaction(), self.conn.cursor() as cursor:
                 if rows:
-                    with cursor.copy(schema.copy_rows(self.table)) as copy:
+                    with cursor.copy(self.sql.copy_rows) as copy:
                         copy.set_types(schema.ROW_TYPES)
                         for row in rows:
                             copy.write_row(row)
                 if aliases:
-                    cursor.executemany(schema.insert_alias(self.table), aliases)
+                    cursor.executemany(self.sql.insert_alias, aliases)
         except psycopg.errors.UniqueViolation as exc:
             raise ValueError(f"duplicate doc_id: ids must be unique within a memory ({exc.diag.message_detail})") from exc
 
     def archive(self, doc_id: str) -> None:
         """Take a row out of every scope without deleting it."""
-        found = self.conn.execute(schema.archive(self.table), (doc_id,)).fetchone()
+        found = self.conn.execute(self.sql.archive, (doc_id,)).fetchone()
         if found is None:
             raise KeyError(doc_id)
         key = _text_key(found[0], found[1])
@@ -163,7 +152,7 @@ class PostgresMemPlusPlus(MemoryFacade):
 
     def supersede(self, old_doc_id: str, new_doc_id: str) -> None:
         """Link ``old`` to the row that replaces it; the old row stays stored and in scope."""
-        if self.conn.execute(schema.supersede(self.table), (new_doc_id, old_doc_id)).fetchone() is None:
+        if self.conn.execute(self.sql.supersede, (new_doc_id, old_doc_id)).fetchone() is None:
             raise KeyError(old_doc_id)
 
     # ----- read ----------------------------------------------------------------------------
@@ -203,7 +192,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         rankings, recent = self.leg_rankings(query, as_of)
         fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
         wanted = sorted({row.seq for row in fused} | set(recent))
-        details = {row[0]: row for row in self.conn.execute(schema.details(self.table), (wanted,))}
+        details = {row[0]: row for row in self.conn.execute(self.sql.details, (wanted,))}
         recency = {seq: row[6] for seq, row in details.items()}
         chosen = select_top_k(fused, recent, recency, k, self.config.recency_reserve)
         hits = []

@@ -6,6 +6,7 @@ Table names are checked by the caller (lower-case letters, digits, _), so they a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 COLUMNS = "seq, doc_id, text, author, date, thread, evidence, ingested_at, lex, author_terms, embedding"
 ROW_TYPES = ["bigint", "text", "text", "text", "timestamp", "text", "text", "timestamp", "tsvector", "text[]", "vector"]
@@ -37,36 +38,37 @@ def create_statements(table: str, dimension: int, temporary: bool) -> list[str]:
     ]
 
 
-def counts(table: str) -> str:
-    return f"SELECT (SELECT count(*) FROM {table}), (SELECT count(*) FROM {table}_aliases)"
+# One statement per job on a memory's own tables; ``{table}`` is the rows table.
+_TABLE_SQL = {
+    "counts": "SELECT (SELECT count(*) FROM {table}), (SELECT count(*) FROM {table}_aliases)",
+    "active_texts": "SELECT author, text, doc_id FROM {table} WHERE NOT archived ORDER BY seq",
+    "copy_rows": "COPY {table} (" + COLUMNS + ") FROM STDIN (FORMAT BINARY)",
+    "insert_alias": "INSERT INTO {table}_aliases (doc_id, target) VALUES (%s, %s)",
+    "archive": "UPDATE {table} SET archived = true WHERE doc_id = %s RETURNING author, text",
+    "supersede": "UPDATE {table} SET superseded_by = %s WHERE doc_id = %s RETURNING seq",
+    # What a hit shows, and the recency of a row (its date, else its ingest time).
+    "details": (
+        "SELECT seq, doc_id, text, author, date, thread, coalesce(date, ingested_at), evidence "
+        "FROM {table} WHERE seq = ANY(%s)"
+    ),
+}
 
 
-def active_texts(table: str) -> str:
-    return f"SELECT author, text, doc_id FROM {table} WHERE NOT archived ORDER BY seq"
+@dataclass(frozen=True)
+class TableStatements:
+    """The statements above with one memory's table name formatted in."""
 
+    counts: str
+    active_texts: str
+    copy_rows: str
+    insert_alias: str
+    archive: str
+    supersede: str
+    details: str
 
-def copy_rows(table: str) -> str:
-    return f"COPY {table} ({COLUMNS}) FROM STDIN (FORMAT BINARY)"
-
-
-def insert_alias(table: str) -> str:
-    return f"INSERT INTO {table}_aliases (doc_id, target) VALUES (%s, %s)"
-
-
-def archive(table: str) -> str:
-    return f"UPDATE {table} SET archived = true WHERE doc_id = %s RETURNING author, text"
-
-
-def supersede(table: str) -> str:
-    return f"UPDATE {table} SET superseded_by = %s WHERE doc_id = %s RETURNING seq"
-
-
-def details(table: str) -> str:
-    """What a hit shows, and the recency of a row (its date, else its ingest time)."""
-    return (
-        f"SELECT seq, doc_id, text, author, date, thread, coalesce(date, ingested_at), evidence "
-        f"FROM {table} WHERE seq = ANY(%s)"
-    )
+    @classmethod
+    def for_table(cls, table: str) -> "TableStatements":
+        return cls(**{name: sql.format(table=table) for name, sql in _TABLE_SQL.items()})
 
 
 def scope(dated: bool) -> str:

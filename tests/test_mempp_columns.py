@@ -16,24 +16,14 @@ from memplusplus import Document, MemPlusPlus, MemPPConfig
 from memplusplus.legs import lexical_matches, tag_leg, vector_leg
 from memplusplus.scope import end_of_day, in_scope
 from memplusplus.text import positional_stems
+from tests.write_time_fakes import OneHotEncoder
 
 
-class ChosenVectors:
+class ChosenVectors(OneHotEncoder):
     """Vectors looked up by text (unit e_i for "v<i> ..." texts); queries likewise."""
 
-    dimension = 8
-
-    def _vec(self, text: str) -> np.ndarray:
-        index = int(text.split()[0][1:]) % self.dimension if text.startswith("v") else 0
-        vec = np.zeros(self.dimension, dtype=np.float32)
-        vec[index] = 1.0
-        return vec
-
-    def encode(self, texts, show_progress: bool = False) -> np.ndarray:
-        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
-
-    def encode_one(self, text: str) -> np.ndarray:
-        return self._vec(text)
+    def _index(self, text: str) -> int:
+        return int(text.split()[0][1:]) % self.dimension if text.startswith("v") else 0
 
 
 def memory(**overrides) -> MemPlusPlus:

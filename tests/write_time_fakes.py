@@ -11,7 +11,27 @@ import numpy as np
 from memplusplus.llm import CallFailed
 
 
-class TopicEncoder:
+class OneHotEncoder:
+    """A stand-in encoder: each text gets the unit vector of the axis ``_index(text)`` names."""
+
+    dimension = 8
+
+    def _index(self, text: str) -> int:
+        raise NotImplementedError
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dimension, dtype=np.float32)
+        vector[self._index(text)] = 1.0
+        return vector
+
+    def encode(self, texts, show_progress: bool = False) -> np.ndarray:
+        return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+
+class TopicEncoder(OneHotEncoder):
     """Every text whose first word is a topic gets that topic's unit vector (others: a fresh one),
     so the cosine between two texts is 1 (same topic) or 0 (different)."""
 
@@ -20,18 +40,9 @@ class TopicEncoder:
     def __init__(self) -> None:
         self.topics: dict[str, int] = {}
 
-    def _vector(self, text: str) -> np.ndarray:
+    def _index(self, text: str) -> int:
         topic = (text.split() or [""])[0].lower()
-        index = self.topics.setdefault(topic, len(self.topics) % self.dimension)
-        vector = np.zeros(self.dimension, dtype=np.float32)
-        vector[index] = 1.0
-        return vector
-
-    def encode(self, texts, show_progress: bool = False) -> np.ndarray:
-        return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
-
-    def encode_one(self, text: str) -> np.ndarray:
-        return self._vector(text)
+        return self.topics.setdefault(topic, len(self.topics) % self.dimension)
 
 
 class ScriptedLLM:

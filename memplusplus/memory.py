@@ -19,6 +19,7 @@ from datetime import date, datetime
 
 import numpy as np
 
+from memplusplus.ann import AnnSettings, make_index
 from memplusplus.encoder import CachedEncoder
 from memplusplus.facade import MemoryFacade
 from memplusplus.fusion import FusedRow, weighted_rrf
@@ -43,6 +44,9 @@ class MemPPConfig:
     ``tags`` is the tag leg's source (paper §3.2): "author" (the paper's rule) indexes a row's
     author only where its document names one as an author (``Document.author_role``);
     "speaker" also indexes conversational speakers; "none" indexes nothing.
+
+    ``ann`` (none|hnsw|ivf) makes the vector leg approximate through faiss for scopes of at least
+    ``ann_min_rows`` rows; the default, none, is the paper's exact search (``memplusplus.ann``).
     """
 
     weights: Mapping[str, float] = field(default_factory=lambda: {"lexical": 1.0, "tag": 1.0, "vector": 4.0})
@@ -56,8 +60,16 @@ class MemPPConfig:
     min_term_chars: int = 1
     max_query_terms: int | None = None
     tags: str = "author"
+    ann: str = "none"
+    ann_min_rows: int = 50_000
+    ann_m: int = 32
+    ann_ef_construction: int = 80
+    ann_ef_search: int = 128
+    ann_nlist: int = 0
+    ann_nprobe: int = 16
 
     def __post_init__(self) -> None:
+        self.ann_settings()  # raises on bad ann values
         unknown = set(self.weights) - set(LEGS)
         if unknown:
             raise ValueError(f"unknown legs {sorted(unknown)}; legs are {list(LEGS)}")
@@ -72,6 +84,12 @@ class MemPPConfig:
 
     def weight(self, leg: str) -> float:
         return float(self.weights.get(leg, 0.0))
+
+    def ann_settings(self) -> AnnSettings:
+        return AnnSettings(
+            self.ann, self.ann_min_rows, self.ann_m, self.ann_ef_construction, self.ann_ef_search,
+            self.ann_nlist, self.ann_nprobe,
+        )
 
 
 def tag_source(doc: Document, tags: str) -> str | None:
@@ -95,6 +113,7 @@ class MemPlusPlus(MemoryFacade):
     ):
         super().__init__(config, encoder, clock)
         self.store = RowStore(self.encoder.dimension)
+        self._ann = make_index(config.ann_settings(), self.encoder.dimension)
         self._bm25 = None
         self._bm25_size = -1
 
@@ -175,7 +194,8 @@ class MemPlusPlus(MemoryFacade):
         if cfg.weight("tag") > 0:
             rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("vector") > 0:
-            rankings["vector"] = vector_leg(self.store, self.encoder.encode_one(query), scope, cfg.candidates)
+            query_vector = self.encoder.encode_one(query)
+            rankings["vector"] = vector_leg(self.store, query_vector, scope, cfg.candidates, self._ann)
         return rankings
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:

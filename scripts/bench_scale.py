@@ -280,9 +280,8 @@ def main() -> None:
         docs = make_rows(turns, n, args.seed)
         vectors = unit_vectors(rng, n, centres=centres)
         load_before = os.getloadavg()
-        bm25_queries = args.rank_bm25_queries if n <= args.rank_bm25_row_limit else 0
-        refs = references(docs, vectors, qvectors, questions, args.k, bm25_queries)
-        for backend in backends:
+        entries = []
+        for backend in backends:  # before the references, so their freed objects cannot hide RSS growth
             entry = {"rows": n, "backend": backend, "k": args.k, "queries": len(questions), "vectors": args.vectors,
                      "threads": args.threads or None}
             if backend == "memory" and n > args.memory_row_limit:
@@ -293,16 +292,21 @@ def main() -> None:
                 kinds = ann_kinds if backend == "memory" and n >= args.ann_row_minimum else []
                 entry.update(bench_backend(backend, docs, vectors, qvectors, questions, as_of, args.k, pg_dsn,
                                            kinds, json.loads(args.ann_params)))
+            print(json.dumps(entry), flush=True)
+            entries.append(entry)
+        bm25_queries = args.rank_bm25_queries if n <= args.rank_bm25_row_limit else 0
+        refs = references(docs, vectors, qvectors, questions, args.k, bm25_queries)
+        load_after = [round(x, 2) for x in os.getloadavg()]
+        for entry in entries:
+            if "search_p50_ms" in entry:
                 entry["ratio_to_numpy"] = round(entry["search_p50_ms"] / max(refs["numpy_bruteforce_p50_ms"], 1e-9), 2)
                 entry["cpu_ratio_to_numpy"] = round(
                     entry["search_cpu_p50_ms"] / max(refs["numpy_bruteforce_cpu_p50_ms"], 1e-9), 2)
             entry.update(refs)
-            entry["loadavg_before"], entry["loadavg_after"] = [round(x, 2) for x in load_before], [
-                round(x, 2) for x in os.getloadavg()]
+            entry["loadavg_before"], entry["loadavg_after"] = [round(x, 2) for x in load_before], load_after
             results.append(entry)
-            print(json.dumps(entry), flush=True)
-            args.out.write_text(json.dumps(results, indent=1))
-
+        print(json.dumps(refs), flush=True)
+        args.out.write_text(json.dumps(results, indent=1))
 
 if __name__ == "__main__":
     main()

@@ -34,7 +34,7 @@ _EF_WIDENING_CAP = 16
 @dataclass(frozen=True)
 class AnnSettings:
     """``kind`` none|hnsw|ivf; ``min_rows``: smaller scopes stay exact; ``m``, ``ef_construction``
-    and ``ef_search`` for HNSW; ``nlist`` (0: 4 * sqrt(rows) at training) and ``nprobe`` for IVF."""
+    and ``ef_search`` for HNSW; ``nlist`` (0: sqrt(rows) at training) and ``nprobe`` for IVF."""
 
     kind: str = "none"
     min_rows: int = 50_000
@@ -88,7 +88,7 @@ class AnnIndex:
 
     def _trained_ivf(self, vectors: np.ndarray) -> Any:
         faiss = self.faiss
-        nlist = self.settings.nlist or int(4 * math.sqrt(len(vectors)))
+        nlist = self.settings.nlist or round(math.sqrt(len(vectors)))
         nlist = max(1, min(nlist, len(vectors) // 39))  # faiss wants ~39 training rows a centroid
         quantizer = faiss.IndexFlatIP(self.dimension)
         index = faiss.IndexIVFFlat(quantizer, self.dimension, nlist, faiss.METRIC_INNER_PRODUCT)

@@ -134,3 +134,19 @@ def test_default_config_is_exact_and_builds_no_index():
 def test_bad_ann_settings_are_refused(bad):
     with pytest.raises(ValueError, match="ann"):
         MemPPConfig(**bad)
+
+
+def test_system_ann_from_the_config_reaches_the_memory():
+    from harness.compose import compose_config
+    from harness.config import ConfigError, RunConfig
+    from harness.systems import build_system
+
+    default = RunConfig.from_dict(compose_config(["dataset=orgmem"]))
+    assert default.system.params["ann"] == "none"
+    assert build_system(default.system, RandomVectors(1))._ann is None
+    hnsw = RunConfig.from_dict(compose_config(["dataset=orgmem", "system.ann=hnsw"]))
+    memory = build_system(hnsw.system, RandomVectors(1))
+    assert memory._ann is not None and memory._ann.settings.kind == "hnsw"
+    bogus = RunConfig.from_dict(compose_config(["dataset=orgmem", "system.ann=lsh"]))
+    with pytest.raises(ConfigError, match="ann"):
+        build_system(bogus.system, RandomVectors(1))

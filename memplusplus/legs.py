@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from memplusplus.ann import AnnIndex
 from memplusplus.cover_density import cover_density
 from memplusplus.store import RowStore
 
@@ -84,17 +85,26 @@ def tag_leg(store: RowStore, terms: Sequence[str], scope: np.ndarray, limit: int
     return _rank(seqs, counts.astype(np.float64), limit)
 
 
-def vector_leg(store: RowStore, query_vector: np.ndarray, scope: np.ndarray, limit: int) -> list[int]:
+def vector_leg(
+    store: RowStore, query_vector: np.ndarray, scope: np.ndarray, limit: int, ann: AnnIndex | None = None
+) -> list[int]:
     """Exact cosine (dot product of normalised vectors) over in-scope rows.
 
     One matrix-vector product (over all rows when most are in scope, else over the in-scope
     rows), ``argpartition`` for the C best, then an exact sort of those (with every row tied
     with the C-th score): similarity descending, equal similarity later ingest first.
+    With an ``ann`` index (``memplusplus.ann``, opt-in) and a large enough scope, the candidates
+    are the rows the index finds instead of every in-scope row, ordered the same way.
     """
     candidates = np.flatnonzero(scope)
     if candidates.size == 0:
         return []
     vectors = store.vectors
+    if ann is not None and candidates.size >= ann.settings.min_rows:
+        found = ann.search(vectors, query_vector, scope, int(candidates.size), limit)
+        if found is not None:  # rescored exactly, ordered as below
+            sims = vectors[found] @ query_vector
+            return found[np.lexsort((-found, -sims))[:limit]].tolist()
     if 4 * candidates.size >= len(vectors):
         sims = (vectors @ query_vector)[candidates]
     else:

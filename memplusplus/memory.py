@@ -18,6 +18,7 @@ from datetime import date, datetime
 
 import numpy as np
 
+from memplusplus.ann import make_index
 from memplusplus.facade import MemoryFacade, plan_ingest
 from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.legs import lexical_leg, tag_leg, vector_leg
@@ -33,6 +34,7 @@ class MemPlusPlus(MemoryFacade):
 
     def _open(self) -> None:
         self.store = RowStore(self.encoder.dimension)
+        self._ann = make_index(self.config.ann_settings(), self.encoder.dimension)
         self._bm25 = None
         self._bm25_size = -1
 
@@ -100,7 +102,8 @@ class MemPlusPlus(MemoryFacade):
         if cfg.weight("tag") > 0:
             rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("vector") > 0:
-            rankings["vector"] = vector_leg(self.store, self.encoder.encode_one(query), scope, cfg.candidates)
+            query_vector = self.encoder.encode_one(query)
+            rankings["vector"] = vector_leg(self.store, query_vector, scope, cfg.candidates, self._ann)
         return rankings
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from memplusplus.ann import AnnSettings
 from memplusplus.legs import LEGS
 from memplusplus.types import Document
 
@@ -23,6 +24,9 @@ class MemPPConfig:
     ``tags`` is the tag leg's source (paper §3.2): "author" (the paper's rule) indexes a row's
     author only where its document names one as an author (``Document.author_role``);
     "speaker" also indexes conversational speakers; "none" indexes nothing.
+
+    ``ann`` (none|hnsw|ivf) makes the vector leg approximate through faiss for scopes of at least
+    ``ann_min_rows`` rows; the default, none, is the paper's exact search (``memplusplus.ann``).
     """
 
     weights: Mapping[str, float] = field(default_factory=lambda: {"lexical": 1.0, "tag": 1.0, "vector": 4.0})
@@ -36,8 +40,16 @@ class MemPPConfig:
     min_term_chars: int = 1
     max_query_terms: int | None = None
     tags: str = "author"
+    ann: str = "none"
+    ann_min_rows: int = 50_000
+    ann_m: int = 32
+    ann_ef_construction: int = 80
+    ann_ef_search: int = 128
+    ann_nlist: int = 0
+    ann_nprobe: int = 16
 
     def __post_init__(self) -> None:
+        self.ann_settings()  # raises on bad ann values
         unknown = set(self.weights) - set(LEGS)
         if unknown:
             raise ValueError(f"unknown legs {sorted(unknown)}; legs are {list(LEGS)}")
@@ -52,6 +64,12 @@ class MemPPConfig:
 
     def weight(self, leg: str) -> float:
         return float(self.weights.get(leg, 0.0))
+
+    def ann_settings(self) -> AnnSettings:
+        return AnnSettings(
+            self.ann, self.ann_min_rows, self.ann_m, self.ann_ef_construction, self.ann_ef_search,
+            self.ann_nlist, self.ann_nprobe,
+        )
 
 
 def tag_source(doc: Document, tags: str) -> str | None:

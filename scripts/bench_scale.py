@@ -1,7 +1,8 @@
 """Mem++ search and write cost against store size, beside brute-force references, in one process.
 
-    python scripts/bench_scale.py --rows 1000,10000,100000 --out scale.json
+    python scripts/bench_scale.py --rows 1000,10000,100000,1000000 --out scale.json
     python scripts/bench_scale.py --rows 1000,10000 --backends memory,postgres --out scale.json
+    python scripts/bench_scale.py --rows 100000 --ann hnsw,ivf --out scale.json
 
 Rows are LoCoMo turns (text and speaker) repeated with varied authors and dates over three years;
 each row gets a random unit vector and each question one too (a stand-in encoder hands them out),
@@ -9,17 +10,25 @@ so the encoder does not dominate. Questions are LoCoMo questions, half of them w
 Per size and backend: ``search`` wall time p50/p95 and mean CPU (for Postgres, the client plus the
 server backend's CPU), bulk ``ingest`` time per row and single ``add`` p50, resident memory per row
 (memory backend) or table size per row (postgres); then the same questions on the same rows with
-plain numpy brute force (matrix product + top-k), faiss IndexFlatIP, bm25s and rank-bm25.
+plain numpy brute force (matrix product + top-k), faiss IndexFlatIP, bm25s and rank-bm25, each
+with its wall p50 and its CPU p50 (``time.process_time``; the machine may be shared, so CPU is the
+steadier figure), and the load average before and after the size.
 
-The in-process store keeps per-row Python objects (about 13 KB a row), so a million rows need
-about 13 GB: ``--memory-row-limit`` (default 300,000) skips larger sizes for that backend with a
-note in the JSON; raise it once the columnar store lands.
+``--ann hnsw,ivf`` then gives the same in-process memory the opt-in ANN vector leg
+(``memplusplus.ann``) and reports its build time, search p50, and recall@k against the exact run
+of the vector leg and of the whole fused top-k (the share of the exact list's rows it returns).
+``--vectors clustered`` draws vectors around 2,000 random centres (cosine ~0.7 to the centre),
+closer to a sentence encoder's structure than uniform random vectors, which are ANN's worst case.
+``--threads N`` caps numpy's BLAS threads (threadpoolctl) and faiss' OpenMP threads for Mem++ and
+the references alike: on a shared machine, a multi-threaded matrix-vector product can wait on a
+descheduled thread and take several times its single-thread time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import tempfile
@@ -31,6 +40,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 
 from memplusplus import Document, MemPPConfig  # noqa: E402
 from memplusplus.encoder import CachedEncoder  # noqa: E402
@@ -56,9 +66,15 @@ class InjectedEncoder(CachedEncoder):
         return out
 
 
-def unit_vectors(rng: np.random.Generator, n: int, dim: int = 384) -> np.ndarray:
-    out = rng.standard_normal((n, dim), dtype=np.float32)
-    out /= np.linalg.norm(out, axis=1, keepdims=True)
+def unit_vectors(rng: np.random.Generator, n: int, dim: int = 384, centres: np.ndarray | None = None) -> np.ndarray:
+    """Uniform random unit vectors, or (``centres`` given) unit vectors around random centres."""
+    out = np.empty((n, dim), dtype=np.float32)
+    for at in range(0, n, 100_000):  # in slices: a million 384-d float64 draws would take 3 GB
+        size = min(100_000, n - at)
+        part = rng.standard_normal((size, dim), dtype=np.float32)
+        if centres is not None:  # noise of norm ~1 around a unit centre: cosine ~0.7 to it
+            part = centres[rng.integers(len(centres), size=size)] + part / np.sqrt(dim, dtype=np.float32)
+        out[at : at + size] = part / np.linalg.norm(part, axis=1, keepdims=True)
     return out
 
 
@@ -96,16 +112,28 @@ def rss() -> int:
     return psutil.Process().memory_info().rss
 
 
-def time_search(memory, questions, as_of, cpu_of=None) -> dict[str, float]:
+def timed(calls, prefix: str) -> dict[str, float]:
+    """Run each zero-argument call once; wall p50 and CPU (process_time) p50 in ms."""
     walls, cpus = [], []
+    for call in calls:
+        c0, w0 = time.process_time(), time.perf_counter()
+        call()
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return {f"{prefix}_p50_ms": pct(walls, 50), f"{prefix}_cpu_p50_ms": pct(cpus, 50)}
+
+
+def time_search(memory, questions, as_of, cpu_of=None) -> tuple[dict[str, float], list[list[str]]]:
+    walls, cpus, hits = [], [], []
     for question, when in zip(questions, as_of):
         c0, w0 = (cpu_of or time.process_time)(), time.perf_counter()
-        memory.search(question, as_of=when)
+        found = memory.search(question, as_of=when)
         walls.append(time.perf_counter() - w0)
         cpus.append((cpu_of or time.process_time)() - c0)
-    # CPU as a mean over the questions: a server process' CPU clock ticks every 10 ms.
-    return {"search_p50_ms": pct(walls, 50), "search_p95_ms": pct(walls, 95),
-            "search_cpu_mean_ms": round(sum(cpus) * 1000 / len(cpus), 3)}
+        hits.append([hit.doc_id for hit in found])
+    # CPU as a mean over the questions (a server process' CPU clock ticks every 10 ms), and p50.
+    return {"search_p50_ms": pct(walls, 50), "search_p95_ms": pct(walls, 95), "search_cpu_p50_ms": pct(cpus, 50),
+            "search_cpu_mean_ms": round(sum(cpus) * 1000 / len(cpus), 3)}, hits
 
 
 def build(backend: str, docs, vectors, qvectors, k: int, pg_dsn: str | None):
@@ -125,7 +153,7 @@ def build(backend: str, docs, vectors, qvectors, k: int, pg_dsn: str | None):
     return PostgresMemPlusPlus(config, encoder=encoder, dsn=pg_dsn, table=table)
 
 
-def bench_backend(backend, docs, vectors, qvectors, questions, as_of, k, pg_dsn) -> dict:
+def bench_backend(backend, docs, vectors, qvectors, questions, as_of, k, pg_dsn, ann_kinds=(), ann_params=None) -> dict:
     before = rss()
     memory = build(backend, docs, vectors, qvectors, k, pg_dsn)
     started = time.perf_counter()
@@ -149,36 +177,37 @@ def bench_backend(backend, docs, vectors, qvectors, questions, as_of, k, pg_dsn)
         out["db_bytes_per_row"] = round(size / len(docs))
     else:
         out["rss_bytes_per_row"] = round((rss() - before) / len(docs))
+        out["rss_bytes_per_row_beyond_vectors"] = out["rss_bytes_per_row"] - vectors.shape[1] * 4
     memory.search(questions[0], as_of=as_of[0])  # warm caches and plans
-    out.update(time_search(memory, questions, as_of, cpu_of))
+    times, exact_hits = time_search(memory, questions, as_of, cpu_of)
+    out.update(times)
+    for kind in ann_kinds:
+        from bench_scale_ann import bench_ann
+
+        out[f"ann_{kind}"] = bench_ann(memory, kind, ann_params or {}, questions, as_of, exact_hits, k)
     if backend == "postgres":
         memory.conn.execute(f"DROP TABLE {memory.table}, {memory.table}_aliases")
         memory.close()
     return out
 
 
+def _numpy_top(vectors: np.ndarray, q: np.ndarray, k: int) -> np.ndarray:
+    sims = vectors @ q
+    top = np.argpartition(-sims, k)[:k]
+    return top[np.argsort(-sims[top])]
+
+
 def references(docs, vectors, qvectors, questions, k: int, rank_bm25_queries: int) -> dict:
     out: dict[str, float | None] = {}
     qs = [qvectors[q] for q in questions]
-    samples = []
-    for q in qs:
-        w0 = time.perf_counter()
-        sims = vectors @ q
-        top = np.argpartition(-sims, k)[:k]
-        top[np.argsort(-sims[top])]
-        samples.append(time.perf_counter() - w0)
-    out["numpy_bruteforce_p50_ms"] = pct(samples, 50)
+    out.update(timed([lambda q=q: _numpy_top(vectors, q, k) for q in qs], "numpy_bruteforce"))
     try:
         import faiss
 
         index = faiss.IndexFlatIP(vectors.shape[1])
         index.add(vectors)
-        samples = []
-        for q in qs:
-            w0 = time.perf_counter()
-            index.search(q[None, :], k)
-            samples.append(time.perf_counter() - w0)
-        out["faiss_flat_p50_ms"] = pct(samples, 50)
+        out.update(timed([lambda q=q: index.search(q[None, :], k) for q in qs], "faiss_flat"))
+        del index
     except ImportError:
         out["faiss_flat_p50_ms"] = None
     tokens = [_stems(doc.text) for doc in docs]
@@ -187,24 +216,19 @@ def references(docs, vectors, qvectors, questions, k: int, rank_bm25_queries: in
 
     index = bm25s.BM25()
     index.index([t or [""] for t in tokens], show_progress=False)
-    samples = []
-    for terms in queries:
-        known = [t for t in terms if t in index.vocab_dict] or [next(iter(index.vocab_dict))]
-        w0 = time.perf_counter()
-        scores = index.get_scores(known)
-        np.argpartition(-scores, k)[:k]
-        samples.append(time.perf_counter() - w0)
-    out["bm25s_p50_ms"] = pct(samples, 50)
+    knowns = [[t for t in terms if t in index.vocab_dict] or [next(iter(index.vocab_dict))] for terms in queries]
+    out.update(timed([lambda known=known: np.argpartition(-index.get_scores(known), k)[:k] for known in knowns], "bm25s"))
+    del index
+    if rank_bm25_queries <= 0:
+        out["rank_bm25_p50_ms"] = None
+        return out
     try:
         from rank_bm25 import BM25Okapi
 
         okapi = BM25Okapi([t or [""] for t in tokens])
-        samples = []
-        for terms in queries[:rank_bm25_queries]:
-            w0 = time.perf_counter()
-            okapi.get_top_n(terms, range(len(tokens)), n=k)
-            samples.append(time.perf_counter() - w0)
-        out["rank_bm25_p50_ms"] = pct(samples, 50)
+        rows = range(len(tokens))
+        calls = [lambda terms=terms: okapi.get_top_n(terms, rows, n=k) for terms in queries[:rank_bm25_queries]]
+        out.update(timed(calls, "rank_bm25"))
     except ImportError:
         out["rank_bm25_p50_ms"] = None
     return out
@@ -222,14 +246,29 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--k", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--memory-row-limit", type=int, default=300_000)
+    parser.add_argument("--memory-row-limit", type=int, default=2_000_000)
+    parser.add_argument("--postgres-row-limit", type=int, default=100_000, help="larger sizes: memory backend only")
     parser.add_argument("--rank-bm25-queries", type=int, default=10, help="rank-bm25 is O(rows) in Python")
+    parser.add_argument("--rank-bm25-row-limit", type=int, default=100_000, help="its index is Python dicts per row")
     parser.add_argument("--postgres-url", default=None, help="default: $POSTGRES_URL, else an embedded server")
+    parser.add_argument("--vectors", choices=["random", "clustered"], default="random")
+    parser.add_argument("--ann", default="", help="comma list of hnsw,ivf: also time the opt-in ANN vector leg")
+    parser.add_argument("--ann-row-minimum", type=int, default=100_000, help="sizes below this skip --ann")
+    parser.add_argument("--ann-params", default="{}", help='JSON of MemPPConfig ann_* values, e.g. {"ann_ef_search": 64}')
+    parser.add_argument("--threads", type=int, default=0, help="cap BLAS and faiss threads (0: library default)")
     args = parser.parse_args()
+    if args.threads:
+        import faiss
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(args.threads)
+        faiss.omp_set_num_threads(args.threads)
     backends = args.backends.split(",")
+    ann_kinds = [kind for kind in args.ann.split(",") if kind]
     turns, questions = source(args.queries, args.seed)
     rng = np.random.default_rng(args.seed)
-    qvectors = dict(zip(questions, unit_vectors(rng, len(questions))))
+    centres = unit_vectors(rng, 2000) if args.vectors == "clustered" else None
+    qvectors = dict(zip(questions, unit_vectors(rng, len(questions), centres=centres)))
     as_of = [None if i % 2 else datetime(2021, 7, 1) + timedelta(days=40 * i) for i in range(len(questions))]
     pg_dsn = None
     if "postgres" in backends:
@@ -239,20 +278,35 @@ def main() -> None:
     results = []
     for n in [int(x) for x in args.rows.split(",")]:
         docs = make_rows(turns, n, args.seed)
-        vectors = unit_vectors(rng, n)
-        refs = references(docs, vectors, qvectors, questions, args.k, args.rank_bm25_queries)
-        for backend in backends:
-            entry = {"rows": n, "backend": backend, "k": args.k, "queries": len(questions)}
+        vectors = unit_vectors(rng, n, centres=centres)
+        load_before = os.getloadavg()
+        entries = []
+        for backend in backends:  # before the references, so their freed objects cannot hide RSS growth
+            entry = {"rows": n, "backend": backend, "k": args.k, "queries": len(questions), "vectors": args.vectors,
+                     "threads": args.threads or None}
             if backend == "memory" and n > args.memory_row_limit:
-                entry["skipped"] = f"over --memory-row-limit ({args.memory_row_limit}): per-row objects, ~13 KB a row"
+                entry["skipped"] = f"over --memory-row-limit ({args.memory_row_limit})"
+            elif backend == "postgres" and n > args.postgres_row_limit:
+                entry["skipped"] = f"over --postgres-row-limit ({args.postgres_row_limit})"
             else:
-                entry.update(bench_backend(backend, docs, vectors, qvectors, questions, as_of, args.k, pg_dsn))
-                entry["ratio_to_numpy"] = round(entry["search_p50_ms"] / max(refs["numpy_bruteforce_p50_ms"], 1e-9), 2)
-            entry.update(refs)
-            results.append(entry)
+                kinds = ann_kinds if backend == "memory" and n >= args.ann_row_minimum else []
+                entry.update(bench_backend(backend, docs, vectors, qvectors, questions, as_of, args.k, pg_dsn,
+                                           kinds, json.loads(args.ann_params)))
             print(json.dumps(entry), flush=True)
-            args.out.write_text(json.dumps(results, indent=1))
-
+            entries.append(entry)
+        bm25_queries = args.rank_bm25_queries if n <= args.rank_bm25_row_limit else 0
+        refs = references(docs, vectors, qvectors, questions, args.k, bm25_queries)
+        load_after = [round(x, 2) for x in os.getloadavg()]
+        for entry in entries:
+            if "search_p50_ms" in entry:
+                entry["ratio_to_numpy"] = round(entry["search_p50_ms"] / max(refs["numpy_bruteforce_p50_ms"], 1e-9), 2)
+                entry["cpu_ratio_to_numpy"] = round(
+                    entry["search_cpu_p50_ms"] / max(refs["numpy_bruteforce_cpu_p50_ms"], 1e-9), 2)
+            entry.update(refs)
+            entry["loadavg_before"], entry["loadavg_after"] = [round(x, 2) for x in load_before], load_after
+            results.append(entry)
+        print(json.dumps(refs), flush=True)
+        args.out.write_text(json.dumps(results, indent=1))
 
 if __name__ == "__main__":
     main()

@@ -65,6 +65,8 @@ class PostgresMemPlusPlus(MemoryFacade):
     ):
         if config.lexical_ranker != "cover_density":
             raise ValueError("the postgres backend ranks the lexical leg by ts_rank_cd (lexical_ranker=cover_density)")
+        if config.ann != "none":
+            raise ValueError("the postgres backend's vector leg is exact pgvector; ann=hnsw/ivf is in-process only")
         if table is not None and not _TABLE_NAME.match(table):
             raise ValueError(f"table name {table!r}: use lower-case letters, digits and _ (at most 41)")
         super().__init__(config, encoder, clock)

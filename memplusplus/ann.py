@@ -1,0 +1,125 @@
+"""Optional approximate vector leg for very large stores (faiss HNSW or IVF); off by default.
+
+Exact search over every in-scope row is the paper's behaviour and the default (``ann="none"``).
+With ``ann="hnsw"`` (faiss ``IndexHNSWFlat``) or ``ann="ivf"`` (``IndexIVFFlat``), both by inner
+product on the stored unit vectors, the vector leg asks the index for its C best rows instead,
+whenever at least ``ann_min_rows`` rows are in scope (smaller scopes stay exact: scanning them
+costs little and a graph filtered down to a few rows finds them badly).
+
+- The as-of scope and the archived state are applied inside the index search as an ID filter
+  (a bitmap of the scope mask through faiss ``SearchParameters.sel``), so a row outside the scope
+  never comes back, exactly as in the exact leg.
+- HNSW widens its search (``efSearch``) by the inverse of the in-scope share, up to 16 times,
+  since a filtered graph walk only keeps the in-scope rows it meets.
+- The rows the index returns are rescored exactly (the same dot product as the exact leg) and
+  ordered by it, equal similarity later ingest first. If the index returns fewer rows than the
+  scope holds and the leg asks for, the leg falls back to the exact scan for that question.
+- The index is filled lazily: the first search after rows were added copies the new rows in
+  (HNSW inserts them; IVF trains its centroids on the rows present at its first search and only
+  assigns later rows). The index keeps its own copy of the vectors.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+ANN_KINDS: tuple[str, ...] = ("none", "hnsw", "ivf")
+_EF_WIDENING_CAP = 16
+
+
+@dataclass(frozen=True)
+class AnnSettings:
+    """``kind`` none|hnsw|ivf; ``min_rows``: smaller scopes stay exact; ``m``, ``ef_construction``
+    and ``ef_search`` for HNSW; ``nlist`` (0: sqrt(rows) at training) and ``nprobe`` for IVF."""
+
+    kind: str = "none"
+    min_rows: int = 50_000
+    m: int = 32
+    ef_construction: int = 80
+    ef_search: int = 128
+    nlist: int = 0
+    nprobe: int = 16
+
+    def __post_init__(self) -> None:
+        if self.kind not in ANN_KINDS:
+            raise ValueError(f"unknown ann {self.kind!r}; expected one of {list(ANN_KINDS)}")
+        if self.min_rows < 0 or self.nlist < 0:
+            raise ValueError("ann_min_rows and ann_nlist must be >= 0")
+        if min(self.m, self.ef_construction, self.ef_search, self.nprobe) < 1:
+            raise ValueError("ann_m, ann_ef_construction, ann_ef_search and ann_nprobe must be >= 1")
+
+
+def _faiss() -> Any:
+    try:
+        import faiss
+    except ImportError as exc:
+        raise RuntimeError("ann=hnsw/ivf needs faiss: pip install 'mempp-harness[ann]' (faiss-cpu)") from exc
+    return faiss
+
+
+class AnnIndex:
+    """A faiss index over a store's vector column, kept in step with it at each search."""
+
+    def __init__(self, settings: AnnSettings, dimension: int) -> None:
+        if settings.kind == "none":
+            raise ValueError("AnnIndex needs ann=hnsw or ann=ivf")
+        self.settings = settings
+        self.dimension = dimension
+        self.faiss = _faiss()
+        self.index: Any = None
+        if settings.kind == "hnsw":
+            self.index = self.faiss.IndexHNSWFlat(dimension, settings.m, self.faiss.METRIC_INNER_PRODUCT)
+            self.index.hnsw.efConstruction = settings.ef_construction
+
+    @property
+    def size(self) -> int:
+        return 0 if self.index is None else int(self.index.ntotal)
+
+    def sync(self, vectors: np.ndarray) -> None:
+        """Add the rows not yet indexed (training IVF on the rows present, the first time)."""
+        if self.index is None:
+            self.index = self._trained_ivf(vectors)
+        if len(vectors) > self.size:
+            self.index.add(np.ascontiguousarray(vectors[self.size :], dtype=np.float32))
+
+    def _trained_ivf(self, vectors: np.ndarray) -> Any:
+        faiss = self.faiss
+        nlist = self.settings.nlist or round(math.sqrt(len(vectors)))
+        nlist = max(1, min(nlist, len(vectors) // 39))  # faiss wants ~39 training rows a centroid
+        quantizer = faiss.IndexFlatIP(self.dimension)
+        index = faiss.IndexIVFFlat(quantizer, self.dimension, nlist, faiss.METRIC_INNER_PRODUCT)
+        index.train(np.ascontiguousarray(vectors, dtype=np.float32))
+        self._quantizer = quantizer  # the index points at it; keep it alive
+        return index
+
+    def search(self, vectors: np.ndarray, query: np.ndarray, scope: np.ndarray, in_scope: int, limit: int) -> np.ndarray | None:
+        """The in-scope row seqs the index finds for ``query`` (at most ``limit``, unordered), or
+        None when it found fewer than ``min(limit, in_scope)`` (the caller then scans exactly)."""
+        self.sync(vectors)
+        faiss = self.faiss
+        bits = np.packbits(scope, bitorder="little")
+        selector = faiss.IDSelectorBitmap(len(scope), faiss.swig_ptr(bits))
+        if self.settings.kind == "hnsw":
+            params = faiss.SearchParametersHNSW()
+            widening = min(len(scope) / max(in_scope, 1), _EF_WIDENING_CAP)
+            params.efSearch = int(math.ceil(max(self.settings.ef_search, limit) * widening))
+        else:
+            params = faiss.SearchParametersIVF()
+            params.nprobe = self.settings.nprobe
+        params.sel = selector
+        query32 = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
+        _, labels = self.index.search(query32, limit, params=params)
+        del selector, bits  # the selector reads ``bits`` until the search returns
+        found = labels[0][labels[0] >= 0]
+        if found.size < min(limit, in_scope):
+            return None
+        return found.astype(np.int64)
+
+
+def make_index(settings: AnnSettings, dimension: int) -> AnnIndex | None:
+    """The ANN index the settings ask for, or None for exact search (the default)."""
+    return None if settings.kind == "none" else AnnIndex(settings, dimension)

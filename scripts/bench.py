@@ -52,7 +52,9 @@ def bench_run(dataset: str, system: str, limit: int | None, encoder: str) -> Non
     print(f"{dataset:14s} {system:14s} {encoder:12s} {scope:9s} cold {cold:8.1f} s  warm {warm:6.1f} s  peak RSS {max(cold_mem, warm_mem):7.0f} MiB", flush=True)
 
 
-FULL_LME_TEXTS = 189_257  # distinct turn texts in all of LongMemEval_S (counted 2026-11-30)
+# Distinct document texts of all of LongMemEval_S as the loader builds them ("[date] role: content";
+# counted 2026-12-01): what a cold run embeds, plus its 499 questions.
+FULL_LME_TEXTS = 245_396
 
 
 def sample_texts(dataset: str, sample: int) -> list[str]:
@@ -79,7 +81,7 @@ def build_named_encoder(name: str, model_dir_root: str | None):
 
 def bench_encoder(sample: int, names: list[str], datasets: list[str], model_dir_root: str | None) -> None:
     """Texts/s and word pieces/s of each encoder on the same shuffled distinct texts, in wall and
-    process CPU seconds; on LongMemEval_S also the extrapolation to its 189,257 distinct turns."""
+    process CPU seconds; on LongMemEval_S also the extrapolation to its 245,396 distinct turn texts."""
     from memplusplus.encoder import resolve_device, word_piece_tokenizer
 
     print(f"torch device for encoder.device=auto: {resolve_device('auto')}", flush=True)

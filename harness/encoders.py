@@ -8,11 +8,13 @@ from harness.errors import ConfigError
 from memplusplus.encoder import CachedEncoder, EmbeddingCache, Encoder, EncoderConfig
 from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig
 from memplusplus.openai_encoder import OpenAIEncoder, OpenAIEncoderConfig
+from memplusplus.static_encoder import StaticEncoder, StaticEncoderConfig
 
 BACKENDS: dict[str, tuple[type, type[CachedEncoder]]] = {
     "local": (EncoderConfig, Encoder),
     "onnx": (OnnxEncoderConfig, OnnxEncoder),
     "openai": (OpenAIEncoderConfig, OpenAIEncoder),
+    "static": (StaticEncoderConfig, StaticEncoder),
 }
 
 

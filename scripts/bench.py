@@ -4,7 +4,8 @@
     python scripts/bench.py --dataset orgmem --system bm25
     python scripts/bench.py --dataset locomo --encoder minilm_onnx
     python scripts/bench.py --dataset longmemeval_s --limit 20
-    python scripts/bench.py --encoder-only --sample 1000   # encoder throughput, PyTorch and ONNX
+    python scripts/bench.py --encoder-only --encoders minilm,minilm_onnx,minilm_static --sample 2000
+                                                     # encoder throughput on LongMemEval_S turns
 
 Cold = a fresh, empty cache directory; warm = the same command again on that cache. Peak memory
 is the maximum resident set size of the run.py process.
@@ -51,42 +52,78 @@ def bench_run(dataset: str, system: str, limit: int | None, encoder: str) -> Non
     print(f"{dataset:14s} {system:14s} {encoder:12s} {scope:9s} cold {cold:8.1f} s  warm {warm:6.1f} s  peak RSS {max(cold_mem, warm_mem):7.0f} MiB", flush=True)
 
 
-def bench_encoder(sample: int, backends: list[str], datasets: list[str]) -> None:
-    """Texts/s and word pieces/s of each encoder backend on the same shuffled distinct texts."""
-    from loaders import load_dataset
-    from memplusplus.encoder import Encoder
-    from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig
+# Distinct document texts of all of LongMemEval_S as the loader builds them ("[date] role: content";
+# counted 2026-12-01): what a cold run embeds, plus its 499 questions.
+FULL_LME_TEXTS = 245_396
 
+
+def sample_texts(dataset: str, sample: int) -> list[str]:
+    """``sample`` distinct document texts of ``dataset``, shuffled with a fixed seed (the same for
+    every encoder); LongMemEval_S texts come from the haystacks of its first 50 questions."""
+    from loaders import load_dataset
+
+    episodes = load_dataset(dataset, limit=50 if dataset == "longmemeval_s" else None)
+    texts = list(dict.fromkeys(doc.text for ep in episodes for doc in ep.documents))
+    random.Random(0).shuffle(texts)
+    return texts[:sample]
+
+
+def build_named_encoder(name: str, model_dir_root: str | None):
+    """The encoder ``python run.py encoder=NAME`` builds, without a vector cache (every text is computed)."""
+    from harness.compose import compose_config
+    from harness.config import RunConfig
+    from harness.encoders import build_encoder
+
+    overrides = [f"encoder={name}"] + ([f"store.cache_dir={model_dir_root}"] if model_dir_root else [])
+    config = RunConfig.from_dict(compose_config(overrides))
+    return build_encoder(config.encoder.backend, config.encoder.params, cache=None)
+
+
+def bench_encoder(sample: int, names: list[str], datasets: list[str], model_dir_root: str | None) -> None:
+    """Texts/s and word pieces/s of each encoder on the same shuffled distinct texts, in wall and
+    process CPU seconds; on LongMemEval_S also the extrapolation to its 245,396 distinct turn texts."""
+    from memplusplus.encoder import resolve_device, word_piece_tokenizer
+
+    print(f"torch device for encoder.device=auto: {resolve_device('auto')}", flush=True)
     for dataset in datasets:
-        episodes = load_dataset(dataset, limit=50 if dataset == "longmemeval_s" else None)
-        texts = list(dict.fromkeys(doc.text for ep in episodes for doc in ep.documents))
-        random.Random(0).shuffle(texts)
-        texts = texts[:sample]
-        with tempfile.TemporaryDirectory(prefix="mempp-onnx-") as onnx_dir:
-            for backend in backends:
-                encoder = Encoder() if backend == "torch" else OnnxEncoder(OnnxEncoderConfig(model_dir=onnx_dir))
-                encoder.encode(["warm-up"])  # loads the model (and makes the ONNX export) outside the timing
-                tokens = sum(min(len(ids), 256) for ids in encoder.tokenizer(texts)["input_ids"])
-                started = time.perf_counter()
-                encoder.encode(texts)
-                elapsed = time.perf_counter() - started
-                print(f"{backend:5s} encoder on {dataset:14s}: {len(texts) / elapsed:6.1f} texts/s, "
-                      f"{tokens / elapsed:7.0f} word pieces/s (mean {tokens / len(texts):.0f} pieces/text, "
-                      f"{len(texts)} texts)", flush=True)
+        texts = sample_texts(dataset, sample)
+        pieces = sum(min(len(ids), 256) for ids in word_piece_tokenizer()(texts)["input_ids"])
+        for name in names:
+            encoder = build_named_encoder(name, model_dir_root)
+            load_wall, load_cpu = time.perf_counter(), time.process_time()
+            encoder.encode(["warm-up"])  # loads the model (and makes a one-off export) outside the timing
+            load_wall, load_cpu = time.perf_counter() - load_wall, time.process_time() - load_cpu
+            load_before = os.getloadavg()[0]
+            wall, cpu = time.perf_counter(), time.process_time()
+            vectors = encoder.encode(texts)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            assert vectors.shape == (len(texts), encoder.dimension)
+            print(f"{name:14s} on {dataset:14s}: {len(texts)} texts ({pieces / len(texts):.0f} MiniLM pieces/text) "
+                  f"in {wall:7.1f} s wall, {cpu:7.1f} s CPU; {len(texts) / wall:8.1f} texts/s wall, "
+                  f"{len(texts) / cpu:8.1f} texts/CPU-s, {pieces / wall:9.0f} pieces/s wall; "
+                  f"model load {load_wall:.1f} s wall; load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}",
+                  flush=True)
+            if dataset == "longmemeval_s":
+                scale = FULL_LME_TEXTS / len(texts)
+                print(f"{'':14s}    extrapolated to all {FULL_LME_TEXTS:,} LongMemEval_S turns (encoding only): "
+                      f"{wall * scale / 60:7.1f} min wall, {cpu * scale / 60:7.1f} min CPU", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", action="append", help="orgmem, locomo, longmemeval_s (repeatable)")
     parser.add_argument("--system", default="mempp")
-    parser.add_argument("--encoder", default="minilm", help="encoder config for whole runs: minilm or minilm_onnx")
+    parser.add_argument("--encoder", default="minilm", help="encoder config for whole runs: minilm, minilm_onnx or minilm_static")
     parser.add_argument("--limit", type=int, default=None, help="questions, LongMemEval_S only (a full cold run takes hours on 2 cores)")
     parser.add_argument("--encoder-only", action="store_true", help="only the encoder's throughput")
-    parser.add_argument("--sample", type=int, default=500, help="texts per dataset for the encoder figure")
-    parser.add_argument("--backend", action="append", choices=["torch", "onnx"], help="encoder backends (default both)")
+    parser.add_argument("--sample", type=int, default=2000, help="distinct texts per dataset for the encoder figure")
+    parser.add_argument("--encoders", default="minilm,minilm_onnx,minilm_static",
+                        help="encoder configs (configs/encoder) compared by --encoder-only, comma-separated")
+    parser.add_argument("--model-dir-root", default=None,
+                        help="store.cache_dir whose onnx/ and static/ hold the one-off export and table (default: the run's)")
     args = parser.parse_args()
     if args.encoder_only:
-        bench_encoder(args.sample, args.backend or ["torch", "onnx"], args.dataset or ["locomo", "longmemeval_s", "orgmem"])
+        bench_encoder(args.sample, args.encoders.split(","), args.dataset or ["longmemeval_s"], args.model_dir_root)
         return
     for dataset in args.dataset or ["orgmem", "locomo", "longmemeval_s"]:
         bench_run(dataset, args.system, args.limit if dataset == "longmemeval_s" else None, args.encoder)

@@ -8,7 +8,7 @@ from harness.config import RunConfig
 from harness.encoders import build_encoder
 from loaders import load_dataset
 from memplusplus.memory import MemPlusPlus, MemPPConfig
-from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig
+from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig, fused_attention_nodes
 
 TRICKY = [
     "  leading and trailing spaces  ",
@@ -30,7 +30,15 @@ def test_vectors_match_the_pytorch_encoder(onnx_encoder, encoder):
     ours, reference = onnx_encoder.encode(TRICKY), encoder.encode(TRICKY)
     assert ours.shape == reference.shape == (len(TRICKY), 384)
     assert np.abs(ours - reference).max() < 1e-5
+    assert (ours * reference).sum(axis=1).min() > 1 - 1e-6  # cosine to the PyTorch vector
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-6)
+
+
+def test_export_fuses_one_attention_node_per_layer(onnx_encoder):
+    """all-MiniLM-L6-v2 has 6 transformer layers: the optimizer must fuse each one's attention
+    (an export of PyTorch's SDPA attention fused none, issue 12)."""
+    onnx_encoder.encode(["load the model"])
+    assert fused_attention_nodes(onnx_encoder.model_path) == 6
 
 
 def test_export_is_made_once_and_cached_apart(onnx_encoder, encoder):

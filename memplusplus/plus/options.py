@@ -29,6 +29,9 @@ class PlusOptions:
     Date-aware scope: ``date_scope`` adds a leg (weight ``date_weight``) ranking the rows dated in
     or near a date or period the question names, nearest first, up to ``date_window_days`` away.
 
+    Clause views: ``clause_views`` scores a row for the vector leg by its best cosine over the
+    whole question and each of its clauses with at least ``clause_min_words`` content words.
+
     Packing: ``packing`` orders the rows to render so the ``budget`` characters hold the most
     evidence: near-duplicates (cosine >= ``near_duplicate``) go to the end, and a row that no
     longer fits whole lets the next rows that do fit go first (looking ``lookahead`` rows ahead),
@@ -47,6 +50,8 @@ class PlusOptions:
     date_scope: bool = True
     date_weight: float = 2.0
     date_window_days: int = 3
+    clause_views: bool = False
+    clause_min_words: int = 3
     packing: bool = True
     budget: int | None = None
     near_duplicate: float | None = 0.97

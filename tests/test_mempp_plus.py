@@ -191,8 +191,9 @@ def test_near_duplicates_go_to_the_end():
     vectors = np.array([[1.0, 0.0], [0.999, 0.0447], [0.0, 1.0]], dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     hits = [hit("a", 10), hit("a_again", 10), hit("b", 10)]
-    assert ids(pack(hits, vectors, None, 0.97, 5)) == ["a", "b", "a_again"]
-    assert ids(pack(hits, vectors, None, None, 5)) == ["a", "a_again", "b"]
+    assert ids(pack(hits, vectors, 1000, 0.97, 5)) == ["a", "b", "a_again"]
+    assert ids(pack(hits, vectors, 1000, None, 5)) == ["a", "a_again", "b"]
+    assert ids(pack(hits, vectors, None, 0.97, 5)) == ["a", "a_again", "b"]  # no budget: nothing moves
 
 
 # ----- lever 5: clause views for the vector leg --------------------------------------------------

@@ -11,7 +11,8 @@ cut short while whole, shorter rows wait behind it. Packing keeps the rank order
 
 Rows are never cut or rewritten: the renderer shows every row whole, so packing can only change
 which characters fall inside the budget, and every character counted is the row's own text.
-Without a budget only the near-duplicates move.
+Without a budget nothing moves: every row is read anyway, and moving repeats to the end of a deep
+ranking (LongMemEval_S ranks the whole haystack for its metrics) only demotes them there.
 """
 
 from __future__ import annotations
@@ -70,12 +71,13 @@ def pack(
     near_duplicate: float | None,
     lookahead: int,
 ) -> list[Hit]:
-    """``hits`` reordered for the budget (near-duplicates last, then fit-first inside the budget)."""
+    """``hits`` reordered for the budget (near-duplicates last, then fit-first inside the budget);
+    without a budget nothing moves (every row is read, and a deep ranking keeps its order)."""
+    if budget is None:
+        return list(hits)
     indices = list(range(len(hits)))
     if vectors is not None and len(hits) > 1 and near_duplicate is not None:
         kept, repeats = split_near_duplicates(vectors, near_duplicate)
         indices = kept + repeats
     ordered = [hits[i] for i in indices]
-    if budget is None:
-        return ordered
     return [ordered[i] for i in fit_first(ordered, budget, lookahead)]

@@ -240,7 +240,7 @@ def test_configs_choose_settings_per_dataset_and_ablations_switch_one_lever():
     assert orgmem["budget"] == 40000 and orgmem["thread_window"] is None
     assert locomo["budget"] is None and locomo["thread_window"] == 1
     for lever, key in (("lexical", "any_term_lexical"), ("threads", "thread_expansion"),
-                       ("dates", "date_scope"), ("packing", "packing")):
+                       ("dates", "date_scope"), ("packing", "packing"), ("clauses", "clause_views")):
         ablated = RunConfig.from_dict(compose_config([f"system=mempp_plus_no_{lever}"])).system.params["plus"]
         assert ablated[key] is False
         assert {k: v for k, v in ablated.items() if k != key} == {k: v for k, v in orgmem.items() if k != key}

@@ -39,7 +39,10 @@ class BlockLayout:
     document's own text starts inside it (offsets relative to the block's start).
 
     A stored row is one source whose text is the block's tail; a chunk lists every document it
-    holds in order, each running to the next one's start or to the block's end.
+    holds in order, each running to the next one's start or to the block's end. Where a chunk's
+    source offsets point at a document's header rather than its text (the RAG baseline's do), the
+    header and the separator after the text are attributed to it too (a few dozen characters per
+    document, never more than its text's length in total).
     """
 
     start: int

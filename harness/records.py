@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judges.metrics.longmemeval import OfficialCorpus, Turn, official_corpus, official_metrics
+from judges.metrics.budget_chars import BlockLayout, document_spans, in_budget_gold_chars
 from judges.metrics.retrieval import compute_question_metrics, in_budget_recall, recall_all_at_k, recall_any_at_k
 from judges.metrics.standard import standard_metrics_many
 from loaders.schema import Episode, Question
-from memplusplus.evidence import RenderedContext
+from memplusplus.evidence import BLOCK_SEPARATOR, RenderedContext, block
 from memplusplus.types import Hit
 
 # Records keep at most this many hits (full context returns the whole history).
@@ -50,6 +51,21 @@ def _gold(question: Question) -> list[str]:
     return [] if question.meta.get("abstention") else list(question.evidence_ids)
 
 
+def block_layouts(hits: Sequence[Hit]) -> list[BlockLayout]:
+    """Where each hit's block and its documents' own text sit in ``render(hits)``'s full text
+    (a stored row's text is its block's tail; a chunk's documents start at their source offsets)."""
+    layouts: list[BlockLayout] = []
+    offset = 0
+    for rank, hit in enumerate(hits, start=1):
+        text = block(hit, rank)
+        if layouts:
+            offset += len(BLOCK_SEPARATOR)
+        sources = hit.sources or ((hit.doc_id, len(text) - len(hit.text)),)
+        layouts.append(BlockLayout(offset, len(text), tuple(sources)))
+        offset += len(text)
+    return layouts
+
+
 def episode_metrics(
     questions: Sequence[Question],
     hits: Sequence[list[Hit]],
@@ -57,6 +73,7 @@ def episode_metrics(
     ks: list[int],
     corpus: OfficialCorpus | None = None,
     deeper: Sequence[list[str] | None] | None = None,
+    lengths: Mapping[str, int] | None = None,
 ) -> list[dict[str, float]]:
     """Every retrieval metric of each question of one episode (lists aligned with ``questions``).
 
@@ -64,7 +81,8 @@ def episode_metrics(
     by ``deeper`` (a deeper ranking of the same system), plus the same formulas over all turns (user
     and assistant, gold = every ``has_answer`` turn) under ``all_turns_*``. Otherwise standard
     recall / nDCG (trec_eval, one batch per episode). Both add ``in_budget_recall`` and recall over
-    everything the system returned (``@all``).
+    everything the system returned (``@all``); with ``lengths`` (each document's text length) also
+    ``in_budget_gold_chars``.
     """
     golds = [_gold(q) for q in questions]
     ranked = [ranked_ids(h) for h in hits]
@@ -83,6 +101,10 @@ def episode_metrics(
         everything = max(len(ids), 1)
         row["recall_any@all"] = recall_any_at_k(ids, gold, everything)
         row["recall_all@all"] = recall_all_at_k(ids, gold, everything)
+    if lengths is not None:
+        for row, gold, q_hits, context in zip(rows, golds, hits, contexts):
+            spans = document_spans(block_layouts(q_hits))
+            row["in_budget_gold_chars"] = in_budget_gold_chars(gold, spans, lengths, context.budget)
     return rows
 
 

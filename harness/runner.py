@@ -55,7 +55,7 @@ def summary_metric_keys(ks: list[int], sessions: bool) -> list[str]:
     keys = [f"{name}@{k}" for k in ks for name in names]
     if sessions:
         keys += [f"session_{name}@{k}" for k in ks for name in names]
-    return keys + ["recall_any@all", "recall_all@all", "in_budget_recall"]
+    return keys + ["recall_any@all", "recall_all@all", "in_budget_recall", "in_budget_gold_chars"]
 
 
 def system_identity(config: RunConfig) -> dict[str, Any]:
@@ -197,7 +197,8 @@ def _run_episode(
     all_hits = [[hit_from_dict(item, by_id) for item in cached[keys[q.qid]]] for q in episode.questions]
     contexts = [render(h, config.dataset.context_budget) for h in all_hits]
     deeper = [cached[deep_keys[q.qid]] if q.qid in deep_keys else None for q in episode.questions]
-    metrics = episode_metrics(episode.questions, all_hits, contexts, ks, corpus, deeper)
+    lengths = {doc.doc_id: len(doc.text) for doc in episode.documents}
+    metrics = episode_metrics(episode.questions, all_hits, contexts, ks, corpus, deeper, lengths)
     items = []
     for question, q_hits, context, q_metrics in zip(episode.questions, all_hits, contexts, metrics):
         items.append(QAItem(question, context.text, build_record(episode, question, q_hits, context, q_metrics)))

@@ -51,6 +51,19 @@ def _mempp(spec: SystemSpec, encoder: CachedEncoder, cache_dir: str | None = Non
     return MemPlusPlus(config, encoder=encoder)
 
 
+def _mempp_plus(spec: SystemSpec, encoder: CachedEncoder) -> MemorySystem:
+    """Mem++ plus (memplusplus.plus): Mem++'s settings, plus ``system.plus`` (the levers)."""
+    from memplusplus.plus import PlusMemory, PlusOptions
+
+    params = {key: value for key, value in spec.params.items() if key not in ("plus", "by_dataset")}
+    config = _mempp_config(SystemSpec(spec.name, spec.kind, spec.k, params))
+    try:
+        options = PlusOptions(**dict(spec.params.get("plus") or {}))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"system.plus ({spec.name}): {exc}") from exc
+    return PlusMemory(config, options, encoder=encoder)
+
+
 @dataclass
 class WriteTimeLLM:
     """Where the write-time systems' model calls go: the run's LLM cache and ``cache_only`` flag."""
@@ -142,6 +155,7 @@ WRITE_TIME_BUILDERS: dict[str, Callable[[SystemSpec, CachedEncoder, WriteTimeLLM
 
 BUILDERS: dict[str, Callable[[SystemSpec, CachedEncoder], MemorySystem]] = {
     "mempp": _mempp,
+    "mempp_plus": _mempp_plus,
     "bm25": _with_params(BM25Memory, uses_encoder=False),
     "vector": _with_params(VectorMemory, uses_encoder=True),
     "rag": _with_params(RAGMemory, uses_encoder=True),

@@ -1,0 +1,134 @@
+"""Mem++ plus: the paper's store and write path, a read path built for what the answerer reads.
+
+Write: exactly Mem++'s (documents whole, date and author kept, exact repeats skipped, one
+embedding per row, no generative call). Read, over the same as-of scope S_theta:
+
+1. legs: vector and tag as in Mem++; the lexical leg matches any query term, ranked by BM25
+   (:mod:`.lexical`); a date leg when the question names a day or period (:mod:`.dates`);
+2. weighted RRF, as in Mem++;
+3. thread expansion: each taken row brings the other in-scope rows of its thread (:mod:`.threads`);
+4. top k with Mem++'s recency reserve;
+5. packing for the character budget (:mod:`.packing`).
+
+``retrieve`` receives the question's text and as-of day only, like every memory system: no lever
+can see gold labels or question ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime
+
+import numpy as np
+
+from memplusplus.encoder import CachedEncoder
+from memplusplus.fusion import FusedRow, weighted_rrf
+from memplusplus.legs import tag_leg, vector_leg
+from memplusplus.memory import MemPlusPlus, MemPPConfig
+from memplusplus.plus.dates import date_leg, named_periods
+from memplusplus.plus.lexical import BM25Index, any_term_leg
+from memplusplus.plus.options import PlusOptions
+from memplusplus.plus.packing import pack
+from memplusplus.plus.views import best_view_leg, clauses
+from memplusplus.plus.threads import by_thread_score, expand, thread_members
+from memplusplus.text import content_terms
+from memplusplus.types import Hit
+
+THREAD_MARK = "thread"  # leg_ranks key of a row that followed a taken row: the leader's fused rank
+
+
+class PlusMemory(MemPlusPlus):
+    """Mem++'s store with the plus read path; every lever is a switch of ``options``."""
+
+    name = "mempp_plus"
+
+    def __init__(
+        self,
+        config: MemPPConfig = MemPPConfig(),
+        options: PlusOptions = PlusOptions(),
+        encoder: CachedEncoder | None = None,
+        clock: Callable[[], datetime] = datetime.now,
+    ):
+        super().__init__(config, encoder, clock)
+        self.options = options
+        self._index = BM25Index(options.bm25_k1, options.bm25_b)
+        self._threads: dict[str, list[int]] | None = None
+        self._threads_size = -1
+
+    def leg_rankings(self, query: str, scope: np.ndarray) -> dict[str, list[int]]:
+        """Each enabled leg's ranking over the scoped rows (the date leg is added by ``retrieve``)."""
+        cfg, opt = self.config, self.options
+        if not opt.any_term_lexical:
+            return super().leg_rankings(query, scope)
+        terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
+        rankings: dict[str, list[int]] = {}
+        if opt.lexical_weight > 0:
+            rankings["lexical"] = any_term_leg(self.store, terms, scope, cfg.candidates, opt.lexical_ranker, self._index)
+        if cfg.weight("tag") > 0:
+            rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
+        if cfg.weight("vector") > 0:
+            parts = clauses(query, opt.clause_min_words) if opt.clause_views else []
+            if parts:
+                views = np.vstack([self.encoder.encode_one(query), self.encoder.encode(parts)])
+                rankings["vector"] = best_view_leg(self.store, views, scope, cfg.candidates)
+            else:
+                rankings["vector"] = vector_leg(self.store, self.encoder.encode_one(query), scope, cfg.candidates)
+        return rankings
+
+    def leg_weights(self, legs: list[str]) -> dict[str, float]:
+        opt = self.options
+        own = {"date": opt.date_weight}
+        if opt.any_term_lexical:
+            own["lexical"] = opt.lexical_weight
+        return {leg: own.get(leg, self.config.weight(leg)) for leg in legs}
+
+    def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
+        """Top-k hits for ``query`` among rows visible at ``as_of``, in the order to render them."""
+        k = self.config.k if k is None else k
+        if len(self.store) == 0 or k <= 0:
+            return []
+        opt = self.options
+        scope = self.scope_mask(as_of)
+        rankings = self.leg_rankings(query, scope)
+        fused = weighted_rrf(rankings, self.leg_weights(list(rankings)), self.config.gamma)
+        if opt.date_scope and opt.date_weight > 0:
+            periods = named_periods(query, as_of)
+            if periods:
+                prior = {f.seq: f.score for f in fused}
+                rankings["date"] = date_leg(self.store, periods, scope, opt.date_window_days, prior, self.config.candidates)
+                fused = weighted_rrf(rankings, self.leg_weights(list(rankings)), self.config.gamma)
+        if opt.thread_expansion:
+            fused = self._expand(fused, scope)
+        hits = self._select(fused, scope, k)
+        if opt.packing:
+            vectors = self.store.vectors[[self.store.by_doc_id[h.doc_id] for h in hits]] if hits else None
+            hits = pack(hits, vectors, opt.budget, opt.near_duplicate, opt.lookahead)
+        return hits
+
+    search = retrieve
+
+    def _expand(self, fused: list[FusedRow], scope: np.ndarray) -> list[FusedRow]:
+        """Fused rows with their threads' rows right behind them (see :mod:`.threads`)."""
+        if self._threads is None or self._threads_size != len(self.store):
+            self._threads, self._threads_size = thread_members(self.store), len(self.store)
+        by_seq = {f.seq: f for f in fused}
+        rank_of = {f.seq: rank for rank, f in enumerate(fused)}
+        opt = self.options
+        result: list[FusedRow] = []
+        seqs = [f.seq for f in fused]
+        if opt.thread_order == "sum":
+            placed = by_thread_score(seqs, [f.score for f in fused], self.store, scope, opt.thread_max, self._threads)
+        else:
+            placed = expand(seqs, self.store, scope, opt.thread_window, opt.thread_max, self._threads)
+        for seq, leader in placed:
+            own = by_seq.get(seq)
+            if leader is None:
+                result.append(own)  # type: ignore[arg-type]
+                continue
+            ranks = dict(own.leg_ranks) if own else {}
+            ranks[THREAD_MARK] = rank_of[leader]
+            result.append(FusedRow(seq, own.score if own else 0.0, ranks))
+        return result
+
+
+__all__ = ["PlusMemory", "PlusOptions", "THREAD_MARK"]

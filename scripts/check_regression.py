@@ -28,7 +28,7 @@ from harness.runner import run  # noqa: E402
 GOLDEN_DIR = ROOT / "results" / "golden"
 SYSTEMS = [
     "mempp", "mempp_no_vector", "mempp_no_lexical", "mempp_no_tag", "mempp_speaker_tags",
-    "bm25", "vector", "rag_2048", "rag_4096", "full_context",
+    "bm25", "vector", "rag_2048", "rag_4096", "full_context", "mempp_plus",
 ]
 # LongMemEval_S: a fixed subset (the first questions by id) keeps CI well inside its time budget.
 DATASETS = {"orgmem": [], "locomo": [], "longmemeval_s": ["dataset.limit=5"]}

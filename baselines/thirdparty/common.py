@@ -77,6 +77,7 @@ class ProxiedMemory:
         self.encoder = encoder
         self.k = k
         self.proxy: LLMProxy | None = None
+        self.llm_client: LLMClient | None = None  # the proxy's chat client (its counters: harness.models.call_counts)
         self.write_counters = ProxyCounters()
         self.ingested = 0
         self.folder: Path | None = None
@@ -85,7 +86,7 @@ class ProxiedMemory:
     # ------------------------------------------------------------ proxy lifecycle
     def _start_proxy(self, rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> LLMProxy:
         if self.proxy is None:
-            client = self.model.client(self.cache_dir, self.cache_only)
+            client = self.llm_client = self.model.client(self.cache_dir, self.cache_only)
             self.proxy = LLMProxy(client, self.encoder, rewrite=rewrite).start()
             self._finalizer = weakref.finalize(self, _shutdown, self.proxy, client)
         return self.proxy

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
+from urllib.parse import urlsplit
 
 from memplusplus.api_keys import DEFAULT_OPENAI_BASE_URL, NO_KEY_PLACEHOLDER, MissingAPIKey, resolve_base_url
 
@@ -20,7 +21,23 @@ __all__ = [
     "LLMConfig",
     "LLMCounters",
     "MissingAPIKeyError",
+    "endpoint_identity",
 ]
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+
+
+def endpoint_identity(base_url: str) -> str:
+    """What of an endpoint enters a cache key: a loopback URL without its port, any other as is.
+
+    Local servers (the fake test server, the llama.cpp answerer, the harness proxy) bind a free
+    port each run; keying the port would make every run a cache miss. Two different local servers
+    that answer to the same model name thus share cache entries; remote endpoints stay distinct.
+    """
+    parts = urlsplit(base_url)
+    if parts.hostname in LOOPBACK_HOSTS:
+        return f"{parts.scheme}://loopback{parts.path}".rstrip("/")
+    return base_url
 
 
 class CacheMissError(RuntimeError):
@@ -79,8 +96,13 @@ class LLMConfig:
 
     @property
     def resolved_base_url(self) -> str:
-        """The endpoint actually used, without a trailing slash (part of the cache key)."""
+        """The endpoint actually used, without a trailing slash."""
         return resolve_base_url(self.base_url)
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint as the cache key sees it (:func:`endpoint_identity`)."""
+        return endpoint_identity(self.resolved_base_url)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """A cached, bounded-concurrency client for OpenAI-compatible chat completion APIs.
 
-Every completion is keyed by ``stable_hash`` of the canonical request (model, base URL, messages,
+Every completion is keyed by ``stable_hash`` of the canonical request (model, endpoint -- a loopback
+URL without its port, see ``endpoint_identity`` --, messages,
 temperature, seed, max_tokens, prompt-template hash, run index -- never the API key) and stored in a
 :class:`~harness.kvstore.KVStore` the moment it arrives, so a repeated run costs no request and a
 killed run resumes without repeating a completed one.
@@ -124,7 +125,7 @@ class LLMClient:
         return {
             "schema": CACHE_SCHEMA,
             "model": self.config.model,
-            "base_url": self.config.resolved_base_url,
+            "base_url": self.config.endpoint,
             "messages": [{"role": m["role"], "content": m["content"]} for m in request.messages],
             "parameters": self.resolved_parameters(request),
             "template_hash": request.template_hash,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,18 +15,8 @@ if importlib.util.find_spec("mem0") is None:
     pytest.skip('the mem0 extra is not installed (pip install -e ".[mem0]")', allow_module_level=True)
 
 from memplusplus.protocol import MemorySystem  # noqa: E402
-from tests.fake_openai_server import FakeOpenAIServer, last_user_content  # noqa: E402
-from tests.thirdparty_conversation import conversation  # noqa: E402
-
-
-def extraction_answer(body: dict[str, Any]) -> str:
-    """Mem0's extraction reply: one memory per new message, its text the message after the speaker."""
-    prompt = last_user_content(body)
-    if "## New Messages" not in prompt:
-        return "{}"
-    new = prompt.split("## New Messages", 1)[1].split("## Observation Date", 1)[0].strip()
-    said = new.split("] ", 1)[-1]
-    return json.dumps({"memory": [{"text": f"Remembered: {said}"}]})
+from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
+from tests.thirdparty_conversation import conversation, mem0_extraction_answer as extraction_answer  # noqa: E402
 
 
 def make(server: FakeOpenAIServer, cache: Path, encoder: Any, **kw: Any) -> Mem0Memory:

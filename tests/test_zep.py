@@ -13,37 +13,14 @@ if importlib.util.find_spec("graphiti_core") is None or importlib.util.find_spec
 
 from baselines.thirdparty.zep import ZepMemory  # noqa: E402
 from memplusplus.protocol import MemorySystem  # noqa: E402
-from tests.fake_openai_server import FakeOpenAIServer, last_user_content  # noqa: E402
-from tests.schema_fixtures import requested_schema, schema_answer  # noqa: E402
-from tests.thirdparty_conversation import conversation, names_in  # noqa: E402
+from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
+from tests.schema_fixtures import requested_schema  # noqa: E402
+from tests.thirdparty_conversation import ZEP_ANSWER, conversation  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:The Kuzu backend is deprecated:DeprecationWarning")
 
 
-def current_message(body: dict[str, Any]) -> str:
-    """The turn a Graphiti prompt is about (its node and edge prompts spell the tag two ways)."""
-    prompt = last_user_content(body)
-    for tag in ("CURRENT MESSAGE", "CURRENT_MESSAGE"):
-        if f"<{tag}>" in prompt:
-            return prompt.split(f"<{tag}>", 1)[1].split(f"</{tag}>", 1)[0]
-    return ""
-
-
-def entities(body: dict[str, Any]) -> dict[str, Any]:
-    return {"extracted_entities": [{"name": n, "entity_type_id": 0} for n in names_in(current_message(body))]}
-
-
-def edges(body: dict[str, Any]) -> dict[str, Any]:
-    names = names_in(current_message(body))
-    if len(names) < 2:
-        return {"edges": []}
-    said = current_message(body).strip().split("] ", 1)[-1]
-    fact = {"source_entity_name": names[0], "target_entity_name": names[1], "relation_type": "MENTIONS",
-            "fact": f"{names[0]} said: {said.split(': ', 1)[-1]}", "valid_at": "2023-05-01T00:00:00Z", "invalid_at": None}
-    return {"edges": [fact]}
-
-
-ANSWER = schema_answer({"ExtractedEntities": entities, "ExtractedEdges": edges}, fallback=lambda body: "{}")
+ANSWER = ZEP_ANSWER
 
 
 def make(server: FakeOpenAIServer, cache: Path, encoder: Any, **kw: Any) -> ZepMemory:

@@ -45,6 +45,7 @@ def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: s
     from harness.encoders import build_encoder
     from harness.kvstore import KVStore
     from harness.models.call_counts import snapshot
+    from harness.models.tally import difference
     from harness.systems import WriteTimeLLM, build_system
     from loaders import load_dataset
 
@@ -64,7 +65,6 @@ def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: s
         memory.ingest(documents)
         ingest_wall, ingest_cpu = time.perf_counter() - wall, time.process_time() - cpu
         written = snapshot(memory, encoder)
-        proxy_write = getattr(memory, "write_counters", None)
         for question in episode.questions:
             memory.retrieve(question.text, question.as_of, config.system.k)
         read = snapshot(memory, encoder)
@@ -78,16 +78,11 @@ def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: s
     return {
         "dataset": dataset, "episode": episode.episode_id, "system": system,
         "documents": len(documents), "questions": len(episode.questions),
-        "write": vars_of(written.minus(start)), "read": vars_of(read.minus(written)),
-        "proxy_write_chat": proxy_write.chat_requests if proxy_write is not None and proxy is not None else None,
+        "write": difference(written, start).as_dict(), "read": difference(read, written).as_dict(),
         "proxy_total_chat": proxy_total.chat_requests if proxy_total is not None else None,
         "ingest_wall_s": round(ingest_wall, 1), "ingest_cpu_s": round(ingest_cpu, 1),
         "process_cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024),
     }
-
-
-def vars_of(counts: Any) -> dict[str, int]:
-    return dict(vars(counts))
 
 
 def _measure(server: Any, dataset: str, system: str, scratch: Path, max_docs: int | None) -> dict[str, Any]:
@@ -121,7 +116,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         w, q = r["write"], r["read"]
         proxy = "-" if r["proxy_total_chat"] is None else str(r["proxy_total_chat"])
         lines.append(
-            f"| {r['episode']} | {r['system']} | {r['documents']} | {r['questions']} | {w['chat_calls']} ({w['chat_requests_sent']}) "
+            f"| {r['episode']} | {r['system']} | {r['documents']} | {r['questions']} | {w['chat_calls']} ({w['chat']['requests_sent']}) "
             f"| {w['chat_calls'] / max(r['documents'], 1):.2f} | {q['chat_calls']} | {q['chat_calls'] / max(r['questions'], 1):.2f} "
             f"| {proxy} | {r['server_chat']} | {r['ingest_wall_s']} / {r['ingest_cpu_s']} | {r['peak_rss_mb']:,} |"
         )

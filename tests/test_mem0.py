@@ -32,12 +32,12 @@ def test_mem0_ingests_a_conversation_and_returns_source_ids(tmp_path: Path, enco
             assert memory.ingest(docs) == [d.doc_id for d in docs]
             hits = memory.retrieve("Which adoption agencies is Caroline researching?", k=3)
             counters = memory.write_counters
-            assert memory.proxy is not None and memory.proxy.counters.chat_requests == counters.chat_requests  # no call at read
+            assert memory.proxy is not None and memory.proxy.counters.chat_requests == counters.chat_calls  # no call at read
             assert memory.folder is not None and memory.folder.is_relative_to(tmp_path / "mem0")
         # one extraction call per turn, every one sent through the proxy and answered upstream once
-        assert counters.chat_requests == len(docs) == counters.chat_upstream == server.request_count
+        assert counters.chat_calls == len(docs) == counters.chat.requests_sent == server.request_count
         assert memory.write_calls_per_document == 1.0
-        assert counters.embedding_requests > 0  # embeddings are the harness encoder's, never upstream
+        assert counters.embedded_texts > 0 and counters.embedding_requests == 0  # the harness encoder's, never upstream
         assert all(r.body.get("messages") for r in server.requests)
         # the wall-clock date in Mem0's prompt is pinned to the turn's own date
         prompts = [r.last_user_content for r in server.requests]
@@ -53,7 +53,7 @@ def test_mem0_ingests_a_conversation_and_returns_source_ids(tmp_path: Path, enco
         for cache_only in (False, True):
             with make(server, tmp_path, encoder, cache_only=cache_only) as again:
                 again.ingest(docs)
-                assert again.write_counters.chat_cache_hits == len(docs) and again.write_counters.chat_upstream == 0
+                assert again.write_counters.chat.cache_hits == len(docs) and again.write_counters.chat.requests_sent == 0
                 replayed = again.retrieve("Which adoption agencies is Caroline researching?", k=3)
                 assert [h.source_ids for h in replayed] == [h.source_ids for h in hits]
         assert server.request_count == len(docs)

@@ -53,7 +53,8 @@ def test_chat_is_cached_and_replayed(fake_server: FakeOpenAIServer, tmp_path: Pa
         assert "answer to <Where is Oslo?>" in first.choices[0].message.content
         assert first.model == "gpt-4o-mini"  # the harness config decides the model, not the library
         assert fake_server.request_count == 1
-        assert (proxy.counters.chat_requests, proxy.counters.chat_cache_hits, proxy.counters.chat_upstream) == (2, 1, 1)
+        assert proxy.counters.chat_requests == 2
+        assert (proxy.client.counters.cache_hits, proxy.client.counters.completed) == (1, 1)
 
     with LLMProxy(client_for(fake_server, tmp_path, cache_only=True)) as replay:
         text = sdk(replay).chat.completions.create(model="m", messages=MESSAGES, temperature=0).choices[0].message.content

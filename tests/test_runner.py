@@ -72,14 +72,14 @@ def test_a_write_time_system_records_its_calls_per_document_and_per_question(sha
         # Mem^g++: 1 entity call per document, +1 triple call when entities were found; 1 per question
         assert calls["documents"] == 443 and calls["questions"] == 3
         assert 443 < calls["write"]["chat_calls"] <= 2 * 443 and calls["read"]["chat_calls"] == 3
-        assert calls["write"]["chat_requests_sent"] + calls["read"]["chat_requests_sent"] == server.request_count
-        assert calls["write"]["chat_cache_hits"] == 0 and calls["write"]["embedded_texts"] == 0  # vectors reused
+        assert calls["write"]["chat"]["requests_sent"] + calls["read"]["chat"]["requests_sent"] == server.request_count
+        assert calls["write"]["chat"]["cache_hits"] == 0 and calls["write"]["embedded_texts"] == 0  # vectors reused
         sent = server.request_count
         again = run(config(folder, "system=mempp_g", "dataset.limit=3", "system.k=10", *llm))  # rebuilt from the cache
         assert server.request_count == sent
     replayed = again.stats["model_calls"]
-    assert replayed["write"]["chat_cache_hits"] == replayed["write"]["chat_calls"] == calls["write"]["chat_calls"]
-    assert replayed["write"]["chat_requests_sent"] == 0
+    assert replayed["write"]["chat"]["cache_hits"] == replayed["write"]["chat_calls"] == calls["write"]["chat_calls"]
+    assert replayed["write"]["chat"]["requests_sent"] == 0
     stored = json.loads((again.paths.root / "history.jsonl").read_text().splitlines()[-1])
     assert stored["stats"]["model_calls"] == replayed
 

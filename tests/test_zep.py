@@ -37,13 +37,13 @@ def test_zep_ingests_a_conversation_and_returns_facts_with_sources(tmp_path: Pat
             assert memory.ingest(docs) == [d.doc_id for d in docs]
             hits = memory.retrieve(query, k=5)
             counters = memory.write_counters
-            assert memory.proxy is not None and memory.proxy.counters.chat_requests == counters.chat_requests  # no call at read
+            assert memory.proxy is not None and memory.proxy.counters.chat_requests == counters.chat_calls  # no call at read
             assert memory.folder is not None and (memory.folder / "graph.kuzu").exists()
         sent = server.request_count
         # every write-time call went through the proxy; each was answered upstream once
-        assert counters.chat_requests == counters.chat_upstream == sent >= 2 * len(docs)
+        assert counters.chat_calls == counters.chat.requests_sent == sent >= 2 * len(docs)
         assert {_schema_name(r.body) for r in server.requests} >= {"ExtractedEntities", "ExtractedEdges"}
-        assert counters.embedding_requests > 0
+        assert counters.embedded_texts > 0 and counters.embedding_requests == 0  # the harness encoder's
 
         assert hits and all("valid from 2023-05-01 00:00 to present" in h.text for h in hits)
         assert {s for h in hits for s in h.source_ids} <= {d.doc_id for d in docs}
@@ -54,8 +54,8 @@ def test_zep_ingests_a_conversation_and_returns_facts_with_sources(tmp_path: Pat
         for cache_only in (False, True):
             with make(server, tmp_path, encoder, cache_only=cache_only) as again:
                 again.ingest(docs)
-                assert again.write_counters.chat_upstream == 0
-                assert again.write_counters.chat_cache_hits == counters.chat_requests
+                assert again.write_counters.chat.requests_sent == 0
+                assert again.write_counters.chat.cache_hits == counters.chat_calls
                 assert [h.text for h in again.retrieve(query, k=5)] == [h.text for h in hits]
         assert server.request_count == sent
 

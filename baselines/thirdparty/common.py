@@ -20,7 +20,9 @@ from typing import Any
 from harness.config import ConfigError
 from harness.kvstore import KVStore, stable_hash
 from harness.models.llm_client import LLMClient, LLMConfig
-from harness.models.proxy import LLMProxy, ProxyCounters
+from harness.models.call_counts import CallCounts, snapshot
+from harness.models.proxy import LLMProxy
+from harness.models.tally import difference
 from memplusplus.evidence import RenderedContext, format_date, render
 from memplusplus.types import Document, Hit
 
@@ -78,7 +80,7 @@ class ProxiedMemory:
         self.k = k
         self.proxy: LLMProxy | None = None
         self.llm_client: LLMClient | None = None  # the proxy's chat client (its counters: harness.models.call_counts)
-        self.write_counters = ProxyCounters()
+        self.write_counters = CallCounts()  # what the last ingest called (chat through the proxy, embeddings)
         self.ingested = 0
         self.folder: Path | None = None
         self._finalizer: weakref.finalize | None = None
@@ -116,9 +118,15 @@ class ProxiedMemory:
         assert self.proxy is not None
         self.proxy.raise_errors()
 
+    def _counts(self) -> CallCounts:
+        return snapshot(self, self.encoder)
+
+    def _count_write(self, before: CallCounts) -> None:
+        self.write_counters = difference(self._counts(), before)
+
     @property
     def write_calls_per_document(self) -> float:
-        return self.write_counters.chat_requests / self.ingested if self.ingested else 0.0
+        return self.write_counters.chat_calls / self.ingested if self.ingested else 0.0
 
     def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
         return render(hits, budget)

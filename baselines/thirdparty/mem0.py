@@ -116,7 +116,7 @@ class Mem0Memory(ProxiedMemory):
         docs = [doc for doc in documents if doc.text.strip()]
         self._memory = self._open(docs)
         assert self.proxy is not None
-        before = self.proxy.counters
+        before = self._counts()
         added: dict[str, str | None] = {}
         for start in range(0, len(docs), self.turns_per_add):
             group = docs[start : start + self.turns_per_add]
@@ -135,7 +135,7 @@ class Mem0Memory(ProxiedMemory):
                 added[d.doc_id] = d.doc_id
         self._pinned_date = None
         self.ingested += len(docs)
-        self.write_counters = self.proxy.counters.minus(before)
+        self._count_write(before)
         return [added.get(doc.doc_id) for doc in documents]
 
     # ------------------------------------------------------------------ read

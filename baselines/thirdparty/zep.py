@@ -113,7 +113,7 @@ class ZepMemory(ProxiedMemory):
         docs = [doc for doc in documents if doc.text.strip()]
         self._graph, episode_type = self._open(docs)
         assert self.proxy is not None
-        before = self.proxy.counters
+        before = self._counts()
         last = _UNDATED
         for doc in docs:
             when = _utc(doc.date) if doc.date is not None else last
@@ -125,7 +125,7 @@ class ZepMemory(ProxiedMemory):
             self._check_proxy()
             self.episode_docs[str(result.episode.uuid)] = doc.doc_id
         self.ingested += len(docs)
-        self.write_counters = self.proxy.counters.minus(before)
+        self._count_write(before)
         kept = {doc.doc_id for doc in docs}
         return [doc.doc_id if doc.doc_id in kept else None for doc in documents]
 

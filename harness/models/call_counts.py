@@ -9,47 +9,41 @@ summary shows. Answering and judging are counted apart, by the QA stage.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
+
+from harness.models.chat_types import LLMCounters
+from harness.models.tally import difference, total
 
 __all__ = ["CallCounts", "ModelCallTally", "format_model_calls", "snapshot"]
 
 
 @dataclass(frozen=True)
 class CallCounts:
-    """Chat completions and embeddings, cache hits apart from what was actually computed or sent.
+    """Chat completions (the client's counters: requests sent, cache hits, completions, failures,
+    tokens) and embeddings: ``embedded_texts`` the encoder computed (not found in its cache),
+    ``embedding_requests`` sent to a remote embeddings API (0 for the bundled local encoder)."""
 
-    ``chat_calls`` = ``chat_cache_hits`` + completions answered + ``chat_failures``;
-    ``chat_requests_sent`` counts HTTP requests to the model (transport retries and re-asks included).
-    ``embedded_texts`` are texts the encoder computed (not found in its cache); ``embedding_requests``
-    are requests to a remote embeddings API (0 for the bundled local encoder).
-    """
-
-    chat_calls: int = 0
-    chat_requests_sent: int = 0
-    chat_cache_hits: int = 0
-    chat_failures: int = 0
+    chat: LLMCounters = LLMCounters()
     embedded_texts: int = 0
     embedding_cache_hits: int = 0
     embedding_requests: int = 0
 
-    def minus(self, other: "CallCounts") -> "CallCounts":
-        return CallCounts(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
+    @property
+    def chat_calls(self) -> int:
+        """Completions asked for: cache hits + answered + failed."""
+        return self.chat.cache_hits + self.chat.completed + self.chat.failures
 
-    def plus(self, other: "CallCounts") -> "CallCounts":
-        return CallCounts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+    def as_dict(self) -> dict[str, Any]:
+        return {"chat_calls": self.chat_calls, **asdict(self)}
 
 
 def snapshot(system: Any, encoder: Any) -> CallCounts:
     """The counts so far of ``system``'s chat client (none: zeros) and of ``encoder``."""
-    chat = getattr(system, "llm_client", None)
-    counters = chat.counters if chat is not None else None
+    client = getattr(system, "llm_client", None)
     embedded = encoder.stats() if encoder is not None else {}
     return CallCounts(
-        chat_calls=(counters.cache_hits + counters.completed + counters.failures) if counters else 0,
-        chat_requests_sent=counters.requests_sent if counters else 0,
-        chat_cache_hits=counters.cache_hits if counters else 0,
-        chat_failures=counters.failures if counters else 0,
+        chat=client.counters if client is not None else LLMCounters(),
         embedded_texts=int(embedded.get("embedded_texts", 0)),
         embedding_cache_hits=int(embedded.get("embedding_cache_hits", 0)),
         embedding_requests=int(embedded.get("embedding_requests", 0)),
@@ -66,19 +60,19 @@ class ModelCallTally:
     questions: int = 0  # questions retrieved (not served by the retrieval cache)
 
     def add_write(self, before: CallCounts, after: CallCounts, documents: int) -> None:
-        self.write = self.write.plus(after.minus(before))
+        self.write = total(self.write, difference(after, before))
         self.documents += documents
 
     def add_read(self, before: CallCounts, after: CallCounts, questions: int) -> None:
-        self.read = self.read.plus(after.minus(before))
+        self.read = total(self.read, difference(after, before))
         self.questions += questions
 
     def as_dict(self) -> dict[str, Any]:
         per_doc = self.write.chat_calls / self.documents if self.documents else 0.0
         per_q = self.read.chat_calls / self.questions if self.questions else 0.0
         return {
-            "write": asdict(self.write),
-            "read": asdict(self.read),
+            "write": self.write.as_dict(),
+            "read": self.read.as_dict(),
             "documents": self.documents,
             "questions": self.questions,
             "write_chat_calls_per_document": round(per_doc, 4),
@@ -96,8 +90,8 @@ def format_model_calls(calls: dict[str, Any]) -> str:
         c = calls[stage]
         lines.append(
             f"{stage}-time model calls over {count} {unit}(s): chat {c['chat_calls']} "
-            f"({ratio:.2f}/{unit}; sent {c['chat_requests_sent']}, cache hits {c['chat_cache_hits']}, "
-            f"failed {c['chat_failures']}); texts embedded {c['embedded_texts']} "
+            f"({ratio:.2f}/{unit}; sent {c['chat']['requests_sent']}, cache hits {c['chat']['cache_hits']}, "
+            f"failed {c['chat']['failures']}); texts embedded {c['embedded_texts']} "
             f"(cache hits {c['embedding_cache_hits']}, API requests {c['embedding_requests']})"
         )
     return "\n".join(lines)

@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,7 @@ import numpy as np
 from harness.kvstore import stable_hash
 from harness.models.chat_types import CacheMissError, ChatRequest, MissingAPIKeyError
 from harness.models.llm_client import LLMClient
+from harness.models.loopback import LoopbackServer, ServedOnLoopback, read_body, send_json
 from harness.models.tally import Tally
 
 __all__ = ["LLMProxy", "ProxyCounters", "ProxyError", "chat_request_from_body"]
@@ -50,17 +51,13 @@ class ProxyError(ValueError):
 
 @dataclass(frozen=True)
 class ProxyCounters:
-    """What went through the proxy. ``chat_upstream`` counts completions that were not cache hits."""
+    """Requests the proxy received (``chat_failures``: answered with an error). Cache hits and
+    requests sent upstream are the client's counters (``proxy.client.counters``)."""
 
     chat_requests: int = 0
-    chat_cache_hits: int = 0
-    chat_upstream: int = 0
     chat_failures: int = 0
     embedding_requests: int = 0
     embedded_texts: int = 0
-
-    def minus(self, other: "ProxyCounters") -> "ProxyCounters":
-        return ProxyCounters(**{name: getattr(self, name) - getattr(other, name) for name in self.__dataclass_fields__})
 
 
 def _text_of(content: Any) -> str:
@@ -177,7 +174,7 @@ def _tool_calls(text: str, body: JsonDict) -> list[JsonDict] | None:
     ]
 
 
-class LLMProxy:
+class LLMProxy(ServedOnLoopback):
     """Serve the OpenAI chat and embeddings API from ``client`` and ``encoder`` on a loopback port.
 
     ``encoder`` needs ``encode(texts) -> (n, d) array`` (a ``CachedEncoder``); without one the
@@ -199,55 +196,7 @@ class LLMProxy:
         self.errors: list[str] = []
         self._tally = Tally(ProxyCounters)
         self._encode_lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # ----------------------------------------------------------------- lifecycle
-    def start(self) -> "LLMProxy":
-        if self._httpd is not None:
-            return self
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep stderr quiet
-                return
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
-                proxy._handle_post(self)
-
-            def do_GET(self) -> None:  # noqa: N802
-                proxy._handle_get(self)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="llm-proxy", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> "LLMProxy":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("the proxy is not running; use it as a context manager or call start()")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        self._server = LoopbackServer(self._handle_post, self._handle_get, name="llm-proxy")
 
     @property
     def counters(self) -> ProxyCounters:
@@ -262,18 +211,17 @@ class LLMProxy:
     def _handle_get(self, handler: BaseHTTPRequestHandler) -> None:
         if handler.path.rstrip("/") == "/v1/models":
             model = self.client.config.model
-            _send(handler, 200, {"object": "list", "data": [{"id": model, "object": "model", "owned_by": "mempp"}]})
+            send_json(handler, 200, {"object": "list", "data": [{"id": model, "object": "model", "owned_by": "mempp"}]})
         else:
-            _send(handler, 404, _error(f"no route GET {handler.path}"))
+            send_json(handler, 404, _error(f"no route GET {handler.path}"))
 
     def _handle_post(self, handler: BaseHTTPRequestHandler) -> None:
-        length = int(handler.headers.get("Content-Length") or 0)
         try:
-            body = json.loads(handler.rfile.read(length) or b"{}")
+            body = read_body(handler)
             if not isinstance(body, dict):
                 raise ProxyError("the request body must be a JSON object")
         except (json.JSONDecodeError, ProxyError) as exc:
-            _send(handler, 400, _error(f"invalid request body: {exc}"))
+            send_json(handler, 400, _error(f"invalid request body: {exc}"))
             return
         route = handler.path.rstrip("/")
         try:
@@ -286,7 +234,7 @@ class LLMProxy:
         except Exception as exc:  # answered, never crash the server thread
             status, payload = 500, _error(f"proxy error: {type(exc).__name__}: {exc}")
             self.errors.append(payload["error"]["message"])
-        _send(handler, status, payload)
+        send_json(handler, status, payload)
 
     def _chat(self, body: JsonDict) -> tuple[int, JsonDict]:
         self._tally.add(chat_requests=1)
@@ -299,7 +247,6 @@ class LLMProxy:
             return self._failed(str(exc))
         if not result.ok:
             return self._failed(f"upstream call failed: {result.error}")
-        self._tally.add(chat_cache_hits=int(result.cached), chat_upstream=int(not result.cached))
         calls = _tool_calls(result.text, body)
         message: JsonDict = {"role": "assistant", "content": None if calls else result.text, "refusal": None}
         if calls:
@@ -359,16 +306,3 @@ class LLMProxy:
 
 def _error(message: str) -> JsonDict:
     return {"error": {"message": message, "type": "invalid_request_error", "code": None}}
-
-
-def _send(handler: BaseHTTPRequestHandler, status: int, payload: JsonDict) -> None:
-    data = json.dumps(payload).encode("utf-8")
-    try:
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
-        handler.wfile.flush()
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # the client gave up

@@ -6,6 +6,8 @@ list JSON bodies (with ``usage``). Embeddings are hashed bags of lower-case word
 words are near), as floats or base64 as the request asks. Its behaviour is scriptable:
 
 * ``answer_fn(body) -> str`` decides the answer text from the request body (deterministic default);
+  when the request offers ``tools`` and the text is ``{"tool_calls": [{"name", "arguments"}]}``,
+  the reply carries them as native ``tool_calls``;
 * ``rule(body) -> Action | None`` lets a test pick an action for particular requests
   (e.g. a permanent 400 for one message, whatever the order a concurrent batch arrives in);
 * ``queue(*actions)`` appends one-shot actions consumed by the next requests, in arrival order
@@ -116,6 +118,28 @@ def bag_of_words_vector(text: str, dimensions: int) -> np.ndarray:
     for word in re.findall(r"[a-z0-9]+", text.lower()):
         vector[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "little") % dimensions] += 1.0
     return vector
+
+
+def _message(text: str, body: JsonDict) -> JsonDict:
+    """The reply message: native ``tool_calls`` when the request offered tools and the answer text is
+    ``{"tool_calls": [{"name": ..., "arguments": {...}}]}`` naming one of them, else plain text."""
+    names = {tool.get("function", {}).get("name") for tool in body.get("tools") or []}
+    try:
+        calls = json.loads(text).get("tool_calls") if names else None
+    except (json.JSONDecodeError, AttributeError):
+        calls = None
+    if not isinstance(calls, list) or not calls or any(not isinstance(c, dict) or c.get("name") not in names for c in calls):
+        return {"role": "assistant", "content": text, "refusal": None}
+    return {
+        "role": "assistant",
+        "content": None,
+        "refusal": None,
+        "tool_calls": [
+            {"id": f"call_fake_{index}", "type": "function",
+             "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments") or {})}}
+            for index, call in enumerate(calls)
+        ],
+    }
 
 
 def _count_words(text: str) -> int:
@@ -261,12 +285,7 @@ class FakeOpenAIServer(ServedOnLoopback):
                 "model": body.get("model", "unknown"),
                 "system_fingerprint": "fp_fake",
                 "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": text, "refusal": None},
-                        "logprobs": None,
-                        "finish_reason": "stop",
-                    }
+                    {"index": 0, "message": _message(text, body), "logprobs": None, "finish_reason": "stop"}
                 ],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
@@ -276,6 +295,8 @@ class FakeOpenAIServer(ServedOnLoopback):
             }
             if isinstance(action, EmptyChoices):
                 payload["choices"] = []
+            elif payload["choices"][0]["message"].get("tool_calls"):
+                payload["choices"][0]["finish_reason"] = "tool_calls"
             elif isinstance(action, NullContent):
                 payload["choices"][0]["message"]["content"] = None
                 payload["choices"][0]["finish_reason"] = "length"

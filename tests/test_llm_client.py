@@ -140,6 +140,7 @@ def test_cache_key_covers_every_input_but_not_the_key(
         req("x", temperature=0.7),
         req("x", seed=1),
         req("x", max_tokens=7),
+        req("x", extra={"response_format": {"type": "json_object"}}),
     ]
     keys = {client.cache_key(v) for v in variants}
     assert base not in keys and len(keys) == len(variants)

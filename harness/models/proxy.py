@@ -9,12 +9,11 @@ as its ``with`` block (or ``start()``/``stop()``) lasts.
 
 Routes: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``GET /v1/models``.
 
-``LLMClient`` sends only roles and message texts, so a request's ``response_format`` (``json_object``
-or ``json_schema``) and ``tools`` travel upstream as an instruction appended to the system message
-(the JSON schema or tool list verbatim); they are thus part of the cache key (also hashed into the
-request's ``template_hash``). A tool call is read back from the JSON reply and returned as a real
-``tool_calls`` message. Native pass-through (``response_format``/``tools`` fields in the upstream
-body, ``tool_calls`` in the result) would need a hook in ``LLMClient``.
+A request's ``response_format`` (``json_object`` or ``json_schema``), ``tools``, ``tool_choice`` and
+``parallel_tool_calls`` travel upstream as they are (``ChatRequest.extra``, part of the cache key),
+and the model's ``tool_calls`` come back as they were given (also from the cache). Messages travel
+as role and text: an earlier assistant tool call is written into its message's text and a ``tool``
+result becomes a user message that names its call id.
 
 ``rewrite`` (optional) may edit each chat body before it is keyed: an adapter uses it to pin the
 "current date" a library writes into its prompts to the date of the document being ingested.
@@ -34,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from harness.kvstore import stable_hash
-from harness.models.chat_types import CacheMissError, ChatRequest, MissingAPIKeyError
+from harness.models.chat_types import EXTRA_FIELDS, CacheMissError, ChatRequest, MissingAPIKeyError
 from harness.models.llm_client import LLMClient
 from harness.models.loopback import LoopbackServer, ServedOnLoopback, read_body, send_json
 from harness.models.tally import Tally
@@ -42,7 +41,7 @@ from harness.models.tally import Tally
 __all__ = ["LLMProxy", "ProxyCounters", "ProxyError", "chat_request_from_body"]
 
 JsonDict = dict[str, Any]
-PROXY_SCHEMA = 1  # part of every proxied request's template_hash
+PROXY_SCHEMA = 2  # part of every proxied request's template_hash (2: response_format and tools sent natively)
 
 
 class ProxyError(ValueError):
@@ -94,33 +93,6 @@ def _messages(body: JsonDict) -> list[dict[str, str]]:
     return out
 
 
-def _format_instruction(body: JsonDict) -> str:
-    """The response_format / tools of a request as an instruction for a text-only client."""
-    lines: list[str] = []
-    fmt = body.get("response_format")
-    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-        spec = fmt.get("json_schema") or {}
-        lines.append(
-            f"Respond with one JSON object only (no prose, no code fence), valid against this JSON schema "
-            f"named {spec.get('name', 'response')!r}: {json.dumps(spec.get('schema', {}), sort_keys=True)}"
-        )
-    elif isinstance(fmt, dict) and fmt.get("type") == "json_object":
-        lines.append("Respond with one JSON object only (no prose, no code fence).")
-    elif fmt not in (None, {"type": "text"}):
-        raise ProxyError(f"unsupported response_format {fmt!r}"[:300])
-    tools = body.get("tools")
-    if tools:
-        functions = [tool.get("function", tool) for tool in tools]
-        choice = body.get("tool_choice", "auto")
-        must = "You must call one of these tools" if choice not in ("auto", None) else "You may call one of these tools"
-        lines.append(
-            f"{must} by replying with one JSON object only: "
-            '{"tool_calls": [{"name": <tool name>, "arguments": {...}}]} (one or more calls); '
-            f"otherwise reply normally. Tools: {json.dumps(functions, sort_keys=True)}"
-        )
-    return "\n\n".join(lines)
-
-
 def chat_request_from_body(body: JsonDict) -> ChatRequest:
     """Translate an OpenAI chat completions body into a cacheable :class:`ChatRequest`.
 
@@ -132,46 +104,19 @@ def chat_request_from_body(body: JsonDict) -> ChatRequest:
     if int(body.get("n") or 1) != 1:
         raise ProxyError("n > 1 is not supported by the caching proxy")
     messages = _messages(body)
-    instruction = _format_instruction(body)
-    if instruction:
-        if messages[0]["role"] == "system":
-            messages[0] = {"role": "system", "content": f"{messages[0]['content']}\n\n{instruction}"}
-        else:
-            messages.insert(0, {"role": "system", "content": instruction})
-    shape = {key: body.get(key) for key in ("response_format", "tools", "tool_choice") if body.get(key) is not None}
+    fmt = body.get("response_format")
+    if fmt is not None and (not isinstance(fmt, dict) or fmt.get("type") not in ("text", "json_object", "json_schema")):
+        raise ProxyError(f"unsupported response_format {fmt!r}"[:300])
+    extra = {key: body[key] for key in EXTRA_FIELDS if body.get(key) is not None}
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
     return ChatRequest(
         messages=messages,
-        template_hash=stable_hash({"proxy": PROXY_SCHEMA, **shape}),
+        extra=extra,
+        template_hash=stable_hash({"proxy": PROXY_SCHEMA}),
         temperature=None if body.get("temperature") is None else float(body["temperature"]),
         seed=None if body.get("seed") is None else int(body["seed"]),
         max_tokens=None if max_tokens is None else int(max_tokens),
     )
-
-
-def _tool_calls(text: str, body: JsonDict) -> list[JsonDict] | None:
-    """The tool calls a reply asks for (when the request offered tools), else None."""
-    if not body.get("tools"):
-        return None
-    stripped = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
-    try:
-        value = json.loads(stripped)
-    except json.JSONDecodeError:
-        return None
-    calls = value.get("tool_calls") if isinstance(value, dict) else None
-    if isinstance(value, dict) and calls is None and "name" in value:
-        calls = [value]
-    names = {tool.get("function", tool).get("name") for tool in body["tools"]}
-    if not isinstance(calls, list) or not calls or any(not isinstance(c, dict) or c.get("name") not in names for c in calls):
-        return None
-    return [
-        {
-            "id": f"call_{stable_hash([text, index])[:24]}",
-            "type": "function",
-            "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments") or {})},
-        }
-        for index, call in enumerate(calls)
-    ]
 
 
 class LLMProxy(ServedOnLoopback):
@@ -247,8 +192,8 @@ class LLMProxy(ServedOnLoopback):
             return self._failed(str(exc))
         if not result.ok:
             return self._failed(f"upstream call failed: {result.error}")
-        calls = _tool_calls(result.text, body)
-        message: JsonDict = {"role": "assistant", "content": None if calls else result.text, "refusal": None}
+        calls = [dict(call) for call in result.tool_calls]
+        message: JsonDict = {"role": "assistant", "content": result.text or None if calls else result.text, "refusal": None}
         if calls:
             message["tool_calls"] = calls
         return 200, {
@@ -261,7 +206,7 @@ class LLMProxy(ServedOnLoopback):
                     "index": 0,
                     "message": message,
                     "logprobs": None,
-                    "finish_reason": "tool_calls" if calls else (result.finish_reason or "stop"),
+                    "finish_reason": result.finish_reason or ("tool_calls" if calls else "stop"),
                 }
             ],
             "usage": {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,10 @@ def test_mem0_ingests_a_conversation_and_returns_source_ids(tmp_path: Path, enco
             assert isinstance(memory, MemorySystem)
             assert memory.ingest(docs) == [d.doc_id for d in docs]
             hits = memory.retrieve("Which adoption agencies is Caroline researching?", k=3)
+            memory.respect_as_of = True  # only memories from turns dated up to the as-of day (Mem0's own filter)
+            scoped = memory.retrieve("Which adoption agencies is Caroline researching?", as_of=date(2023, 5, 24), k=3)
+            assert scoped and {s for h in scoped for s in h.source_ids} <= {"D1:0", "D1:1"}
+            memory.respect_as_of = False
             counters = memory.write_counters
             assert memory.proxy is not None and memory.proxy.counters.chat_requests == counters.chat_calls  # no call at read
             assert memory.folder is not None and memory.folder.is_relative_to(tmp_path / "mem0")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,11 @@ def test_zep_ingests_a_conversation_and_returns_facts_with_sources(tmp_path: Pat
             assert isinstance(memory, MemorySystem)
             assert memory.ingest(docs) == [d.doc_id for d in docs]
             hits = memory.retrieve(query, k=5)
+            assert memory.retrieve(query, as_of=date(2023, 5, 10), k=5) == hits  # the as-of date is ignored by default
+            memory.respect_as_of = True  # facts only from documents dated up to the as-of day
+            before = memory.retrieve(query, as_of=date(2023, 6, 8), k=5)
+            assert before and {s for h in before for s in h.source_ids} <= {"D1:0", "D1:1", "D1:2"}  # not D1:3 (June 9)
+            assert [h.source_ids for h in memory.retrieve(query, as_of=date(2023, 6, 9), k=5)][:1] == [("D1:3",)]
             counters = memory.write_counters
             assert memory.proxy is not None and memory.proxy.counters.chat_requests == counters.chat_calls  # no call at read
             assert memory.folder is not None and (memory.folder / "graph.kuzu").exists()

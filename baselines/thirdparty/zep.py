@@ -90,6 +90,13 @@ class ZepMemory(ProxiedMemory):
         return self._loop.run_until_complete(coroutine)
 
     def close(self) -> None:
+        """Close Kuzu explicitly, connections before the database (graphiti's KuzuDriver.close leaves
+        both to the garbage collector, whose order is not guaranteed), then the proxy and the loop."""
+        driver = getattr(self._graph, "driver", None)
+        if driver is not None:
+            driver.client.close()
+            driver.db.close()
+            self._graph = None
         super().close()
         if self._loop is not None:
             self._loop.close()

@@ -148,3 +148,29 @@ def test_a_multirun_sweep_runs_every_job(shared):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.count("2 questions in 1 episode(s)") == 2
     assert len(list((folder / "sweep" / "orgmem").iterdir())) == 2
+
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt, RuntimeError])
+def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatch, failure):
+    import harness.runner as runner
+    from harness.errors import RunInterrupted
+
+    closed = []
+
+    class Failing:
+        name = "failing"
+        llm_client = None
+
+        def ingest(self, documents, show_progress=False):
+            raise failure("stop")
+
+        def retrieve(self, query, as_of=None, k=None):
+            raise AssertionError("never reached")
+
+        def close(self):
+            closed.append(True)
+
+    monkeypatch.setattr(runner, "build_system", lambda *args, **kwargs: Failing())
+    with pytest.raises(RunInterrupted if failure is KeyboardInterrupt else RuntimeError):
+        run(config(tmp_path, "dataset.limit=1"))
+    assert closed == [True]

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pytest
 
-from harness.models.loopback import LoopbackServer, ServedOnLoopback, send_bytes, send_json
+from harness.models.loopback import LoopbackServer, ServedOnLoopback, send_bytes, send_json, url_of
 
 JsonDict = dict[str, Any]
 
@@ -179,6 +179,17 @@ class FakeOpenAIServer(ServedOnLoopback):
     def stop(self) -> None:
         self._stopping.set()  # a scripted Hang ends at once
         super().stop()
+
+    @property
+    def port(self) -> int:
+        """Also after stop(): a test may build a client for a server it stopped (cache-only replays)."""
+        if self._server.last_port is None:
+            raise RuntimeError("the fake server was never started")
+        return self._server.last_port
+
+    @property
+    def base_url(self) -> str:
+        return url_of(self.port)
 
     # ----------------------------------------------------------------- scripting
     def queue(self, *actions: Action) -> None:

@@ -27,6 +27,7 @@ class LoopbackServer:
         self.poll_s = poll_s
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.last_port: int | None = None  # kept after stop()
 
     def start(self) -> "LoopbackServer":
         if self._httpd is not None:
@@ -50,6 +51,7 @@ class LoopbackServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
+        self.last_port = int(self._httpd.server_address[1])
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": self.poll_s}, name=self.name, daemon=True
         )
@@ -71,14 +73,18 @@ class LoopbackServer:
 
     @property
     def port(self) -> int:
-        if self._httpd is None:
+        if self._httpd is None or self.last_port is None:
             raise RuntimeError(f"the {self.name} server is not running; start() it first")
-        return int(self._httpd.server_address[1])
+        return self.last_port
 
     @property
     def base_url(self) -> str:
         """The OpenAI-style base URL (``/v1``)."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        return url_of(self.port)
+
+
+def url_of(port: int) -> str:
+    return f"http://127.0.0.1:{port}/v1"
 
 
 class ServedOnLoopback:

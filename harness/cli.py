@@ -15,6 +15,7 @@ from harness.config import ConfigError, RunConfig
 from harness.errors import RunInterrupted
 from harness.leg_note import silent_legs_note
 from harness.sweep_summary import JobPointer, write_pointer
+from harness.models.call_counts import format_model_calls
 from harness.models.llm_client import CacheMissError, MissingAPIKeyError
 from loaders.schema import DatasetError
 from memplusplus.openai_encoder import EmbeddingServiceError
@@ -94,6 +95,8 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
         f"retrieval cache hits {stats['retrieval_cache_hits']}; texts embedded {stats['embedded_texts']} "
         f"(cache hits {stats['embedding_cache_hits']}); {stats['seconds_total']:.1f} s"
     )
+    if stats.get("model_calls"):
+        print(format_model_calls(stats["model_calls"]))
     for key in ("answer_spend", "judge_spend"):
         if key in stats:
             print(stats[key])

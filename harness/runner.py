@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from harness.config import RunConfig
 from harness.errors import RunInterrupted
+from harness.models.call_counts import ModelCallTally, snapshot
 from harness.models.cost import CostEstimate
 from harness.models.embedding_cost import EmbeddingEstimate, estimate_embeddings, texts_to_embed
 from harness.encoders import build_encoder
@@ -92,11 +93,12 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     if embedding is not None and embedding.remote and embedding.to_embed and config.answerer is not None:
         # Retrieval would need those embeddings first.
         return RunResult(None, None, "", [], stats, _price_answers_before_retrieval(config, episodes, cache_dir), embedding)
+    calls = ModelCallTally()
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
     done = 0
     try:
         for done, episode in enumerate(progress):
-            items += _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats)
+            items += _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats, calls)
     except KeyboardInterrupt:
         progress.close()
         raise RunInterrupted(f"interrupted after {done}/{len(episodes)} episodes; re-run to resume") from None
@@ -128,6 +130,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
             "seconds_load": round(loaded - started, 3),
             "seconds_total": round(finished - started, 3),
             "mean_read_chars": sum(r["read_chars"] for r in records) / max(len(records), 1),
+            "model_calls": calls.as_dict(),
         }
     )
     resolved = config.as_dict()
@@ -166,6 +169,7 @@ def _run_episode(
     ks: list[int],
     sessions: bool,
     stats: dict[str, Any],
+    calls: ModelCallTally,
 ) -> list[QAItem]:
     fingerprint = corpus_fingerprint(episode.documents)
     keys = {q.qid: retrieval_key(identity, encoder.identity, fingerprint, q) for q in episode.questions}
@@ -179,19 +183,16 @@ def _run_episode(
     if missing:
         llm = WriteTimeLLM(KVStore(Path(config.cache_dir()) / "llm.sqlite"), config.cache_only)
         system = build_system(config.system, encoder, llm, config.cache_dir())
-        system.ingest(episode.documents, show_progress=config.progress)
-        stats["ingested_documents"] += len(episode.documents)
-        many = len(missing) > 50 and config.progress
-        for question in tqdm(missing, desc=f"  {episode.episode_id}", unit="q", leave=False, disable=not many):
-            if keys[question.qid] not in cached:
-                hits = system.retrieve(question.text, question.as_of, config.system.k)
-                payload = [hit_to_dict(hit) for hit in hits]
-                retrievals.put(keys[question.qid], json.dumps(payload).encode("utf-8"))
-                cached[keys[question.qid]] = payload
-            if question.qid in deep_keys and deep_keys[question.qid] not in cached:
-                deep = ranked_ids(system.retrieve(question.text, question.as_of, depth))
-                retrievals.put(deep_keys[question.qid], json.dumps(deep).encode("utf-8"))
-                cached[deep_keys[question.qid]] = deep
+        try:  # close() stops a library's proxy and store (Kuzu, Qdrant) also on an error or Ctrl-C
+            before = snapshot(system, encoder)
+            system.ingest(episode.documents, show_progress=config.progress)
+            after = snapshot(system, encoder)
+            calls.add_write(before, after, len(episode.documents))
+            stats["ingested_documents"] += len(episode.documents)
+            _retrieve_missing(config, system, missing, keys, deep_keys, depth, cached, retrievals, episode.episode_id)
+            calls.add_read(after, snapshot(system, encoder), len(missing))
+        finally:
+            _close(system)
     by_id = {doc.doc_id: doc for doc in episode.documents}
     corpus = official_corpus_of(episode) if sessions else None
     all_hits = [[hit_from_dict(item, by_id) for item in cached[keys[q.qid]]] for q in episode.questions]
@@ -204,3 +205,26 @@ def _run_episode(
         items.append(QAItem(question, context.text, build_record(episode, question, q_hits, context, q_metrics)))
         stats["questions"] += 1
     return items
+
+
+def _close(system: Any) -> None:
+    """Close the system, then the write-time client it holds (both optional, both idempotent)."""
+    for owner in (system, getattr(system, "llm_client", None)):
+        close = getattr(owner, "close", None)
+        if callable(close):
+            close()
+
+
+def _retrieve_missing(config, system, missing, keys, deep_keys, depth, cached, retrievals, episode_id) -> None:
+    """Retrieve (and cache at once) every question the retrieval cache did not hold."""
+    many = len(missing) > 50 and config.progress
+    for question in tqdm(missing, desc=f"  {episode_id}", unit="q", leave=False, disable=not many):
+        if keys[question.qid] not in cached:
+            hits = system.retrieve(question.text, question.as_of, config.system.k)
+            payload = [hit_to_dict(hit) for hit in hits]
+            retrievals.put(keys[question.qid], json.dumps(payload).encode("utf-8"))
+            cached[keys[question.qid]] = payload
+        if question.qid in deep_keys and deep_keys[question.qid] not in cached:
+            deep = ranked_ids(system.retrieve(question.text, question.as_of, depth))
+            retrievals.put(deep_keys[question.qid], json.dumps(deep).encode("utf-8"))
+            cached[deep_keys[question.qid]] = deep

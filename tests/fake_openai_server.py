@@ -6,6 +6,8 @@ list JSON bodies (with ``usage``). Embeddings are hashed bags of lower-case word
 words are near), as floats or base64 as the request asks. Its behaviour is scriptable:
 
 * ``answer_fn(body) -> str`` decides the answer text from the request body (deterministic default);
+  when the request offers ``tools`` and the text is ``{"tool_calls": [{"name", "arguments"}]}``,
+  the reply carries them as native ``tool_calls``;
 * ``rule(body) -> Action | None`` lets a test pick an action for particular requests
   (e.g. a permanent 400 for one message, whatever the order a concurrent batch arrives in);
 * ``queue(*actions)`` appends one-shot actions consumed by the next requests, in arrival order
@@ -30,11 +32,13 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Iterator
 
 import numpy as np
 import pytest
+
+from harness.models.loopback import LoopbackServer, ServedOnLoopback, send_bytes, send_json, url_of
 
 JsonDict = dict[str, Any]
 
@@ -116,6 +120,28 @@ def bag_of_words_vector(text: str, dimensions: int) -> np.ndarray:
     return vector
 
 
+def _message(text: str, body: JsonDict) -> JsonDict:
+    """The reply message: native ``tool_calls`` when the request offered tools and the answer text is
+    ``{"tool_calls": [{"name": ..., "arguments": {...}}]}`` naming one of them, else plain text."""
+    names = {tool.get("function", {}).get("name") for tool in body.get("tools") or []}
+    try:
+        calls = json.loads(text).get("tool_calls") if names else None
+    except (json.JSONDecodeError, AttributeError):
+        calls = None
+    if not isinstance(calls, list) or not calls or any(not isinstance(c, dict) or c.get("name") not in names for c in calls):
+        return {"role": "assistant", "content": text, "refusal": None}
+    return {
+        "role": "assistant",
+        "content": None,
+        "refusal": None,
+        "tool_calls": [
+            {"id": f"call_fake_{index}", "type": "function",
+             "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments") or {})}}
+            for index, call in enumerate(calls)
+        ],
+    }
+
+
 def _count_words(text: str) -> int:
     return len(text.split())
 
@@ -130,7 +156,7 @@ class _State:
     max_in_flight: int = 0
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(ServedOnLoopback):
     """An OpenAI-compatible chat completions server bound to 127.0.0.1 on a free port."""
 
     def __init__(
@@ -147,52 +173,23 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._state = _State()
         self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server = LoopbackServer(self._handle, name="fake-openai", poll_s=0.02)
 
     # ----------------------------------------------------------------- lifecycle
-    def start(self) -> "FakeOpenAIServer":
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
-                return
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
-                server._handle(self)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True
-        )
-        self._thread.start()
-        return self
-
     def stop(self) -> None:
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> "FakeOpenAIServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self._stopping.set()  # a scripted Hang ends at once
+        super().stop()
 
     @property
     def port(self) -> int:
-        assert self._httpd is not None, "server not started"
-        return int(self._httpd.server_address[1])
+        """Also after stop(): a test may build a client for a server it stopped (cache-only replays)."""
+        if self._server.last_port is None:
+            raise RuntimeError("the fake server was never started")
+        return self._server.last_port
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return url_of(self.port)
 
     # ----------------------------------------------------------------- scripting
     def queue(self, *actions: Action) -> None:
@@ -236,12 +233,12 @@ class FakeOpenAIServer:
         raw = handler.rfile.read(length) if length else b""
         route = handler.path.rstrip("/")
         if route not in ("/v1/chat/completions", "/v1/embeddings"):
-            self._send_json(handler, 404, {"error": {"message": f"no route {handler.path}", "type": "not_found"}})
+            send_json(handler, 404, {"error": {"message": f"no route {handler.path}", "type": "not_found"}})
             return
         try:
             body: JsonDict = json.loads(raw or b"{}")
         except json.JSONDecodeError:
-            self._send_json(handler, 400, {"error": {"message": "invalid JSON", "type": "invalid_request_error"}})
+            send_json(handler, 400, {"error": {"message": "invalid JSON", "type": "invalid_request_error"}})
             return
         authorization = handler.headers.get("Authorization")
 
@@ -269,7 +266,7 @@ class FakeOpenAIServer:
                 if action.echo_authorization:
                     message = f"{message}: received {authorization}"
                 headers = {"Retry-After": action.retry_after} if action.retry_after is not None else {}
-                self._send_json(
+                send_json(
                     handler,
                     action.status,
                     {"error": {"message": message, "type": "scripted_error", "code": str(action.status)}},
@@ -277,7 +274,7 @@ class FakeOpenAIServer:
                 )
                 return
             if isinstance(action, Malformed):
-                self._send_raw(handler, 200, action.body)
+                send_bytes(handler, 200, action.body)
                 return
             if isinstance(action, Hang):
                 self._stopping.wait(action.seconds)
@@ -285,7 +282,7 @@ class FakeOpenAIServer:
                 self._stopping.wait(self.answer_delay_s(body))
             if route == "/v1/embeddings":
                 payload = self._embeddings(body)
-                if self._send_json(handler, 200 if "data" in payload else 400, payload) and "data" in payload:
+                if send_json(handler, 200 if "data" in payload else 400, payload) and "data" in payload:
                     with self._lock:
                         self._state.successes += 1
                 return
@@ -299,12 +296,7 @@ class FakeOpenAIServer:
                 "model": body.get("model", "unknown"),
                 "system_fingerprint": "fp_fake",
                 "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": text, "refusal": None},
-                        "logprobs": None,
-                        "finish_reason": "stop",
-                    }
+                    {"index": 0, "message": _message(text, body), "logprobs": None, "finish_reason": "stop"}
                 ],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
@@ -314,10 +306,12 @@ class FakeOpenAIServer:
             }
             if isinstance(action, EmptyChoices):
                 payload["choices"] = []
+            elif payload["choices"][0]["message"].get("tool_calls"):
+                payload["choices"][0]["finish_reason"] = "tool_calls"
             elif isinstance(action, NullContent):
                 payload["choices"][0]["message"]["content"] = None
                 payload["choices"][0]["finish_reason"] = "length"
-            if self._send_json(handler, 200, payload) and not isinstance(action, (EmptyChoices, NullContent)):
+            if send_json(handler, 200, payload) and not isinstance(action, (EmptyChoices, NullContent)):
                 with self._lock:
                     self._state.successes += 1
         finally:
@@ -346,29 +340,6 @@ class FakeOpenAIServer:
             "model": body.get("model", "unknown"),
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
-
-    @staticmethod
-    def _send_json(
-        handler: BaseHTTPRequestHandler, status: int, payload: JsonDict, headers: dict[str, str] | None = None
-    ) -> bool:
-        return FakeOpenAIServer._send_raw(handler, status, json.dumps(payload).encode("utf-8"), headers)
-
-    @staticmethod
-    def _send_raw(
-        handler: BaseHTTPRequestHandler, status: int, data: bytes, headers: dict[str, str] | None = None
-    ) -> bool:
-        try:
-            handler.send_response(status)
-            handler.send_header("Content-Type", "application/json")
-            handler.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
-                handler.send_header(name, value)
-            handler.end_headers()
-            handler.wfile.write(data)
-            handler.wfile.flush()
-            return True
-        except (BrokenPipeError, ConnectionResetError):
-            return False  # the client gave up (e.g. its timeout fired)
 
 
 @pytest.fixture

@@ -1,37 +1,23 @@
 """Fixture answers for the fake OpenAI server when a library asks for structured output.
 
 ``schema_answer(builders)`` answers each request with schema-valid JSON (a scripted builder per
-schema name, else the schema's minimal instance), reading the schema from ``response_format`` or
-from the instruction the harness proxy forwards; ``tool_call_answer`` replies with a tool call in
-the form the proxy asks a text-only model for.
+schema name, else the schema's minimal instance), reading the schema from ``response_format``;
+``tool_call_answer`` replies with a tool call (which the fake server sends as native ``tool_calls``).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Callable
 
 from tests.fake_openai_server import JsonDict, default_answer
 
-_PROXY_SCHEMA_LINE = re.compile(r"valid against this JSON schema named '([^']+)': (\{.*\})\s*$", re.S)
-
-
 def requested_schema(body: JsonDict) -> tuple[str, JsonDict] | None:
-    """The JSON schema a request asks the reply to follow, and its name.
-
-    Read from the body's ``response_format`` (``json_schema``), else from the instruction the
-    harness proxy appends to the system message when it forwards such a request as text.
-    """
+    """The JSON schema a request asks the reply to follow (``response_format`` ``json_schema``), and its name."""
     fmt = body.get("response_format")
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
         spec = fmt.get("json_schema") or {}
         return str(spec.get("name", "response")), dict(spec.get("schema") or {})
-    for message in body.get("messages", []):
-        if message.get("role") == "system":
-            found = _PROXY_SCHEMA_LINE.search(str(message.get("content", "")))
-            if found:
-                return found.group(1), json.loads(found.group(2))
     return None
 
 

@@ -117,6 +117,16 @@ def test_single_complete_uses_and_fills_the_cache(fake_server: FakeOpenAIServer,
     assert one.text == again.text == expected_text(req("alone"))
 
 
+def test_a_local_server_on_another_port_is_served_from_the_cache(cache_path: Path) -> None:
+    with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
+        assert first.port != second.port
+        make_client(first, cache_path).complete_many(reqs(3), progress=False)
+        again = make_client(second, cache_path)
+        results = again.complete_many(reqs(3), progress=False)
+    assert first.request_count == 3 and second.request_count == 0
+    assert all(r.cached for r in results) and again.counters.requests_sent == 0
+
+
 def test_cache_key_covers_every_input_but_not_the_key(
     fake_server: FakeOpenAIServer, cache_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -130,11 +140,15 @@ def test_cache_key_covers_every_input_but_not_the_key(
         req("x", temperature=0.7),
         req("x", seed=1),
         req("x", max_tokens=7),
+        req("x", extra={"response_format": {"type": "json_object"}}),
     ]
     keys = {client.cache_key(v) for v in variants}
     assert base not in keys and len(keys) == len(variants)
     assert make_client(fake_server, cache_path, model="gpt-4o-mini").cache_key(req("x")) != base
-    assert make_client(fake_server, cache_path, base_url="http://127.0.0.1:1/v1").cache_key(req("x")) != base
+    assert make_client(fake_server, cache_path, base_url="https://example.org/v1").cache_key(req("x")) != base
+    assert make_client(fake_server, cache_path, base_url="http://127.0.0.1:1/v2").cache_key(req("x")) != base
+    # a local server's port is not part of the key: it is a free port, new every run
+    assert make_client(fake_server, cache_path, base_url="http://localhost:1/v1").cache_key(req("x")) == base
     # an override equal to the config value is the same request
     assert client.cache_key(req("x", temperature=0.0, seed=0)) == base
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -16,18 +16,8 @@ if importlib.util.find_spec("mem0") is None:
     pytest.skip('the mem0 extra is not installed (pip install -e ".[mem0]")', allow_module_level=True)
 
 from memplusplus.protocol import MemorySystem  # noqa: E402
-from tests.fake_openai_server import FakeOpenAIServer, last_user_content  # noqa: E402
-from tests.thirdparty_conversation import conversation  # noqa: E402
-
-
-def extraction_answer(body: dict[str, Any]) -> str:
-    """Mem0's extraction reply: one memory per new message, its text the message after the speaker."""
-    prompt = last_user_content(body)
-    if "## New Messages" not in prompt:
-        return "{}"
-    new = prompt.split("## New Messages", 1)[1].split("## Observation Date", 1)[0].strip()
-    said = new.split("] ", 1)[-1]
-    return json.dumps({"memory": [{"text": f"Remembered: {said}"}]})
+from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
+from tests.thirdparty_conversation import conversation, mem0_extraction_answer as extraction_answer  # noqa: E402
 
 
 def make(server: FakeOpenAIServer, cache: Path, encoder: Any, **kw: Any) -> Mem0Memory:
@@ -42,13 +32,17 @@ def test_mem0_ingests_a_conversation_and_returns_source_ids(tmp_path: Path, enco
             assert isinstance(memory, MemorySystem)
             assert memory.ingest(docs) == [d.doc_id for d in docs]
             hits = memory.retrieve("Which adoption agencies is Caroline researching?", k=3)
+            memory.respect_as_of = True  # only memories from turns dated up to the as-of day (Mem0's own filter)
+            scoped = memory.retrieve("Which adoption agencies is Caroline researching?", as_of=date(2023, 5, 24), k=3)
+            assert scoped and {s for h in scoped for s in h.source_ids} <= {"D1:0", "D1:1"}
+            memory.respect_as_of = False
             counters = memory.write_counters
-            assert memory.proxy is not None and memory.proxy.counters.chat_requests == counters.chat_requests  # no call at read
+            assert memory.proxy is not None and memory.proxy.counters.chat_requests == counters.chat_calls  # no call at read
             assert memory.folder is not None and memory.folder.is_relative_to(tmp_path / "mem0")
         # one extraction call per turn, every one sent through the proxy and answered upstream once
-        assert counters.chat_requests == len(docs) == counters.chat_upstream == server.request_count
+        assert counters.chat_calls == len(docs) == counters.chat.requests_sent == server.request_count
         assert memory.write_calls_per_document == 1.0
-        assert counters.embedding_requests > 0  # embeddings are the harness encoder's, never upstream
+        assert counters.embedded_texts > 0 and counters.embedding_requests == 0  # the harness encoder's, never upstream
         assert all(r.body.get("messages") for r in server.requests)
         # the wall-clock date in Mem0's prompt is pinned to the turn's own date
         prompts = [r.last_user_content for r in server.requests]
@@ -64,7 +58,7 @@ def test_mem0_ingests_a_conversation_and_returns_source_ids(tmp_path: Path, enco
         for cache_only in (False, True):
             with make(server, tmp_path, encoder, cache_only=cache_only) as again:
                 again.ingest(docs)
-                assert again.write_counters.chat_cache_hits == len(docs) and again.write_counters.chat_upstream == 0
+                assert again.write_counters.chat.cache_hits == len(docs) and again.write_counters.chat.requests_sent == 0
                 replayed = again.retrieve("Which adoption agencies is Caroline researching?", k=3)
                 assert [h.source_ids for h in replayed] == [h.source_ids for h in hits]
         assert server.request_count == len(docs)

@@ -53,7 +53,8 @@ def test_chat_is_cached_and_replayed(fake_server: FakeOpenAIServer, tmp_path: Pa
         assert "answer to <Where is Oslo?>" in first.choices[0].message.content
         assert first.model == "gpt-4o-mini"  # the harness config decides the model, not the library
         assert fake_server.request_count == 1
-        assert (proxy.counters.chat_requests, proxy.counters.chat_cache_hits, proxy.counters.chat_upstream) == (2, 1, 1)
+        assert proxy.counters.chat_requests == 2
+        assert (proxy.client.counters.cache_hits, proxy.client.counters.completed) == (1, 1)
 
     with LLMProxy(client_for(fake_server, tmp_path, cache_only=True)) as replay:
         text = sdk(replay).chat.completions.create(model="m", messages=MESSAGES, temperature=0).choices[0].message.content
@@ -83,14 +84,15 @@ def test_json_schema_reaches_upstream_and_the_cache_key(tmp_path: Path) -> None:
         reply = sdk(proxy).chat.completions.create(model="m", messages=MESSAGES, response_format=fmt)
         assert json.loads(reply.choices[0].message.content) == {"city": "Oslo"}
         sent = server.requests[0].body
-        assert requested_schema(sent) == ("City", schema)  # the schema travelled upstream verbatim
-        assert sent["messages"][0]["content"].startswith("Be brief.")
+        assert sent["response_format"] == fmt  # the format travelled upstream natively, verbatim
+        assert requested_schema(sent) == ("City", schema) and sent["messages"][0]["content"] == MESSAGES[0]["content"]
         # the same messages without a format are another request, not a cache hit
         plain = sdk(proxy).chat.completions.create(model="m", messages=MESSAGES)
         assert "answer to" in plain.choices[0].message.content and server.request_count == 2
+        client = client_for(server, tmp_path)
     keyed = chat_request_from_body({"messages": MESSAGES, "response_format": fmt})
     other = chat_request_from_body({"messages": MESSAGES, "response_format": {"type": "json_object"}})
-    assert keyed.template_hash != other.template_hash and "JSON object only" in other.messages[0]["content"]
+    assert client.cache_key(keyed) != client.cache_key(other) and other.extra == {"response_format": {"type": "json_object"}}
 
 
 def test_tools_come_back_as_tool_calls(tmp_path: Path) -> None:
@@ -98,11 +100,15 @@ def test_tools_come_back_as_tool_calls(tmp_path: Path) -> None:
     with FakeOpenAIServer(answer_fn=tool_call_answer("add_memory", {"text": "x"})) as server:
         with LLMProxy(client_for(server, tmp_path)) as proxy:
             reply = sdk(proxy).chat.completions.create(model="m", messages=MESSAGES, tools=tools, tool_choice="auto")
-        assert '"add_memory"' in server.requests[0].body["messages"][0]["content"]
-    choice = reply.choices[0]
-    assert choice.finish_reason == "tool_calls" and choice.message.content is None
-    assert choice.message.tool_calls[0].function.name == "add_memory"
-    assert json.loads(choice.message.tool_calls[0].function.arguments) == {"text": "x"}
+        sent = server.requests[0].body
+        assert sent["tools"] == tools and sent["tool_choice"] == "auto" and sent["messages"] == MESSAGES  # native
+        with LLMProxy(client_for(server, tmp_path)) as proxy:  # the tool call is replayed from the cache
+            again = sdk(proxy).chat.completions.create(model="m", messages=MESSAGES, tools=tools, tool_choice="auto")
+        assert server.request_count == 1
+    for choice in (reply.choices[0], again.choices[0]):
+        assert choice.finish_reason == "tool_calls" and choice.message.content is None
+        assert choice.message.tool_calls[0].function.name == "add_memory"
+        assert json.loads(choice.message.tool_calls[0].function.arguments) == {"text": "x"}
 
 
 def test_embeddings_come_from_the_encoder(fake_server: FakeOpenAIServer, tmp_path: Path) -> None:

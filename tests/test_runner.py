@@ -49,11 +49,39 @@ def test_orgmem_run_writes_records_and_a_second_run_recomputes_nothing(shared):
         assert all(hit["date"][:10] <= rec["as_of"] for hit in rec["hits"])
     assert any(hit["leg_ranks"] for hit in record["hits"]) and record["hits"][-1]["reserve"] is True
     assert record["read_chars"] <= 40000 <= record["retrieved_chars"]
+    calls = first.stats["model_calls"]  # Mem++ calls no model at write time (paper §3)
+    assert calls["documents"] == 443 and calls["questions"] == 15
+    assert calls["write"]["chat_calls"] == calls["read"]["chat_calls"] == 0
+    assert calls["write"]["embedded_texts"] == 443 and calls["read"]["embedded_texts"] == 15
 
     second = run(cfg)
     assert second.stats["retrieval_cache_hits"] == 15
     assert second.stats["embedded_texts"] == 0 and second.stats["ingested_documents"] == 0
     assert second.summary.equals(first.summary)
+
+
+def test_a_write_time_system_records_its_calls_per_document_and_per_question(shared):
+    from tests.fake_openai_server import FakeOpenAIServer
+    from tests.write_time_fakes import fixture_reply
+
+    folder = shared[0]
+    with FakeOpenAIServer(answer_fn=fixture_reply) as server:
+        llm = [f"system.llm.base_url={server.base_url}", "system.llm.api_key_env=null", "system.llm.max_retries=0"]
+        first = run(config(folder, "system=mempp_g", "dataset.limit=3", *llm))
+        calls = first.stats["model_calls"]
+        # Mem^g++: 1 entity call per document, +1 triple call when entities were found; 1 per question
+        assert calls["documents"] == 443 and calls["questions"] == 3
+        assert 443 < calls["write"]["chat_calls"] <= 2 * 443 and calls["read"]["chat_calls"] == 3
+        assert calls["write"]["chat"]["requests_sent"] + calls["read"]["chat"]["requests_sent"] == server.request_count
+        assert calls["write"]["chat"]["cache_hits"] == 0 and calls["write"]["embedded_texts"] == 0  # vectors reused
+        sent = server.request_count
+        again = run(config(folder, "system=mempp_g", "dataset.limit=3", "system.k=10", *llm))  # rebuilt from the cache
+        assert server.request_count == sent
+    replayed = again.stats["model_calls"]
+    assert replayed["write"]["chat"]["cache_hits"] == replayed["write"]["chat_calls"] == calls["write"]["chat_calls"]
+    assert replayed["write"]["chat"]["requests_sent"] == 0
+    stored = json.loads((again.paths.root / "history.jsonl").read_text().splitlines()[-1])
+    assert stored["stats"]["model_calls"] == replayed
 
 
 def test_changing_k_reuses_embeddings_but_not_retrievals(shared):
@@ -120,3 +148,29 @@ def test_a_multirun_sweep_runs_every_job(shared):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.count("2 questions in 1 episode(s)") == 2
     assert len(list((folder / "sweep" / "orgmem").iterdir())) == 2
+
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt, RuntimeError])
+def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatch, failure):
+    import harness.runner as runner
+    from harness.errors import RunInterrupted
+
+    closed = []
+
+    class Failing:
+        name = "failing"
+        llm_client = None
+
+        def ingest(self, documents, show_progress=False):
+            raise failure("stop")
+
+        def retrieve(self, query, as_of=None, k=None):
+            raise AssertionError("never reached")
+
+        def close(self):
+            closed.append(True)
+
+    monkeypatch.setattr(runner, "build_system", lambda *args, **kwargs: Failing())
+    with pytest.raises(RunInterrupted if failure is KeyboardInterrupt else RuntimeError):
+        run(config(tmp_path, "dataset.limit=1"))
+    assert closed == [True]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -13,37 +14,14 @@ if importlib.util.find_spec("graphiti_core") is None or importlib.util.find_spec
 
 from baselines.thirdparty.zep import ZepMemory  # noqa: E402
 from memplusplus.protocol import MemorySystem  # noqa: E402
-from tests.fake_openai_server import FakeOpenAIServer, last_user_content  # noqa: E402
-from tests.schema_fixtures import requested_schema, schema_answer  # noqa: E402
-from tests.thirdparty_conversation import conversation, names_in  # noqa: E402
+from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
+from tests.schema_fixtures import requested_schema  # noqa: E402
+from tests.thirdparty_conversation import ZEP_ANSWER, conversation  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:The Kuzu backend is deprecated:DeprecationWarning")
 
 
-def current_message(body: dict[str, Any]) -> str:
-    """The turn a Graphiti prompt is about (its node and edge prompts spell the tag two ways)."""
-    prompt = last_user_content(body)
-    for tag in ("CURRENT MESSAGE", "CURRENT_MESSAGE"):
-        if f"<{tag}>" in prompt:
-            return prompt.split(f"<{tag}>", 1)[1].split(f"</{tag}>", 1)[0]
-    return ""
-
-
-def entities(body: dict[str, Any]) -> dict[str, Any]:
-    return {"extracted_entities": [{"name": n, "entity_type_id": 0} for n in names_in(current_message(body))]}
-
-
-def edges(body: dict[str, Any]) -> dict[str, Any]:
-    names = names_in(current_message(body))
-    if len(names) < 2:
-        return {"edges": []}
-    said = current_message(body).strip().split("] ", 1)[-1]
-    fact = {"source_entity_name": names[0], "target_entity_name": names[1], "relation_type": "MENTIONS",
-            "fact": f"{names[0]} said: {said.split(': ', 1)[-1]}", "valid_at": "2023-05-01T00:00:00Z", "invalid_at": None}
-    return {"edges": [fact]}
-
-
-ANSWER = schema_answer({"ExtractedEntities": entities, "ExtractedEdges": edges}, fallback=lambda body: "{}")
+ANSWER = ZEP_ANSWER
 
 
 def make(server: FakeOpenAIServer, cache: Path, encoder: Any, **kw: Any) -> ZepMemory:
@@ -59,14 +37,19 @@ def test_zep_ingests_a_conversation_and_returns_facts_with_sources(tmp_path: Pat
             assert isinstance(memory, MemorySystem)
             assert memory.ingest(docs) == [d.doc_id for d in docs]
             hits = memory.retrieve(query, k=5)
+            assert memory.retrieve(query, as_of=date(2023, 5, 10), k=5) == hits  # the as-of date is ignored by default
+            memory.respect_as_of = True  # facts only from documents dated up to the as-of day
+            before = memory.retrieve(query, as_of=date(2023, 6, 8), k=5)
+            assert before and {s for h in before for s in h.source_ids} <= {"D1:0", "D1:1", "D1:2"}  # not D1:3 (June 9)
+            assert [h.source_ids for h in memory.retrieve(query, as_of=date(2023, 6, 9), k=5)][:1] == [("D1:3",)]
             counters = memory.write_counters
-            assert memory.proxy is not None and memory.proxy.counters.chat_requests == counters.chat_requests  # no call at read
+            assert memory.proxy is not None and memory.proxy.counters.chat_requests == counters.chat_calls  # no call at read
             assert memory.folder is not None and (memory.folder / "graph.kuzu").exists()
         sent = server.request_count
         # every write-time call went through the proxy; each was answered upstream once
-        assert counters.chat_requests == counters.chat_upstream == sent >= 2 * len(docs)
+        assert counters.chat_calls == counters.chat.requests_sent == sent >= 2 * len(docs)
         assert {_schema_name(r.body) for r in server.requests} >= {"ExtractedEntities", "ExtractedEdges"}
-        assert counters.embedding_requests > 0
+        assert counters.embedded_texts > 0 and counters.embedding_requests == 0  # the harness encoder's
 
         assert hits and all("valid from 2023-05-01 00:00 to present" in h.text for h in hits)
         assert {s for h in hits for s in h.source_ids} <= {d.doc_id for d in docs}
@@ -77,8 +60,8 @@ def test_zep_ingests_a_conversation_and_returns_facts_with_sources(tmp_path: Pat
         for cache_only in (False, True):
             with make(server, tmp_path, encoder, cache_only=cache_only) as again:
                 again.ingest(docs)
-                assert again.write_counters.chat_upstream == 0
-                assert again.write_counters.chat_cache_hits == counters.chat_requests
+                assert again.write_counters.chat.requests_sent == 0
+                assert again.write_counters.chat.cache_hits == counters.chat_calls
                 assert [h.text for h in again.retrieve(query, k=5)] == [h.text for h in hits]
         assert server.request_count == sent
 

@@ -1,11 +1,16 @@
-"""A small dated conversation shared by the Mem0 and Zep adapter tests."""
+"""A small dated conversation shared by the Mem0 and Zep adapter tests, and fixture replies to the
+prompts of their libraries (fixtures, never a model's output: what they give checks plumbing only)."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
+from typing import Any
 
 from memplusplus.types import Document
+from tests.fake_openai_server import last_user_content
+from tests.schema_fixtures import schema_answer
 
 TURNS = [
     ("Caroline", "I went to the LGBTQ support group with Melanie yesterday.", datetime(2023, 5, 8, 13, 56)),
@@ -26,3 +31,40 @@ def names_in(text: str) -> list[str]:
     """Capitalised words of a turn after its ``[date]`` header (the fixtures' stand-in for entity extraction)."""
     said = re.sub(r"^\s*\[[^\]]*\]", "", text)
     return list(dict.fromkeys(w for w in re.findall(r"\b[A-Z][a-z]+\b", said)))
+
+
+def mem0_extraction_answer(body: dict[str, Any]) -> str:
+    """Mem0's extraction reply: one memory per new message, its text the message after the speaker."""
+    prompt = last_user_content(body)
+    if "## New Messages" not in prompt:
+        return "{}"
+    new = prompt.split("## New Messages", 1)[1].split("## Observation Date", 1)[0].strip()
+    said = new.split("] ", 1)[-1]
+    return json.dumps({"memory": [{"text": f"Remembered: {said}"}]})
+
+
+def current_message(body: dict[str, Any]) -> str:
+    """The turn a Graphiti prompt is about (its node and edge prompts spell the tag two ways)."""
+    prompt = last_user_content(body)
+    for tag in ("CURRENT MESSAGE", "CURRENT_MESSAGE"):
+        if f"<{tag}>" in prompt:
+            return prompt.split(f"<{tag}>", 1)[1].split(f"</{tag}>", 1)[0]
+    return ""
+
+
+def _entities(body: dict[str, Any]) -> dict[str, Any]:
+    return {"extracted_entities": [{"name": n, "entity_type_id": 0} for n in names_in(current_message(body))]}
+
+
+def _edges(body: dict[str, Any]) -> dict[str, Any]:
+    names = names_in(current_message(body))
+    if len(names) < 2:
+        return {"edges": []}
+    said = current_message(body).strip().split("] ", 1)[-1]
+    fact = {"source_entity_name": names[0], "target_entity_name": names[1], "relation_type": "MENTIONS",
+            "fact": f"{names[0]} said: {said.split(': ', 1)[-1]}", "valid_at": "2023-05-01T00:00:00Z", "invalid_at": None}
+    return {"edges": [fact]}
+
+
+# Graphiti's replies: entities and one fact per turn naming two people; any other schema's minimal instance.
+ZEP_ANSWER = schema_answer({"ExtractedEntities": _entities, "ExtractedEdges": _edges}, fallback=lambda body: "{}")

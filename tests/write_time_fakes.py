@@ -83,3 +83,18 @@ def fixture_reply(body: dict) -> str:
     if "facts" in system:
         return json.dumps({"facts": [s.strip() for s in user.split(".") if s.strip()][:5]})
     return "unexpected prompt"
+
+
+def any_write_time_reply(body: dict) -> str:
+    """One fixture ``answer_fn`` for every write-time system: Mem0's extraction prompt, Graphiti's
+    structured prompts (a schema not named ``reply``), else Mem++'s variants (:func:`fixture_reply`)."""
+    from tests.fake_openai_server import last_user_content
+    from tests.schema_fixtures import requested_schema
+    from tests.thirdparty_conversation import ZEP_ANSWER, mem0_extraction_answer
+
+    if "## New Messages" in last_user_content(body):
+        return mem0_extraction_answer(body)
+    found = requested_schema(body)
+    if found is not None and found[0] != "reply":  # memplusplus.llm.ask_json names its schema "reply"
+        return ZEP_ANSWER(body)
+    return fixture_reply(body)

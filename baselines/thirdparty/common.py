@@ -20,7 +20,9 @@ from typing import Any
 from harness.config import ConfigError
 from harness.kvstore import KVStore, stable_hash
 from harness.models.llm_client import LLMClient, LLMConfig
-from harness.models.proxy import LLMProxy, ProxyCounters
+from harness.models.call_counts import CallCounts, snapshot
+from harness.models.proxy import LLMProxy
+from harness.models.tally import difference
 from memplusplus.evidence import RenderedContext, format_date, render
 from memplusplus.types import Document, Hit
 
@@ -77,7 +79,8 @@ class ProxiedMemory:
         self.encoder = encoder
         self.k = k
         self.proxy: LLMProxy | None = None
-        self.write_counters = ProxyCounters()
+        self.llm_client: LLMClient | None = None  # the proxy's chat client (its counters: harness.models.call_counts)
+        self.write_counters = CallCounts()  # what the last ingest called (chat through the proxy, embeddings)
         self.ingested = 0
         self.folder: Path | None = None
         self._finalizer: weakref.finalize | None = None
@@ -85,7 +88,7 @@ class ProxiedMemory:
     # ------------------------------------------------------------ proxy lifecycle
     def _start_proxy(self, rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> LLMProxy:
         if self.proxy is None:
-            client = self.model.client(self.cache_dir, self.cache_only)
+            client = self.llm_client = self.model.client(self.cache_dir, self.cache_only)
             self.proxy = LLMProxy(client, self.encoder, rewrite=rewrite).start()
             self._finalizer = weakref.finalize(self, _shutdown, self.proxy, client)
         return self.proxy
@@ -115,9 +118,15 @@ class ProxiedMemory:
         assert self.proxy is not None
         self.proxy.raise_errors()
 
+    def _counts(self) -> CallCounts:
+        return snapshot(self, self.encoder)
+
+    def _count_write(self, before: CallCounts) -> None:
+        self.write_counters = difference(self._counts(), before)
+
     @property
     def write_calls_per_document(self) -> float:
-        return self.write_counters.chat_requests / self.ingested if self.ingested else 0.0
+        return self.write_counters.chat_calls / self.ingested if self.ingested else 0.0
 
     def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
         return render(hits, budget)

@@ -25,6 +25,7 @@ from typing import Any
 
 from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, dated_content, memory_hit
 from harness.config import ConfigError
+from memplusplus.scope import end_of_day
 from memplusplus.types import Document, Hit
 
 # Mem0 reads this once, when it is first imported: no posthog events, no ~/.mem0 migrations store.
@@ -56,6 +57,7 @@ class Mem0Memory(ProxiedMemory):
         turns_per_add: int = 1,
         threshold: float = 0.1,
         infer: bool = True,
+        respect_as_of: bool = False,
     ) -> None:
         super().__init__(llm=llm, cache_dir=cache_dir, cache_only=cache_only, encoder=encoder, k=k)
         if turns_per_add < 1:
@@ -63,6 +65,7 @@ class Mem0Memory(ProxiedMemory):
         self.turns_per_add = turns_per_add
         self.threshold = threshold
         self.infer = infer
+        self.respect_as_of = respect_as_of
         self.user_id = "episode"
         self.sources: dict[str, list[str]] = {}  # memory id -> source document ids
         self._pinned_date: str | None = None
@@ -116,7 +119,7 @@ class Mem0Memory(ProxiedMemory):
         docs = [doc for doc in documents if doc.text.strip()]
         self._memory = self._open(docs)
         assert self.proxy is not None
-        before = self.proxy.counters
+        before = self._counts()
         added: dict[str, str | None] = {}
         for start in range(0, len(docs), self.turns_per_add):
             group = docs[start : start + self.turns_per_add]
@@ -135,15 +138,21 @@ class Mem0Memory(ProxiedMemory):
                 added[d.doc_id] = d.doc_id
         self._pinned_date = None
         self.ingested += len(docs)
-        self.write_counters = self.proxy.counters.minus(before)
+        self._count_write(before)
         return [added.get(doc.doc_id) for doc in documents]
 
     # ------------------------------------------------------------------ read
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
-        """Mem0's search over the episode's memories (the as-of date is ignored, as Mem0 has none)."""
+        """Mem0's search over the episode's memories. With ``respect_as_of`` the as-of date becomes a
+        metadata filter of Mem0's own (``created_at`` <= the end of that day): a memory is dated by the
+        turns it was extracted from, so memories learnt later are not searched. Otherwise (default, as
+        for the other baselines) the date is ignored."""
         if self._memory is None:
             return []
-        found = self._memory.search(query, filters={"user_id": self.user_id}, top_k=k or self.k, threshold=self.threshold)
+        filters: dict[str, Any] = {"user_id": self.user_id}
+        if self.respect_as_of and as_of is not None:
+            filters["created_at"] = {"lte": end_of_day(as_of).isoformat()}
+        found = self._memory.search(query, filters=filters, top_k=k or self.k, threshold=self.threshold)
         self._check_proxy()
         items = found.get("results", found) if isinstance(found, dict) else found
         hits = []

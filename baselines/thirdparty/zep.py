@@ -23,9 +23,11 @@ from typing import Any
 
 from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, dated_content, memory_hit
 from harness.config import ConfigError
+from memplusplus.scope import end_of_day, in_scope
 from memplusplus.types import Document, Hit
 
-_UNDATED = datetime(1970, 1, 1, tzinfo=timezone.utc)  # reference time of an undated first document
+_UNDATED = datetime(1970, 1, 1, tzinfo=timezone.utc)
+OVERFETCH = 4  # with respect_as_of: facts searched per slot, before the as-of filter  # reference time of an undated first document
 
 
 def _graphiti() -> dict[str, Any]:
@@ -70,12 +72,15 @@ class ZepMemory(ProxiedMemory):
         llm: dict[str, Any] | None = None,
         cache_only: bool = False,
         structured_output: str = "json_schema",
+        respect_as_of: bool = False,
     ) -> None:
         super().__init__(llm=llm, cache_dir=cache_dir, cache_only=cache_only, encoder=encoder, k=k)
         if structured_output not in ("json_schema", "json_object"):
             raise ConfigError("system.structured_output must be json_schema or json_object")
         self.structured_output = structured_output
+        self.respect_as_of = respect_as_of
         self.episode_docs: dict[str, str] = {}  # episode uuid -> document id
+        self.doc_dates: dict[str, datetime | None] = {}
         self._graph: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -85,6 +90,13 @@ class ZepMemory(ProxiedMemory):
         return self._loop.run_until_complete(coroutine)
 
     def close(self) -> None:
+        """Close Kuzu explicitly, connections before the database (graphiti's KuzuDriver.close leaves
+        both to the garbage collector, whose order is not guaranteed), then the proxy and the loop."""
+        driver = getattr(self._graph, "driver", None)
+        if driver is not None:
+            driver.client.close()
+            driver.db.close()
+            self._graph = None
         super().close()
         if self._loop is not None:
             self._loop.close()
@@ -113,7 +125,7 @@ class ZepMemory(ProxiedMemory):
         docs = [doc for doc in documents if doc.text.strip()]
         self._graph, episode_type = self._open(docs)
         assert self.proxy is not None
-        before = self.proxy.counters
+        before = self._counts()
         last = _UNDATED
         for doc in docs:
             when = _utc(doc.date) if doc.date is not None else last
@@ -124,26 +136,40 @@ class ZepMemory(ProxiedMemory):
             ))
             self._check_proxy()
             self.episode_docs[str(result.episode.uuid)] = doc.doc_id
+            self.doc_dates[doc.doc_id] = doc.date
         self.ingested += len(docs)
-        self.write_counters = self.proxy.counters.minus(before)
+        self._count_write(before)
         kept = {doc.doc_id for doc in docs}
         return [doc.doc_id if doc.doc_id in kept else None for doc in documents]
 
     # ------------------------------------------------------------------ read
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
-        """Graphiti's hybrid edge search (the as-of date is ignored; each fact shows its valid period)."""
+        """Graphiti's hybrid edge search; each fact shows its valid period.
+
+        With ``respect_as_of`` a fact is kept only when one of the documents it was extracted from is
+        dated up to the end of the as-of day (Graphiti's own filters see ``valid_at``, the model's
+        guess of when a fact became true, and ``created_at``, the wall-clock time of ingest: neither
+        is when the fact was learnt); ``OVERFETCH`` times k facts are searched so k can remain. A
+        kept fact's text and valid period are as the whole ingest left them (a later document may
+        have set ``invalid_at``). Otherwise (default, as for the other baselines) the date is ignored.
+        """
         if self._graph is None:
             return []
-        edges = self._run(self._graph.search(query, num_results=k or self.k))
+        k = k or self.k
+        theta = end_of_day(as_of) if (self.respect_as_of and as_of is not None) else None
+        edges = self._run(self._graph.search(query, num_results=k * OVERFETCH if theta else k))
         self._check_proxy()
         hits = []
-        for rank, edge in enumerate(edges):
+        for edge in edges:
             doc_ids = [self.episode_docs[e] for e in (edge.episodes or []) if e in self.episode_docs]
+            if theta is not None and not any(in_scope(self.doc_dates.get(d), theta) for d in doc_ids):
+                continue
+            rank = len(hits)
             period = f"valid from {_show(edge.valid_at)} to {_show(edge.invalid_at, 'present')}"
             when = edge.valid_at.replace(tzinfo=None) if edge.valid_at is not None else None
             hits.append(memory_hit(f"zep:{edge.uuid}", f"{edge.fact} ({period})", when, float(len(edges) - rank),
                                    doc_ids, rank, "zep"))
-        return hits
+        return hits[:k]
 
 
 def _show(value: datetime | None, missing: str = "unknown") -> str:

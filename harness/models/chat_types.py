@@ -5,8 +5,9 @@ No secret lives here: a config names the environment variable that holds the key
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
+from urllib.parse import urlsplit
 
 from memplusplus.api_keys import (
     DEFAULT_OPENAI_BASE_URL,
@@ -26,7 +27,23 @@ __all__ = [
     "LLMConfig",
     "LLMCounters",
     "MissingAPIKeyError",
+    "endpoint_identity",
 ]
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+
+
+def endpoint_identity(base_url: str) -> str:
+    """What of an endpoint enters a cache key: a loopback URL without its port, any other as is.
+
+    Local servers (the fake test server, the llama.cpp answerer, the harness proxy) bind a free
+    port each run; keying the port would make every run a cache miss. Two different local servers
+    that answer to the same model name thus share cache entries; remote endpoints stay distinct.
+    """
+    parts = urlsplit(base_url)
+    if parts.hostname in LOOPBACK_HOSTS:
+        return f"{parts.scheme}://loopback{parts.path}".rstrip("/")
+    return base_url
 
 
 class CacheMissError(RuntimeError):
@@ -80,6 +97,14 @@ class LLMConfig(Endpoint):
         if self.timeout_s <= 0:
             raise ValueError("LLMConfig.timeout_s must be > 0")
 
+    @property
+    def endpoint(self) -> str:
+        """The endpoint as the cache key sees it (:func:`endpoint_identity`)."""
+        return endpoint_identity(self.resolved_base_url)
+
+
+EXTRA_FIELDS = ("response_format", "tools", "tool_choice", "parallel_tool_calls")
+
 
 @dataclass(frozen=True)
 class ChatRequest:
@@ -88,7 +113,9 @@ class ChatRequest:
     ``temperature``, ``seed`` and ``max_tokens`` override the client's config when not None.
     ``template_hash`` identifies the prompt template that produced ``messages`` and ``run_index``
     tells repeated runs of the same prompt apart (e.g. a judge run 3 times); both are part of the
-    cache key but not sent to the API.
+    cache key but not sent to the API. ``extra`` holds request fields sent as they are
+    (:data:`EXTRA_FIELDS`: ``response_format``, ``tools``, ``tool_choice``, ``parallel_tool_calls``);
+    they are part of the cache key when set.
     """
 
     messages: Sequence[Mapping[str, str]]
@@ -97,6 +124,7 @@ class ChatRequest:
     temperature: float | None = None
     seed: int | None = None
     max_tokens: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.messages:
@@ -106,6 +134,9 @@ class ChatRequest:
                 raise ValueError(f"each message needs a string 'role' and 'content', got {message!r}")
         if self.run_index < 0:
             raise ValueError("ChatRequest.run_index must be >= 0")
+        unknown = sorted(set(self.extra) - set(EXTRA_FIELDS))
+        if unknown:
+            raise ValueError(f"ChatRequest.extra: unsupported field(s) {unknown}; supported: {list(EXTRA_FIELDS)}")
 
 
 @dataclass(frozen=True)
@@ -114,6 +145,8 @@ class ChatResult:
 
     Token counts are those the API reported for the completion (also for a cache hit, where they
     were spent by an earlier run). ``cached`` is True when no request was made for this result.
+    ``tool_calls`` are the reply's tool calls as the API gave them (``{"id", "type", "function":
+    {"name", "arguments"}}``), when the request offered tools and the model called one.
     """
 
     text: str
@@ -123,6 +156,7 @@ class ChatResult:
     error: str | None = None
     key: str = ""
     finish_reason: str | None = None
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def ok(self) -> bool:

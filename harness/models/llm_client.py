@@ -1,6 +1,7 @@
 """A cached, bounded-concurrency client for OpenAI-compatible chat completion APIs.
 
-Every completion is keyed by ``stable_hash`` of the canonical request (model, base URL, messages,
+Every completion is keyed by ``stable_hash`` of the canonical request (model, endpoint -- a loopback
+URL without its port, see ``endpoint_identity`` --, messages,
 temperature, seed, max_tokens, prompt-template hash, run index -- never the API key) and stored in a
 :class:`~harness.kvstore.KVStore` the moment it arrives, so a repeated run costs no request and a
 killed run resumes without repeating a completed one.
@@ -120,11 +121,14 @@ class LLMClient:
         }
 
     def canonical_request(self, request: ChatRequest) -> dict[str, Any]:
-        """The JSON-able form hashed into the cache key. Contains no credential."""
+        """The JSON-able form hashed into the cache key. Contains no credential. ``extra`` enters
+        only when set, so the keys of plain requests are those of earlier versions."""
+        extra = {"extra": dict(request.extra)} if request.extra else {}
         return {
+            **extra,
             "schema": CACHE_SCHEMA,
             "model": self.config.model,
-            "base_url": self.config.resolved_base_url,
+            "base_url": self.config.endpoint,
             "messages": [{"role": m["role"], "content": m["content"]} for m in request.messages],
             "parameters": self.resolved_parameters(request),
             "template_hash": request.template_hash,
@@ -289,6 +293,7 @@ class LLMClient:
             kwargs["seed"] = params["seed"]
         if params["max_tokens"] is not None:
             kwargs["max_tokens"] = params["max_tokens"]
+        kwargs.update(request.extra)
         import openai
 
         tries = f"after {self.config.max_retries + 1} attempts"
@@ -311,6 +316,9 @@ class LLMClient:
             return _Attempt(error="the API returned no choices", reask=True)
         choice = completion.choices[0]
         content = choice.message.content
+        calls = tuple(call.model_dump(include={"id", "type", "function"}) for call in choice.message.tool_calls or ())
+        if content is None and calls:
+            content = ""
         if content is None:
             return _Attempt(
                 error=f"the API returned no text content (finish_reason={choice.finish_reason})", reask=True
@@ -324,6 +332,7 @@ class LLMClient:
                 cached=False,
                 key=key,
                 finish_reason=choice.finish_reason,
+                tool_calls=calls,
             )
         )
 
@@ -347,6 +356,7 @@ def _encode(client: LLMClient, request: ChatRequest, result: ChatResult) -> dict
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,
         "finish_reason": result.finish_reason,
+        **({"tool_calls": list(result.tool_calls)} if result.tool_calls else {}),
     }
 
 
@@ -365,4 +375,5 @@ def _result_from_cache(key: str, value: Mapping[str, Any]) -> ChatResult:
         cached=True,
         key=key,
         finish_reason=value.get("finish_reason"),
+        tool_calls=tuple(value.get("tool_calls") or ()),
     )

@@ -9,12 +9,11 @@ as its ``with`` block (or ``start()``/``stop()``) lasts.
 
 Routes: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``GET /v1/models``.
 
-``LLMClient`` sends only roles and message texts, so a request's ``response_format`` (``json_object``
-or ``json_schema``) and ``tools`` travel upstream as an instruction appended to the system message
-(the JSON schema or tool list verbatim); they are thus part of the cache key (also hashed into the
-request's ``template_hash``). A tool call is read back from the JSON reply and returned as a real
-``tool_calls`` message. Native pass-through (``response_format``/``tools`` fields in the upstream
-body, ``tool_calls`` in the result) would need a hook in ``LLMClient``.
+A request's ``response_format`` (``json_object`` or ``json_schema``), ``tools``, ``tool_choice`` and
+``parallel_tool_calls`` travel upstream as they are (``ChatRequest.extra``, part of the cache key),
+and the model's ``tool_calls`` come back as they were given (also from the cache). Messages travel
+as role and text: an earlier assistant tool call is written into its message's text and a ``tool``
+result becomes a user message that names its call id.
 
 ``rewrite`` (optional) may edit each chat body before it is keyed: an adapter uses it to pin the
 "current date" a library writes into its prompts to the date of the document being ingested.
@@ -28,20 +27,21 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
 
 from harness.kvstore import stable_hash
-from harness.models.chat_types import CacheMissError, ChatRequest, MissingAPIKeyError
+from harness.models.chat_types import EXTRA_FIELDS, CacheMissError, ChatRequest, MissingAPIKeyError
 from harness.models.llm_client import LLMClient
+from harness.models.loopback import LoopbackServer, ServedOnLoopback, read_body, send_json
 from harness.models.tally import Tally
 
 __all__ = ["LLMProxy", "ProxyCounters", "ProxyError", "chat_request_from_body"]
 
 JsonDict = dict[str, Any]
-PROXY_SCHEMA = 1  # part of every proxied request's template_hash
+PROXY_SCHEMA = 2  # part of every proxied request's template_hash (2: response_format and tools sent natively)
 
 
 class ProxyError(ValueError):
@@ -50,17 +50,13 @@ class ProxyError(ValueError):
 
 @dataclass(frozen=True)
 class ProxyCounters:
-    """What went through the proxy. ``chat_upstream`` counts completions that were not cache hits."""
+    """Requests the proxy received (``chat_failures``: answered with an error). Cache hits and
+    requests sent upstream are the client's counters (``proxy.client.counters``)."""
 
     chat_requests: int = 0
-    chat_cache_hits: int = 0
-    chat_upstream: int = 0
     chat_failures: int = 0
     embedding_requests: int = 0
     embedded_texts: int = 0
-
-    def minus(self, other: "ProxyCounters") -> "ProxyCounters":
-        return ProxyCounters(**{name: getattr(self, name) - getattr(other, name) for name in self.__dataclass_fields__})
 
 
 def _text_of(content: Any) -> str:
@@ -97,33 +93,6 @@ def _messages(body: JsonDict) -> list[dict[str, str]]:
     return out
 
 
-def _format_instruction(body: JsonDict) -> str:
-    """The response_format / tools of a request as an instruction for a text-only client."""
-    lines: list[str] = []
-    fmt = body.get("response_format")
-    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-        spec = fmt.get("json_schema") or {}
-        lines.append(
-            f"Respond with one JSON object only (no prose, no code fence), valid against this JSON schema "
-            f"named {spec.get('name', 'response')!r}: {json.dumps(spec.get('schema', {}), sort_keys=True)}"
-        )
-    elif isinstance(fmt, dict) and fmt.get("type") == "json_object":
-        lines.append("Respond with one JSON object only (no prose, no code fence).")
-    elif fmt not in (None, {"type": "text"}):
-        raise ProxyError(f"unsupported response_format {fmt!r}"[:300])
-    tools = body.get("tools")
-    if tools:
-        functions = [tool.get("function", tool) for tool in tools]
-        choice = body.get("tool_choice", "auto")
-        must = "You must call one of these tools" if choice not in ("auto", None) else "You may call one of these tools"
-        lines.append(
-            f"{must} by replying with one JSON object only: "
-            '{"tool_calls": [{"name": <tool name>, "arguments": {...}}]} (one or more calls); '
-            f"otherwise reply normally. Tools: {json.dumps(functions, sort_keys=True)}"
-        )
-    return "\n\n".join(lines)
-
-
 def chat_request_from_body(body: JsonDict) -> ChatRequest:
     """Translate an OpenAI chat completions body into a cacheable :class:`ChatRequest`.
 
@@ -135,49 +104,22 @@ def chat_request_from_body(body: JsonDict) -> ChatRequest:
     if int(body.get("n") or 1) != 1:
         raise ProxyError("n > 1 is not supported by the caching proxy")
     messages = _messages(body)
-    instruction = _format_instruction(body)
-    if instruction:
-        if messages[0]["role"] == "system":
-            messages[0] = {"role": "system", "content": f"{messages[0]['content']}\n\n{instruction}"}
-        else:
-            messages.insert(0, {"role": "system", "content": instruction})
-    shape = {key: body.get(key) for key in ("response_format", "tools", "tool_choice") if body.get(key) is not None}
+    fmt = body.get("response_format")
+    if fmt is not None and (not isinstance(fmt, dict) or fmt.get("type") not in ("text", "json_object", "json_schema")):
+        raise ProxyError(f"unsupported response_format {fmt!r}"[:300])
+    extra = {key: body[key] for key in EXTRA_FIELDS if body.get(key) is not None}
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
     return ChatRequest(
         messages=messages,
-        template_hash=stable_hash({"proxy": PROXY_SCHEMA, **shape}),
+        extra=extra,
+        template_hash=stable_hash({"proxy": PROXY_SCHEMA}),
         temperature=None if body.get("temperature") is None else float(body["temperature"]),
         seed=None if body.get("seed") is None else int(body["seed"]),
         max_tokens=None if max_tokens is None else int(max_tokens),
     )
 
 
-def _tool_calls(text: str, body: JsonDict) -> list[JsonDict] | None:
-    """The tool calls a reply asks for (when the request offered tools), else None."""
-    if not body.get("tools"):
-        return None
-    stripped = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
-    try:
-        value = json.loads(stripped)
-    except json.JSONDecodeError:
-        return None
-    calls = value.get("tool_calls") if isinstance(value, dict) else None
-    if isinstance(value, dict) and calls is None and "name" in value:
-        calls = [value]
-    names = {tool.get("function", tool).get("name") for tool in body["tools"]}
-    if not isinstance(calls, list) or not calls or any(not isinstance(c, dict) or c.get("name") not in names for c in calls):
-        return None
-    return [
-        {
-            "id": f"call_{stable_hash([text, index])[:24]}",
-            "type": "function",
-            "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments") or {})},
-        }
-        for index, call in enumerate(calls)
-    ]
-
-
-class LLMProxy:
+class LLMProxy(ServedOnLoopback):
     """Serve the OpenAI chat and embeddings API from ``client`` and ``encoder`` on a loopback port.
 
     ``encoder`` needs ``encode(texts) -> (n, d) array`` (a ``CachedEncoder``); without one the
@@ -199,55 +141,7 @@ class LLMProxy:
         self.errors: list[str] = []
         self._tally = Tally(ProxyCounters)
         self._encode_lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # ----------------------------------------------------------------- lifecycle
-    def start(self) -> "LLMProxy":
-        if self._httpd is not None:
-            return self
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep stderr quiet
-                return
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
-                proxy._handle_post(self)
-
-            def do_GET(self) -> None:  # noqa: N802
-                proxy._handle_get(self)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="llm-proxy", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> "LLMProxy":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("the proxy is not running; use it as a context manager or call start()")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        self._server = LoopbackServer(self._handle_post, self._handle_get, name="llm-proxy")
 
     @property
     def counters(self) -> ProxyCounters:
@@ -262,18 +156,17 @@ class LLMProxy:
     def _handle_get(self, handler: BaseHTTPRequestHandler) -> None:
         if handler.path.rstrip("/") == "/v1/models":
             model = self.client.config.model
-            _send(handler, 200, {"object": "list", "data": [{"id": model, "object": "model", "owned_by": "mempp"}]})
+            send_json(handler, 200, {"object": "list", "data": [{"id": model, "object": "model", "owned_by": "mempp"}]})
         else:
-            _send(handler, 404, _error(f"no route GET {handler.path}"))
+            send_json(handler, 404, _error(f"no route GET {handler.path}"))
 
     def _handle_post(self, handler: BaseHTTPRequestHandler) -> None:
-        length = int(handler.headers.get("Content-Length") or 0)
         try:
-            body = json.loads(handler.rfile.read(length) or b"{}")
+            body = read_body(handler)
             if not isinstance(body, dict):
                 raise ProxyError("the request body must be a JSON object")
         except (json.JSONDecodeError, ProxyError) as exc:
-            _send(handler, 400, _error(f"invalid request body: {exc}"))
+            send_json(handler, 400, _error(f"invalid request body: {exc}"))
             return
         route = handler.path.rstrip("/")
         try:
@@ -286,7 +179,7 @@ class LLMProxy:
         except Exception as exc:  # answered, never crash the server thread
             status, payload = 500, _error(f"proxy error: {type(exc).__name__}: {exc}")
             self.errors.append(payload["error"]["message"])
-        _send(handler, status, payload)
+        send_json(handler, status, payload)
 
     def _chat(self, body: JsonDict) -> tuple[int, JsonDict]:
         self._tally.add(chat_requests=1)
@@ -299,9 +192,8 @@ class LLMProxy:
             return self._failed(str(exc))
         if not result.ok:
             return self._failed(f"upstream call failed: {result.error}")
-        self._tally.add(chat_cache_hits=int(result.cached), chat_upstream=int(not result.cached))
-        calls = _tool_calls(result.text, body)
-        message: JsonDict = {"role": "assistant", "content": None if calls else result.text, "refusal": None}
+        calls = [dict(call) for call in result.tool_calls]
+        message: JsonDict = {"role": "assistant", "content": result.text or None if calls else result.text, "refusal": None}
         if calls:
             message["tool_calls"] = calls
         return 200, {
@@ -314,7 +206,7 @@ class LLMProxy:
                     "index": 0,
                     "message": message,
                     "logprobs": None,
-                    "finish_reason": "tool_calls" if calls else (result.finish_reason or "stop"),
+                    "finish_reason": result.finish_reason or ("tool_calls" if calls else "stop"),
                 }
             ],
             "usage": {
@@ -359,16 +251,3 @@ class LLMProxy:
 
 def _error(message: str) -> JsonDict:
     return {"error": {"message": message, "type": "invalid_request_error", "code": None}}
-
-
-def _send(handler: BaseHTTPRequestHandler, status: int, payload: JsonDict) -> None:
-    data = json.dumps(payload).encode("utf-8")
-    try:
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
-        handler.wfile.flush()
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # the client gave up

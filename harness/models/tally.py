@@ -1,4 +1,5 @@
-"""A thread-safe tally of integer counters whose snapshot is a frozen counters dataclass."""
+"""A thread-safe tally of integer counters whose snapshot is a frozen counters dataclass, and the
+field-wise difference and sum of two such snapshots (nested counters dataclasses included)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,19 @@ class Tally(Generic[C]):
         with self._lock:
             values: dict[str, Any] = dict(self.values)
         return self._kind(**values)
+
+
+def difference(after: C, before: C) -> C:
+    """``after - before``, field by field (what happened between two snapshots)."""
+    return _combine(after, before, -1)
+
+
+def total(first: C, second: C) -> C:
+    """``first + second``, field by field."""
+    return _combine(first, second, 1)
+
+
+def _combine(first: Any, second: Any, sign: int) -> Any:
+    if dataclasses.is_dataclass(first):
+        return type(first)(**{f.name: _combine(getattr(first, f.name), getattr(second, f.name), sign) for f in dataclasses.fields(first)})
+    return first + sign * second

@@ -22,35 +22,30 @@ costs little and a graph filtered down to a few rows finds them badly).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from memplusplus.settings import MemPPConfig
 
 ANN_KINDS: tuple[str, ...] = ("none", "hnsw", "ivf")
 _EF_WIDENING_CAP = 16
 
 
-@dataclass(frozen=True)
-class AnnSettings:
-    """``kind`` none|hnsw|ivf; ``min_rows``: smaller scopes stay exact; ``m``, ``ef_construction``
-    and ``ef_search`` for HNSW; ``nlist`` (0: sqrt(rows) at training) and ``nprobe`` for IVF."""
+def check_ann(config: MemPPConfig) -> None:
+    """Raise ``ValueError`` on ANN settings faiss could not use."""
+    if config.ann not in ANN_KINDS:
+        raise ValueError(f"unknown ann {config.ann!r}; expected one of {list(ANN_KINDS)}")
+    if config.ann_min_rows < 0 or (config.ann_nlist is not None and config.ann_nlist < 1):
+        raise ValueError("ann_min_rows must be >= 0 and ann_nlist >= 1 (or None: sqrt(rows))")
+    if min(config.ann_m, config.ann_ef_construction, config.ann_ef_search, config.ann_nprobe) < 1:
+        raise ValueError("ann_m, ann_ef_construction, ann_ef_search and ann_nprobe must be >= 1")
 
-    kind: str = "none"
-    min_rows: int = 50_000
-    m: int = 32
-    ef_construction: int = 80
-    ef_search: int = 128
-    nlist: int = 0
-    nprobe: int = 16
 
-    def __post_init__(self) -> None:
-        if self.kind not in ANN_KINDS:
-            raise ValueError(f"unknown ann {self.kind!r}; expected one of {list(ANN_KINDS)}")
-        if self.min_rows < 0 or self.nlist < 0:
-            raise ValueError("ann_min_rows and ann_nlist must be >= 0")
-        if min(self.m, self.ef_construction, self.ef_search, self.nprobe) < 1:
-            raise ValueError("ann_m, ann_ef_construction, ann_ef_search and ann_nprobe must be >= 1")
+ANN_FIELDS: tuple[str, ...] = (
+    "ann", "ann_min_rows", "ann_m", "ann_ef_construction", "ann_ef_search", "ann_nlist", "ann_nprobe",
+)
 
 
 def _faiss() -> Any:
@@ -64,16 +59,16 @@ def _faiss() -> Any:
 class AnnIndex:
     """A faiss index over a store's vector column, kept in step with it at each search."""
 
-    def __init__(self, settings: AnnSettings, dimension: int) -> None:
-        if settings.kind == "none":
+    def __init__(self, settings: MemPPConfig, dimension: int) -> None:
+        if settings.ann == "none":
             raise ValueError("AnnIndex needs ann=hnsw or ann=ivf")
         self.settings = settings
         self.dimension = dimension
         self.faiss = _faiss()
         self.index: Any = None
-        if settings.kind == "hnsw":
-            self.index = self.faiss.IndexHNSWFlat(dimension, settings.m, self.faiss.METRIC_INNER_PRODUCT)
-            self.index.hnsw.efConstruction = settings.ef_construction
+        if settings.ann == "hnsw":
+            self.index = self.faiss.IndexHNSWFlat(dimension, settings.ann_m, self.faiss.METRIC_INNER_PRODUCT)
+            self.index.hnsw.efConstruction = settings.ann_ef_construction
 
     @property
     def size(self) -> int:
@@ -88,7 +83,7 @@ class AnnIndex:
 
     def _trained_ivf(self, vectors: np.ndarray) -> Any:
         faiss = self.faiss
-        nlist = self.settings.nlist or round(math.sqrt(len(vectors)))
+        nlist = self.settings.ann_nlist or round(math.sqrt(len(vectors)))
         nlist = max(1, min(nlist, len(vectors) // 39))  # faiss wants ~39 training rows a centroid
         quantizer = faiss.IndexFlatIP(self.dimension)
         index = faiss.IndexIVFFlat(quantizer, self.dimension, nlist, faiss.METRIC_INNER_PRODUCT)
@@ -103,13 +98,13 @@ class AnnIndex:
         faiss = self.faiss
         bits = np.packbits(scope, bitorder="little")
         selector = faiss.IDSelectorBitmap(len(scope), faiss.swig_ptr(bits))
-        if self.settings.kind == "hnsw":
+        if self.settings.ann == "hnsw":
             params = faiss.SearchParametersHNSW()
             widening = min(len(scope) / max(in_scope, 1), _EF_WIDENING_CAP)
-            params.efSearch = int(math.ceil(max(self.settings.ef_search, limit) * widening))
+            params.efSearch = int(math.ceil(max(self.settings.ann_ef_search, limit) * widening))
         else:
             params = faiss.SearchParametersIVF()
-            params.nprobe = self.settings.nprobe
+            params.nprobe = self.settings.ann_nprobe
         params.sel = selector
         query32 = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
         _, labels = self.index.search(query32, limit, params=params)
@@ -120,6 +115,6 @@ class AnnIndex:
         return found.astype(np.int64)
 
 
-def make_index(settings: AnnSettings, dimension: int) -> AnnIndex | None:
+def make_index(settings: MemPPConfig, dimension: int) -> AnnIndex | None:
     """The ANN index the settings ask for, or None for exact search (the default)."""
-    return None if settings.kind == "none" else AnnIndex(settings, dimension)
+    return None if settings.ann == "none" else AnnIndex(settings, dimension)

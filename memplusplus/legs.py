@@ -100,7 +100,7 @@ def vector_leg(
     if candidates.size == 0:
         return []
     vectors = store.vectors
-    if ann is not None and candidates.size >= ann.settings.min_rows:
+    if ann is not None and candidates.size >= ann.settings.ann_min_rows:
         found = ann.search(vectors, query_vector, scope, int(candidates.size), limit)
         if found is not None:  # rescored exactly, ordered as below
             sims = vectors[found] @ query_vector

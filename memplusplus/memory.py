@@ -34,7 +34,7 @@ class MemPlusPlus(MemoryFacade):
 
     def _open(self) -> None:
         self.store = RowStore(self.encoder.dimension)
-        self._ann = make_index(self.config.ann_settings(), self.encoder.dimension)
+        self._ann = make_index(self.config, self.encoder.dimension)
         self._bm25 = None
         self._bm25_size = -1
 

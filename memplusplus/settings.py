@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from memplusplus.ann import AnnSettings
+from memplusplus.ann import check_ann
 from memplusplus.legs import LEGS
 from memplusplus.types import Document
 
@@ -45,11 +45,11 @@ class MemPPConfig:
     ann_m: int = 32
     ann_ef_construction: int = 80
     ann_ef_search: int = 128
-    ann_nlist: int = 0
+    ann_nlist: int | None = None  # IVF lists; None: sqrt(rows) when it trains
     ann_nprobe: int = 16
 
     def __post_init__(self) -> None:
-        self.ann_settings()  # raises on bad ann values
+        check_ann(self)
         unknown = set(self.weights) - set(LEGS)
         if unknown:
             raise ValueError(f"unknown legs {sorted(unknown)}; legs are {list(LEGS)}")
@@ -64,12 +64,6 @@ class MemPPConfig:
 
     def weight(self, leg: str) -> float:
         return float(self.weights.get(leg, 0.0))
-
-    def ann_settings(self) -> AnnSettings:
-        return AnnSettings(
-            self.ann, self.ann_min_rows, self.ann_m, self.ann_ef_construction, self.ann_ef_search,
-            self.ann_nlist, self.ann_nprobe,
-        )
 
 
 def tag_source(doc: Document, tags: str) -> str | None:

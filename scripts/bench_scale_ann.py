@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from memplusplus.ann import make_index
+from memplusplus.ann import ANN_FIELDS, make_index
 from memplusplus.legs import vector_leg
 
 
@@ -31,7 +31,6 @@ def bench_ann(memory, kind: str, params: dict[str, Any], questions, as_of, exact
     exact_config = memory.config
     store = memory.store
     config = dataclasses.replace(exact_config, ann=kind, **params)
-    settings = config.ann_settings()
     limit = config.candidates
     queries = [memory.encoder.encode_one(question) for question in questions]
     scopes = [memory.scope_mask(when) for when in as_of]
@@ -40,8 +39,8 @@ def bench_ann(memory, kind: str, params: dict[str, Any], questions, as_of, exact
         c0 = time.process_time()
         exact_legs.append(vector_leg(store, q, scope, limit))
         exact_cpus.append(time.process_time() - c0)
-    out: dict[str, Any] = {"settings": dataclasses.asdict(settings), "exact_vector_leg_cpu_p50_ms": _ms(exact_cpus, 50)}
-    index = make_index(settings, store.vectors.shape[1])
+    out: dict[str, Any] = {"settings": {name: getattr(config, name) for name in ANN_FIELDS}, "exact_vector_leg_cpu_p50_ms": _ms(exact_cpus, 50)}
+    index = make_index(config, store.vectors.shape[1])
     c0, w0 = time.process_time(), time.perf_counter()
     index.sync(store.vectors)
     out["build_s"], out["build_cpu_s"] = round(time.perf_counter() - w0, 2), round(time.process_time() - c0, 2)
@@ -50,7 +49,7 @@ def bench_ann(memory, kind: str, params: dict[str, Any], questions, as_of, exact
         leg_walls, leg_cpus, leg_recall, took_ann, fell_back = [], [], [], 0, 0
         for q, scope, exact in zip(queries, scopes, exact_legs):
             in_scope = int(scope.sum())
-            if in_scope >= settings.min_rows:
+            if in_scope >= config.ann_min_rows:
                 took_ann += 1
                 fell_back += index.search(store.vectors, q, scope, in_scope, limit) is None
             c0, w0 = time.process_time(), time.perf_counter()

@@ -146,7 +146,7 @@ def test_system_ann_from_the_config_reaches_the_memory():
     assert build_system(default.system, RandomVectors(1))._ann is None
     hnsw = RunConfig.from_dict(compose_config(["dataset=orgmem", "system.ann=hnsw"]))
     memory = build_system(hnsw.system, RandomVectors(1))
-    assert memory._ann is not None and memory._ann.settings.kind == "hnsw"
+    assert memory._ann is not None and memory._ann.settings.ann == "hnsw"
     bogus = RunConfig.from_dict(compose_config(["dataset=orgmem", "system.ann=lsh"]))
     with pytest.raises(ConfigError, match="ann"):
         build_system(bogus.system, RandomVectors(1))

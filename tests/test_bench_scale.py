@@ -50,4 +50,4 @@ def test_a_small_run_writes_the_issue_fields_and_exact_recall_for_generous_hnsw(
     ann = entry["ann_hnsw"]
     assert ann["questions_through_ann"] == 4 and ann["questions_fallen_back_to_exact"] == 0
     assert ann["vector_leg_recall_at_c"] == 1.0 and ann["fused_recall_at_50"] == 1.0
-    assert ann["settings"]["ef_search"] == 400
+    assert ann["settings"]["ann_ef_search"] == 400

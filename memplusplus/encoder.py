@@ -16,7 +16,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -64,6 +65,7 @@ class CachedEncoder:
 
     def __init__(self, cache: EmbeddingCache | None = None):
         self.cache = cache
+        self._model: Any = None
         self.computed = 0
         self.cache_hits = 0
 
@@ -72,6 +74,15 @@ class CachedEncoder:
         raise NotImplementedError
 
     def _compute(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _load(self) -> Any:
+        """The backend's model (or inference session), built by ``_build`` on first use."""
+        if self._model is None:
+            self._model = self._build()
+        return self._model
+
+    def _build(self) -> Any:
         raise NotImplementedError
 
     def stats(self) -> dict[str, int]:
@@ -145,24 +156,21 @@ class Encoder(CachedEncoder):
         super().__init__(cache)
         self.config = config
         self.store_every = config.batch_size
-        self._model = None
 
     @property
     def identity(self) -> str:
         return f"{self.config.model}|max_tokens={self.config.max_tokens}"
 
-    def _load(self):
-        if self._model is None:
-            _offline()
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
+    def _build(self) -> Any:
+        _offline()
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
 
-            transformers_logging.disable_progress_bar()
+        transformers_logging.disable_progress_bar()
 
-            model = SentenceTransformer(model_source(self.config.model), device=self.device)
-            model.max_seq_length = self.config.max_tokens
-            self._model = model
-        return self._model
+        model = SentenceTransformer(model_source(self.config.model), device=self.device)
+        model.max_seq_length = self.config.max_tokens
+        return model
 
     @property
     def tokenizer(self):
@@ -186,6 +194,12 @@ class Encoder(CachedEncoder):
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
+
+
+def derived_model_file(model: str, model_dir: str, suffix: str) -> Path:
+    """Where a model derived once from ``model`` (an export, a distillation) is kept: in
+    ``model_dir``, named after the model and ``suffix`` (which encodes the derivation's settings)."""
+    return Path(model_dir).expanduser() / f"{Path(model).name}-{suffix}"
 
 
 def resolve_device(device: str) -> str:

@@ -22,6 +22,7 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from memplusplus.encoder import (
     EmbeddingCache,
     Encoder,
     _offline,
+    derived_model_file,
     model_source,
     word_piece_tokenizer,
 )
@@ -118,34 +120,25 @@ class OnnxEncoder(Encoder):
 
     def __init__(self, config: OnnxEncoderConfig = OnnxEncoderConfig(), cache: EmbeddingCache | None = None):
         super().__init__(config, cache)  # type: ignore[arg-type]  # the same model/max_tokens/batch_size
-        self._session = None
+        self.model_path = derived_model_file(config.model, config.model_dir, f"fp32-opset{OPSET}-eager-fused.onnx")
 
     @property
     def identity(self) -> str:
         return f"{super().identity}|onnx-fp32-fused"
 
     @property
-    def model_path(self) -> Path:
-        name = Path(self.config.model).name
-        return Path(self.config.model_dir).expanduser() / f"{name}-fp32-opset{OPSET}-eager-fused.onnx"
-
-    @property
     def tokenizer(self):
         return word_piece_tokenizer(self.config.model)
 
-    def _load(self):
-        if self._session is None:
-            import onnxruntime
+    def _build(self) -> Any:
+        import onnxruntime
 
-            if not self.model_path.exists():
-                export_onnx(self.config.model, self.model_path)
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = self.config.threads or os.cpu_count() or 1
-            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-            self._session = onnxruntime.InferenceSession(
-                str(self.model_path), options, providers=["CPUExecutionProvider"]
-            )
-        return self._session
+        if not self.model_path.exists():
+            export_onnx(self.config.model, self.model_path)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self.config.threads or os.cpu_count() or 1
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        return onnxruntime.InferenceSession(str(self.model_path), options, providers=["CPUExecutionProvider"])
 
     def _compute(self, texts: list[str]) -> np.ndarray:
         session = self._load()

@@ -19,10 +19,11 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from memplusplus.encoder import DEFAULT_MODEL, CachedEncoder, EmbeddingCache, _offline, model_source
+from memplusplus.encoder import DEFAULT_MODEL, CachedEncoder, EmbeddingCache, _offline, derived_model_file, model_source
 
 UNUSED_TOKENS = r"\[unused\d+\]"  # BERT's placeholder rows: model2vec's default, dropped
 
@@ -86,34 +87,30 @@ def distill(config: StaticEncoderConfig, target: Path) -> Path:
     return target
 
 
+def load_static_model(config: StaticEncoderConfig, path: Path):
+    """The distilled model at ``path``, distilled there first if it is not yet (offline)."""
+    _offline()
+    from model2vec import StaticModel
+
+    if not path.exists():
+        distill(config, path)
+    return StaticModel.from_pretrained(str(path), normalize=True, force_download=False)
+
+
 class StaticEncoder(CachedEncoder):
     """Mean of distilled MiniLM token vectors (``pca_dims`` wide), normalised."""
 
     def __init__(self, config: StaticEncoderConfig = StaticEncoderConfig(), cache: EmbeddingCache | None = None):
         super().__init__(cache)
-        self.config = config
-        self.dimension = config.pca_dims
-        self.store_every = config.batch_size
-        self._model = None
+        self.config, self.dimension, self.store_every = config, config.pca_dims, config.batch_size
+        self.model_path = derived_model_file(config.model, config.model_dir, settings_tag(config))
 
     @property
     def identity(self) -> str:
         return f"{self.config.model}|max_tokens={self.config.max_tokens}|static-{settings_tag(self.config)}"
 
-    @property
-    def model_path(self) -> Path:
-        name = Path(self.config.model).name
-        return Path(self.config.model_dir).expanduser() / f"{name}-{settings_tag(self.config)}"
-
-    def _load(self):
-        if self._model is None:
-            _offline()
-            from model2vec import StaticModel
-
-            if not self.model_path.exists():
-                distill(self.config, self.model_path)
-            self._model = StaticModel.from_pretrained(str(self.model_path), normalize=True, force_download=False)
-        return self._model
+    def _build(self) -> Any:
+        return load_static_model(self.config, self.model_path)
 
     def _compute(self, texts: list[str]) -> np.ndarray:
         vectors = self._load().encode(

@@ -174,3 +174,15 @@ def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatc
     with pytest.raises(RunInterrupted if failure is KeyboardInterrupt else RuntimeError):
         run(config(tmp_path, "dataset.limit=1"))
     assert closed == [True]
+
+
+def test_a_fully_cached_run_says_it_made_no_model_calls_instead_of_counting_over_zero_documents():
+    from harness.models.call_counts import ModelCallTally, format_model_calls
+
+    cached = format_model_calls(ModelCallTally().as_dict())
+    assert cached.startswith("model calls: none in this run") and "over 0" not in cached
+    tally = ModelCallTally()
+    tally.documents, tally.questions = 443, 73
+    counted = format_model_calls(tally.as_dict()).splitlines()
+    assert counted[0].startswith("write-time model calls over 443 document(s): chat 0 (0.00/document")
+    assert counted[1].startswith("read-time model calls over 73 question(s): chat 0")

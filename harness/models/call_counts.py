@@ -81,7 +81,11 @@ class ModelCallTally:
 
 
 def format_model_calls(calls: dict[str, Any]) -> str:
-    """One summary line per stage, from :meth:`ModelCallTally.as_dict`."""
+    """One summary line per stage, from :meth:`ModelCallTally.as_dict`; one line when nothing was
+    ingested or retrieved (every question came from the retrieval cache)."""
+    if not calls["documents"] and not calls["questions"]:
+        return ("model calls: none in this run (every retrieval came from the cache; the run that "
+                "computed them has its counts in history.jsonl)")
     lines = []
     for stage, unit, count, ratio in (
         ("write", "document", calls["documents"], calls["write_chat_calls_per_document"]),

@@ -14,18 +14,7 @@ from harness.models.llm_client import (
     LLMClient,
     LLMConfig,
 )
-from tests.fake_openai_server import (  # noqa: F401  (fake_server is a fixture)
-    Drop,
-    EmptyChoices,
-    Fail,
-    FakeOpenAIServer,
-    Hang,
-    Malformed,
-    NullContent,
-    default_answer,
-    fake_server,
-    last_user_content,
-)
+from tests.fake_openai_server import FakeOpenAIServer, default_answer
 
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -13,18 +13,8 @@ from harness.models.llm_client import (
     ChatRequest,
     LLMConfig,
 )
-from tests.fake_openai_server import (  # noqa: F401  (fake_server is a fixture)
-    Drop,
-    EmptyChoices,
-    Fail,
-    FakeOpenAIServer,
-    Hang,
-    Malformed,
-    NullContent,
-    default_answer,
-    fake_server,
-    last_user_content,
-)
+from tests.fake_openai_server import Drop, EmptyChoices, Fail, FakeOpenAIServer, Hang, Malformed, NullContent, last_user_content
+from tests.fake_openai_server import fake_server  # noqa: F401  (a fixture)
 
 from tests.llm_client_support import essence, expected_text, make_client, req, reqs
 from tests.llm_client_support import cache_path  # noqa: F401  (a fixture)

@@ -28,18 +28,8 @@ from harness.models.llm_client import (
     LLMConfig,
     MissingAPIKeyError,
 )
-from tests.fake_openai_server import (  # noqa: F401  (fake_server is a fixture)
-    Drop,
-    EmptyChoices,
-    Fail,
-    FakeOpenAIServer,
-    Hang,
-    Malformed,
-    NullContent,
-    default_answer,
-    fake_server,
-    last_user_content,
-)
+from tests.fake_openai_server import Fail, FakeOpenAIServer, last_user_content
+from tests.fake_openai_server import fake_server  # noqa: F401  (a fixture)
 
 from tests.llm_client_support import FAKE_KEY, REPO_ROOT, essence, expected_text, make_client, req, reqs
 from tests.llm_client_support import cache_path  # noqa: F401  (a fixture)

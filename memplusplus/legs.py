@@ -115,3 +115,31 @@ def vector_leg(
         candidates, sims = candidates[keep], sims[keep]
     order = np.lexsort((-candidates, -sims))
     return candidates[order[:limit]].tolist()
+
+
+class BM25Index:
+    """BM25 over every stored row's stem stream, rebuilt only when rows were added."""
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self._index = None
+        self._size = -1
+
+    def scores(self, store: RowStore, terms: Sequence[str]) -> np.ndarray:
+        """One BM25 score per row (0 for rows sharing no term)."""
+        import bm25s
+
+        if self._index is None or self._size != len(store):
+            corpus = [_stem_stream(store, seq) for seq in range(len(store))]
+            index = bm25s.BM25(k1=self.k1, b=self.b)
+            index.index([tokens or [""] for tokens in corpus], show_progress=False)
+            self._index, self._size = index, len(store)
+        known = [term for term in dict.fromkeys(terms) if term in self._index.vocab_dict]
+        if not known:
+            return np.zeros(len(store), dtype=np.float32)
+        return np.asarray(self._index.get_scores(known))
+
+
+def _stem_stream(store: RowStore, seq: int) -> list[str]:
+    positions = store.rows[seq].positions
+    return [term for _, term in sorted((p, t) for t, ps in positions.items() for p in ps)]

@@ -21,7 +21,7 @@ import numpy as np
 from memplusplus.ann import make_index
 from memplusplus.facade import MemoryFacade, plan_ingest
 from memplusplus.fusion import FusedRow, weighted_rrf
-from memplusplus.legs import lexical_leg, tag_leg, vector_leg
+from memplusplus.legs import BM25Index, lexical_leg, tag_leg, vector_leg
 from memplusplus.settings import MemPPConfig, tag_source
 from memplusplus.scope import end_of_day
 from memplusplus.store import Row, RowStore
@@ -35,8 +35,7 @@ class MemPlusPlus(MemoryFacade):
     def _open(self) -> None:
         self.store = RowStore(self.encoder.dimension)
         self._ann = make_index(self.config, self.encoder.dimension)
-        self._bm25 = None
-        self._bm25_size = -1
+        self._bm25 = BM25Index()  # the bm25 lexical ranker's index, built at its first use
 
     # ----- write ---------------------------------------------------------------------------
     def _stored_ids(self) -> int:
@@ -95,7 +94,7 @@ class MemPlusPlus(MemoryFacade):
         terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         rankings: dict[str, list[int]] = {}
         if cfg.weight("lexical") > 0:
-            bm25 = self._bm25_scores(terms) if cfg.lexical_ranker == "bm25" else None
+            bm25 = self._bm25.scores(self.store, terms) if cfg.lexical_ranker == "bm25" else None
             rankings["lexical"] = lexical_leg(
                 self.store, terms, cfg.conjunctive, scope, cfg.candidates, cfg.lexical_ranker, bm25
             )
@@ -164,24 +163,6 @@ class MemPlusPlus(MemoryFacade):
             thread=row.thread,
             evidence=row.evidence,
         )
-
-    # ----- BM25 alternative lexical ranker --------------------------------------------------
-    def _bm25_scores(self, terms: list[str]) -> np.ndarray:
-        import bm25s
-
-        if self._bm25 is None or self._bm25_size != len(self.store):
-            corpus = [self._stem_sequence(row.positions) for row in self.store.rows]
-            index = bm25s.BM25()
-            index.index([tokens or [""] for tokens in corpus], show_progress=False)
-            self._bm25, self._bm25_size = index, len(self.store)
-        known = [term for term in terms if term in self._bm25.vocab_dict]
-        if not known:
-            return np.zeros(len(self.store), dtype=np.float32)
-        return self._bm25.get_scores(known)
-
-    @staticmethod
-    def _stem_sequence(positions: dict[str, list[int]]) -> list[str]:
-        return [term for _, term in sorted((p, t) for t, ps in positions.items() for p in ps)]
 
 
 __all__ = ["MemPlusPlus", "MemPPConfig"]

@@ -26,7 +26,8 @@ from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.legs import tag_leg, vector_leg
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.plus.dates import date_leg, named_periods
-from memplusplus.plus.lexical import BM25Index, any_term_leg
+from memplusplus.legs import BM25Index
+from memplusplus.plus.lexical import any_term_leg
 from memplusplus.plus.options import PlusOptions
 from memplusplus.plus.packing import pack
 from memplusplus.plus.views import best_view_leg, clauses
@@ -51,7 +52,7 @@ class PlusMemory(MemPlusPlus):
     ):
         super().__init__(config, encoder, clock)
         self.options = options
-        self._index = BM25Index(options.bm25_k1, options.bm25_b)
+        self._bm25 = BM25Index(options.bm25_k1, options.bm25_b)
         self._threads: dict[str, list[int]] | None = None
         self._threads_size = -1
 
@@ -63,7 +64,7 @@ class PlusMemory(MemPlusPlus):
         terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         rankings: dict[str, list[int]] = {}
         if opt.lexical_weight > 0:
-            rankings["lexical"] = any_term_leg(self.store, terms, scope, cfg.candidates, opt.lexical_ranker, self._index)
+            rankings["lexical"] = any_term_leg(self.store, terms, scope, cfg.candidates, opt.lexical_ranker, self._bm25)
         if cfg.weight("tag") > 0:
             rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("vector") > 0:

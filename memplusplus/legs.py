@@ -109,6 +109,12 @@ def vector_leg(
         sims = (vectors @ query_vector)[candidates]
     else:
         sims = vectors[candidates] @ query_vector
+    return top_by_similarity(candidates, sims, limit)
+
+
+def top_by_similarity(candidates: np.ndarray, sims: np.ndarray, limit: int) -> list[int]:
+    """The ``limit`` best of ``candidates`` (row seqs) by ``sims``: similarity descending, equal
+    similarity later ingest first (``argpartition`` first, keeping every row tied with the last)."""
     if candidates.size > limit:
         threshold = sims[np.argpartition(-sims, limit - 1)[:limit]].min()
         keep = np.flatnonzero(sims >= threshold)

@@ -15,6 +15,7 @@ import re
 
 import numpy as np
 
+from memplusplus.legs import top_by_similarity
 from memplusplus.store import RowStore
 from memplusplus.text import content_terms
 
@@ -34,6 +35,4 @@ def best_view_leg(store: RowStore, views: np.ndarray, scope: np.ndarray, limit: 
     candidates = np.flatnonzero(scope)
     if candidates.size == 0:
         return []
-    sims = (store.vectors[candidates] @ views.T).max(axis=1)
-    order = np.lexsort((-candidates, -sims))
-    return candidates[order[:limit]].tolist()
+    return top_by_similarity(candidates, (store.vectors[candidates] @ views.T).max(axis=1), limit)

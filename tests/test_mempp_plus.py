@@ -239,8 +239,9 @@ def test_configs_choose_settings_per_dataset_and_ablations_switch_one_lever():
     locomo = RunConfig.from_dict(compose_config(["system=mempp_plus", "dataset=locomo"])).system.params["plus"]
     assert orgmem["budget"] == 40000 and orgmem["thread_window"] is None
     assert locomo["budget"] is None and locomo["thread_window"] == 1
-    for lever, key in (("lexical", "any_term_lexical"), ("threads", "thread_expansion"),
-                       ("dates", "date_scope"), ("packing", "packing"), ("clauses", "clause_views")):
-        ablated = RunConfig.from_dict(compose_config([f"system=mempp_plus_no_{lever}"])).system.params["plus"]
-        assert ablated[key] is False
+    switched = [(f"mempp_plus_no_{lever}", key, False) for lever, key in (
+        ("lexical", "any_term_lexical"), ("threads", "thread_expansion"), ("dates", "date_scope"), ("clauses", "clause_views"))]
+    for system, key, value in [*switched, ("mempp_plus_packing", "packing", True)]:  # packing: off by default
+        ablated = RunConfig.from_dict(compose_config([f"system={system}"])).system.params["plus"]
+        assert ablated[key] is value and orgmem[key] is not value
         assert {k: v for k, v in ablated.items() if k != key} == {k: v for k, v in orgmem.items() if k != key}

@@ -83,14 +83,11 @@ def held_out_means(records: list[dict], keys: list[str]) -> dict[str, float]:
     """Mean of each metric over the LongMemEval_S questions after the first LME_TUNED by id (the
     settings were chosen on those), skipping unscored questions (NaN or None) as the summary does."""
     rest = sorted(records, key=lambda record: record["qid"])[LME_TUNED:]
-    means = {}
+    means = {"n_questions": float(len(rest))}
     for key in keys:
-        values = [r["metrics"].get(key) for r in rest]
-        values = [v for v in values if v is not None and not math.isnan(v)]
+        values = [v for v in (r["metrics"].get(key) for r in rest) if v is not None and not math.isnan(v)]
         means[key] = sum(values) / len(values) if values else math.nan
-    means["n_questions"] = float(len(rest))
-    means["n_scored"] = float(len([r for r in rest if r["metrics"].get(keys[0]) is not None
-                                   and not math.isnan(r["metrics"][keys[0]])]))
+        means.setdefault("n_scored", float(len(values)))  # from the first metric, like the summary's n_scored
     return means
 
 

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from harness.compose import compose_config  # noqa: E402
 from harness.config import RunConfig  # noqa: E402
 from harness.runner import run  # noqa: E402
+from judges.aggregate import OVERALL, summarize  # noqa: E402
 
 SYSTEMS = ["mempp", "mempp_plus", "mempp_plus_no_lexical", "mempp_plus_no_threads", "mempp_plus_no_dates",
            "mempp_plus_no_clauses", "mempp_plus_packing"]
@@ -80,15 +81,13 @@ class Cell:
 
 
 def held_out_means(records: list[dict], keys: list[str]) -> dict[str, float]:
-    """Mean of each metric over the LongMemEval_S questions after the first LME_TUNED by id (the
-    settings were chosen on those), skipping unscored questions (NaN or None) as the summary does."""
+    """The summary's overall row (judges.aggregate.summarize: NaN-ignoring means, n_scored from
+    the first metric) over the LongMemEval_S questions after the first LME_TUNED by id, the ones
+    the settings were not chosen on."""
     rest = sorted(records, key=lambda record: record["qid"])[LME_TUNED:]
-    means = {"n_questions": float(len(rest))}
-    for key in keys:
-        values = [v for v in (r["metrics"].get(key) for r in rest) if v is not None and not math.isnan(v)]
-        means[key] = sum(values) / len(values) if values else math.nan
-        means.setdefault("n_scored", float(len(values)))  # from the first metric, like the summary's n_scored
-    return means
+    overall = summarize([record["metrics"] for record in rest], keys).loc[OVERALL]
+    return {"n_questions": float(overall["n"]), "n_scored": float(overall["n_scored"]),
+            **{key: float(overall[key]) for key in keys}}
 
 
 def run_one(dataset: str, system: str, extra: list[str]) -> Cell:

@@ -23,10 +23,9 @@ import numpy as np
 
 from memplusplus.encoder import CachedEncoder
 from memplusplus.fusion import FusedRow, weighted_rrf
-from memplusplus.legs import tag_leg, vector_leg
+from memplusplus.legs import BM25Index, tag_leg, vector_leg
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.plus.dates import date_leg, named_periods
-from memplusplus.legs import BM25Index
 from memplusplus.plus.lexical import any_term_leg
 from memplusplus.plus.options import PlusOptions
 from memplusplus.plus.packing import pack

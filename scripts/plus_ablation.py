@@ -30,7 +30,7 @@ from harness.runner import run  # noqa: E402
 from judges.aggregate import OVERALL, summarize  # noqa: E402
 
 SYSTEMS = ["mempp", "mempp_plus", "mempp_plus_no_lexical", "mempp_plus_no_threads", "mempp_plus_no_dates",
-           "mempp_plus_no_clauses", "mempp_plus_packing"]
+           "mempp_plus_no_clauses", "mempp_plus_no_sentences", "mempp_plus_packing"]
 METRICS = {
     "orgmem": ["recall_any@10", "recall_all@10", "recall_any@50", "in_budget_recall", "in_budget_gold_chars"],
     "locomo": ["recall_any@10", "recall_all@10", "recall_any@50", "in_budget_recall", "in_budget_gold_chars"],
@@ -52,6 +52,10 @@ LEVERS = {
                               "the vector leg scores a row by its best cosine over the whole question and each of "
                               "its clauses (at least 3 content words), so a long multi-part question's topic clause "
                               "is not drowned by its instructions"),
+    "mempp_plus_no_sentences": ("sentence views",
+                                "each sentence of a row is embedded too (at write time, no generative call), and a "
+                                "leg with its own RRF weight ranks rows by their best cosine over the row and its "
+                                "sentences, so a fact said in passing inside a turn about something else is found"),
 }
 # Levers off in mempp_plus; their config turns them on (the effect is reported "with").
 ADDED = {
@@ -63,7 +67,8 @@ ADDED = {
 LME_TUNED = 100  # mempp_plus's LongMemEval_S settings were chosen on its first 100 questions by id
 PACKING_BUDGETS = [8000, 16000, 24000, 40000]  # OrgMemBench's own budget is 40,000 characters
 SWITCHES = {"mempp_plus_no_lexical": "any_term_lexical", "mempp_plus_no_threads": "thread_expansion",
-            "mempp_plus_no_dates": "date_scope", "mempp_plus_no_clauses": "clause_views"}
+            "mempp_plus_no_dates": "date_scope", "mempp_plus_no_clauses": "clause_views",
+            "mempp_plus_no_sentences": "sentence_views"}
 HEADLINE = {"orgmem": ["in_budget_recall", "in_budget_gold_chars"], "locomo": ["recall_any@10", "in_budget_recall"],
             "longmemeval_s": ["recall_all@10", "session_recall_all@5"]}
 # The targets (overall): fixed thresholds, or "above mempp" (None).

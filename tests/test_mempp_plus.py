@@ -19,7 +19,7 @@ from memplusplus import Document, MemPlusPlus, MemPPConfig
 from memplusplus.evidence import render
 from memplusplus.plus import PlusMemory, PlusOptions
 from memplusplus.plus.packing import block_cost, fit_first, pack
-from memplusplus.plus.views import best_view_leg, clauses
+from memplusplus.plus.views import SentenceViews, best_view_leg, clauses, best_sentence_leg, sentences
 from memplusplus.types import Hit
 
 NO_VECTOR = {"lexical": 1.0, "tag": 0.0, "vector": 0.0}
@@ -224,6 +224,74 @@ def test_best_view_leg_ranks_by_the_best_cosine_over_the_views():
     assert best_view_leg(store, views, np.array([True, False]), 10) == [0]  # scope first
 
 
+# ----- lever 6: sentence views of the stored rows ------------------------------------------------
+
+
+def test_sentences_drop_the_turn_header_keep_abbreviations_and_join_short_pieces():
+    text = ("[2023/03/27 (Mon) 00:55] user: I have had a cough for weeks. Can you suggest a remedy? "
+            "By the way, I saw Dr. Patel on March 3rd. Thanks!")
+    assert sentences(text) == [
+        "I have had a cough for weeks.",
+        "Can you suggest a remedy?",
+        "By the way, I saw Dr. Patel on March 3rd. Thanks!",  # "Dr." does not end it; "Thanks!" joins it
+    ]
+    assert sentences("Hi! I moved to Berlin last spring for a new job.") == []  # one sentence after the join
+    assert sentences("[2023/05/01] Caroline: One sentence only, nothing to split here.") == []
+
+
+def test_best_sentence_leg_finds_the_row_whose_aside_matches_and_only_for_the_chosen_authors():
+    from memplusplus.store import RowStore
+
+    store = RowStore(dimension=3)
+    texts = ["Topic one. The aside here.", "Topic two. Another aside.", "Topic three. Third aside."]
+    authors = ["user", "user", "assistant"]
+    vectors = [[1.0, 0.0, 0.0], [0.8, 0.6, 0.0], [1.0, 0.0, 0.0]]
+    for seq, (text, author, vector) in enumerate(zip(texts, authors, vectors)):
+        store.append(f"r{seq}", text, author, None, None, CLOCK(), np.asarray(vector, dtype=np.float32))
+    sentence_vectors = {"The aside here.": [0.0, 0.0, 1.0], "Third aside.": [0.0, 0.0, 1.0]}
+    calls: list[list[str]] = []
+
+    def encode(batch: list[str]) -> np.ndarray:
+        calls.append(batch)
+        return np.asarray([sentence_vectors.get(t, [0.0, 1.0, 0.0]) for t in batch], dtype=np.float32)
+
+    views = SentenceViews(frozenset({"user"}), min_words=2)
+    views.update(store, encode)
+    assert calls == [["Topic one.", "The aside here.", "Topic two.", "Another aside."]]  # no assistant row
+    assert views.owner.tolist() == [0, 0, 1, 1]
+    query = np.asarray([[0.0, 0.0, 1.0]], dtype=np.float32)  # about the aside only
+    everything = np.ones(3, dtype=bool)
+    assert best_sentence_leg(store, views, query, everything, 10)[0] == 0  # its aside: cosine 1
+    assert best_sentence_leg(store, views, np.asarray([[0.0, 1.0, 0.0]], dtype=np.float32), everything, 10)[:2] == [1, 0]
+    views.update(store, encode)
+    assert len(calls) == 1  # nothing new to embed
+    store.append("r3", "New row. With two sentences.", "user", None, None, CLOCK(), np.zeros(3, dtype=np.float32))
+    views.update(store, encode)
+    assert calls[-1] == ["New row.", "With two sentences."] and views.owner.tolist() == [0, 0, 1, 1, 3, 3]
+
+
+def test_sentence_views_are_embedded_at_ingest_and_rank_the_vector_leg(encoder):
+    rows = [
+        Document("a", "[2023/01/02] user: Can you suggest a cough syrup for my kid? My daughter has had a "
+                      "cough for a week now. By the way, I saw my dentist for a root canal yesterday.",
+                 author="user", date=datetime(2023, 1, 2)),
+        Document("b", "[2023/01/03] assistant: Here are some cough syrups. Honey also helps a sore throat.",
+                 author="assistant", date=datetime(2023, 1, 3)),
+        Document("c", "[2023/01/04] user: I am booking a dentist appointment for my annual cleaning next week.",
+                 author="user", date=datetime(2023, 1, 4)),
+    ]
+    question = "When did I have a root canal?"
+    with_views = plus(encoder, weights={"lexical": 0.0, "tag": 0.0, "vector": 1.0}, sentence_views=True,
+                      sentence_authors=["user"], lexical_weight=0.0)
+    without = plus(encoder, weights={"lexical": 0.0, "tag": 0.0, "vector": 1.0}, lexical_weight=0.0)
+    for memory in (with_views, without):
+        memory.ingest(rows)
+    assert with_views._sentences.owner.tolist() == [0, 0, 0]  # the first user row's sentences, at write time
+    assert ids(without.retrieve(question))[0] == "c"  # whole-row embeddings: the dentist row wins
+    assert ids(with_views.retrieve(question))[0] == "a"  # its root-canal sentence wins
+    assert list(with_views.leg_rankings(question, with_views.scope_mask(None))) == ["vector"]
+
+
 # ----- robustness: what the read path may see ----------------------------------------------------
 
 
@@ -245,3 +313,19 @@ def test_configs_choose_settings_per_dataset_and_ablations_switch_one_lever():
         ablated = RunConfig.from_dict(compose_config([f"system={system}"])).system.params["plus"]
         assert ablated[key] is value and orgmem[key] is not value
         assert {k: v for k, v in ablated.items() if k != key} == {k: v for k, v in orgmem.items() if k != key}
+
+
+def test_sentence_views_are_off_for_locomo_and_their_ablation_switches_them_alone():
+    def plus_of(*overrides: str) -> dict:
+        return RunConfig.from_dict(compose_config(list(overrides))).system.params["plus"]
+
+    lme = plus_of("system=mempp_plus", "dataset=longmemeval_s")
+    assert lme["sentence_views"] is True and list(lme["sentence_authors"]) == ["user"]
+    assert PlusOptions(**lme).sentence_authors == ("user",)
+    orgmem = plus_of("system=mempp_plus", "dataset=orgmem")
+    assert orgmem["sentence_views"] is True and orgmem["sentence_authors"] is None  # every author's rows
+    assert plus_of("system=mempp_plus", "dataset=locomo")["sentence_views"] is False  # measured not to help
+    ablated = plus_of("system=mempp_plus_no_sentences", "dataset=longmemeval_s")
+    assert ablated["sentence_views"] is False
+    assert {k: v for k, v in ablated.items() if k != "sentence_views"} == {
+        k: v for k, v in lme.items() if k != "sentence_views"}

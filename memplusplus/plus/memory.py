@@ -3,7 +3,8 @@
 Write: exactly Mem++'s (documents whole, date and author kept, exact repeats skipped, one
 embedding per row, no generative call). Read, over the same as-of scope S_theta:
 
-1. legs: vector and tag as in Mem++; the lexical leg matches any query term, ranked by BM25
+1. legs: vector and tag as in Mem++ (the vector leg may also score a row by its sentences or the
+   question by its clauses, :mod:`.views`); the lexical leg matches any query term, ranked by BM25
    (:mod:`.lexical`); a date leg when the question names a day or period (:mod:`.dates`);
 2. weighted RRF, as in Mem++;
 3. thread expansion: each taken row brings the other in-scope rows of its thread (:mod:`.threads`);
@@ -16,7 +17,7 @@ can see gold labels or question ids.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import date, datetime
 
 import numpy as np
@@ -29,10 +30,10 @@ from memplusplus.plus.dates import date_leg, named_periods
 from memplusplus.plus.lexical import any_term_leg
 from memplusplus.plus.options import PlusOptions
 from memplusplus.plus.packing import pack
-from memplusplus.plus.views import best_view_leg, clauses
+from memplusplus.plus.views import SentenceViews, best_view_leg, clauses, best_sentence_leg
 from memplusplus.plus.threads import by_thread_score, expand, thread_members
 from memplusplus.text import content_terms
-from memplusplus.types import Hit
+from memplusplus.types import Document, Hit
 
 THREAD_MARK = "thread"  # leg_ranks key of a row that followed a taken row: the leader's fused rank
 
@@ -54,6 +55,15 @@ class PlusMemory(MemPlusPlus):
         self._bm25 = BM25Index(options.bm25_k1, options.bm25_b)
         self._threads: dict[str, list[int]] | None = None
         self._threads_size = -1
+        authors = None if options.sentence_authors is None else frozenset(options.sentence_authors)
+        self._sentences = SentenceViews(authors, options.sentence_min_words)
+
+    def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
+        """Mem++'s write path; with sentence views on, the new rows' sentences are embedded too."""
+        row_ids = super().ingest(documents, show_progress=show_progress)
+        if self.options.sentence_views:
+            self._sentences.update(self.store, lambda texts: self.encoder.encode(texts, show_progress=show_progress))
+        return row_ids
 
     def leg_rankings(self, query: str, scope: np.ndarray) -> dict[str, list[int]]:
         """Each enabled leg's ranking over the scoped rows (the date leg is added by ``retrieve``)."""
@@ -68,11 +78,16 @@ class PlusMemory(MemPlusPlus):
             rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("vector") > 0:
             parts = clauses(query, opt.clause_min_words) if opt.clause_views else []
+            views = self.encoder.encode_one(query)[None, :]
             if parts:
-                views = np.vstack([self.encoder.encode_one(query), self.encoder.encode(parts)])
+                views = np.vstack([views, self.encoder.encode(parts)])
+            if opt.sentence_views:
+                self._sentences.update(self.store, self.encoder.encode)
+                rankings["vector"] = best_sentence_leg(self.store, self._sentences, views, scope, cfg.candidates)
+            elif parts:
                 rankings["vector"] = best_view_leg(self.store, views, scope, cfg.candidates)
             else:
-                rankings["vector"] = vector_leg(self.store, self.encoder.encode_one(query), scope, cfg.candidates)
+                rankings["vector"] = vector_leg(self.store, views[0], scope, cfg.candidates)
         return rankings
 
     def leg_weights(self, legs: list[str]) -> dict[str, float]:

@@ -36,6 +36,11 @@ class PlusOptions:
     Clause views: ``clause_views`` scores a row for the vector leg by its best cosine over the
     whole question and each of its clauses with at least ``clause_min_words`` content words.
 
+    Sentence views: ``sentence_views`` embeds each sentence of a row too (rows of
+    ``sentence_authors`` only; None: every row), and the vector leg scores a row by its best cosine
+    over its own embedding and its sentences'; a sentence under ``sentence_min_words`` words joins
+    its neighbour.
+
     Packing: ``packing`` orders the rows to render so the ``budget`` characters hold the most
     evidence: near-duplicates (cosine >= ``near_duplicate``) go to the end, and a row that no
     longer fits whole lets the next rows that do fit go first (looking ``lookahead`` rows ahead),
@@ -57,6 +62,9 @@ class PlusOptions:
     date_window_days: int = 3
     clause_views: bool = False
     clause_min_words: int = 3
+    sentence_views: bool = False
+    sentence_min_words: int = 4
+    sentence_authors: tuple[str, ...] | None = None
     packing: bool = True
     budget: int | None = None
     near_duplicate: float | None = 0.97
@@ -67,6 +75,10 @@ class PlusOptions:
             raise ValueError(f"plus.lexical_ranker={self.lexical_ranker!r}; use one of {list(LEXICAL_RANKERS)}")
         if min(self.lexical_weight, self.date_weight) < 0:
             raise ValueError("plus.lexical_weight and plus.date_weight must be >= 0")
+        if self.sentence_min_words < 1:
+            raise ValueError("plus.sentence_min_words must be >= 1")
+        if self.sentence_authors is not None:
+            object.__setattr__(self, "sentence_authors", tuple(self.sentence_authors))
         if self.bm25_k1 < 0 or not 0 <= self.bm25_b <= 1:
             raise ValueError("plus.bm25_k1 must be >= 0 and plus.bm25_b in [0, 1]")
         if self.thread_order not in ("leader", "sum"):

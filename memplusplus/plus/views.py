@@ -12,6 +12,8 @@ when the rest of the question is about something else.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -36,3 +38,88 @@ def best_view_leg(store: RowStore, views: np.ndarray, scope: np.ndarray, limit: 
     if candidates.size == 0:
         return []
     return top_by_similarity(candidates, (store.vectors[candidates] @ views.T).max(axis=1), limit)
+
+
+# ----- lever 6: sentence views of the stored rows ------------------------------------------------
+#
+# A personal fact is often one sentence inside a turn about something else ("Can you suggest a
+# cough remedy? By the way, I saw Dr. Patel on the 3rd."), and the row's one embedding is about the
+# main topic. Here each row with two or more sentences also gets one embedding per sentence, and the
+# vector leg scores a row by its best cosine over its own embedding and its sentences'. These are
+# more embeddings at write time, no generative call; the row itself is stored whole as before.
+
+_HEADER = re.compile(r"^\[[^\]\n]*\]\s*[^:\n]{1,60}:\s+")  # "[date] speaker: " of a conversation turn
+_ABBREVIATIONS = ("Dr", "Mr", "Mrs", "Ms", "St", "Jr", "Sr", "vs", "e.g", "i.e", "etc")
+_SENTENCE_END = re.compile("".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS) + r"(?<=[.!?])\s+")
+
+
+def sentences(text: str, min_words: int = 4) -> list[str]:
+    """The row's sentences, without a leading ``[date] speaker:`` header (the row keeps its date and
+    author). A sentence under ``min_words`` words joins the one before it (the first one joins the
+    next). Empty when the row holds a single sentence: its own embedding is that view."""
+    merged: list[str] = []
+    for part in _SENTENCE_END.split(_HEADER.sub("", text.strip(), count=1)):
+        part = part.strip()
+        if not part:
+            continue
+        if merged and len(part.split()) < min_words:
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    if len(merged) > 1 and len(merged[0].split()) < min_words:
+        merged[:2] = [f"{merged[0]} {merged[1]}"]
+    return merged if len(merged) > 1 else []
+
+
+@dataclass
+class SentenceViews:
+    """Sentence embeddings of the stored rows: ``owner[i]`` is the row seq of ``vectors[i]``.
+
+    Grown as rows are appended (the store is append-only); only rows whose author is in
+    ``authors`` get views (None: every row).
+    """
+
+    authors: frozenset[str] | None = None
+    min_words: int = 4
+    owner: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    vectors: np.ndarray | None = None
+    rows_seen: int = 0
+
+    def update(self, store: RowStore, encode: Callable[[list[str]], np.ndarray]) -> None:
+        """Embed the sentences of the rows appended since the last update."""
+        owners: list[int] = []
+        texts: list[str] = []
+        for seq in range(self.rows_seen, len(store)):
+            row = store.rows[seq]
+            if self.authors is not None and row.author not in self.authors:
+                continue
+            parts = sentences(row.text, self.min_words)
+            owners += [seq] * len(parts)
+            texts += parts
+        self.rows_seen = len(store)
+        if not texts:
+            return
+        new = np.asarray(encode(texts), dtype=np.float32)
+        self.owner = np.concatenate([self.owner, np.asarray(owners, dtype=np.int64)])
+        self.vectors = new if self.vectors is None else np.vstack([self.vectors, new])
+
+    def best(self, query_views: np.ndarray, n_rows: int) -> np.ndarray:
+        """Each row's best cosine over its sentences and ``query_views`` (unit rows); -inf for a row
+        without sentence views."""
+        best = np.full(n_rows, -np.inf, dtype=np.float32)
+        if self.vectors is not None:
+            np.maximum.at(best, self.owner, (self.vectors @ query_views.T).max(axis=1))
+        return best
+
+
+def best_sentence_leg(
+    store: RowStore, views: SentenceViews, query_views: np.ndarray, scope: np.ndarray, limit: int
+) -> list[int]:
+    """In-scope rows by their best cosine over the row's own embedding and its sentences', each
+    against the question views; highest first, equal scores later ingest first; at most ``limit``."""
+    candidates = np.flatnonzero(scope)
+    if candidates.size == 0:
+        return []
+    own = (store.vectors[candidates] @ query_views.T).max(axis=1)
+    best = views.best(query_views, len(store))[candidates]
+    return top_by_similarity(candidates, np.maximum(own, best), limit)

@@ -94,16 +94,19 @@ class MemPlusPlus(MemoryFacade):
         terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         rankings: dict[str, list[int]] = {}
         if cfg.weight("lexical") > 0:
-            bm25 = self._bm25.scores(self.store, terms) if cfg.lexical_ranker == "bm25" else None
-            rankings["lexical"] = lexical_leg(
-                self.store, terms, cfg.conjunctive, scope, cfg.candidates, cfg.lexical_ranker, bm25
-            )
+            rankings["lexical"] = self.paper_lexical_leg(terms, scope)
         if cfg.weight("tag") > 0:
             rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("vector") > 0:
             query_vector = self.encoder.encode_one(query)
             rankings["vector"] = vector_leg(self.store, query_vector, scope, cfg.candidates, self._ann)
         return rankings
+
+    def paper_lexical_leg(self, terms: list[str], scope: np.ndarray) -> list[int]:
+        """The lexical leg as configured (conjunctive or not, cover density or BM25), best first."""
+        cfg = self.config
+        bm25 = self._bm25.scores(self.store, terms) if cfg.lexical_ranker == "bm25" else None
+        return lexical_leg(self.store, terms, cfg.conjunctive, scope, cfg.candidates, cfg.lexical_ranker, bm25)
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         """Top-k hits for ``query`` among rows visible at ``as_of``, in rank order."""

@@ -290,6 +290,11 @@ def test_sentence_views_are_embedded_at_ingest_and_rank_the_vector_leg(encoder):
     assert ids(without.retrieve(question))[0] == "c"  # whole-row embeddings: the dentist row wins
     assert ids(with_views.retrieve(question))[0] == "a"  # its root-canal sentence wins
     assert list(with_views.leg_rankings(question, with_views.scope_mask(None))) == ["vector"]
+    # Switching the lexical lever back to the paper's leg leaves this lever on (one lever per ablation).
+    paper_lexical = plus(encoder, weights={"lexical": 0.0, "tag": 0.0, "vector": 1.0}, sentence_views=True,
+                         sentence_authors=["user"], any_term_lexical=False)
+    paper_lexical.ingest(rows)
+    assert ids(paper_lexical.retrieve(question))[0] == "a"
 
 
 # ----- robustness: what the read path may see ----------------------------------------------------

@@ -68,11 +68,12 @@ class PlusMemory(MemPlusPlus):
     def leg_rankings(self, query: str, scope: np.ndarray) -> dict[str, list[int]]:
         """Each enabled leg's ranking over the scoped rows (the date leg is added by ``retrieve``)."""
         cfg, opt = self.config, self.options
-        if not opt.any_term_lexical:
-            return super().leg_rankings(query, scope)
         terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         rankings: dict[str, list[int]] = {}
-        if opt.lexical_weight > 0:
+        if not opt.any_term_lexical:  # the paper's leg; the other levers stay as they are
+            if cfg.weight("lexical") > 0:
+                rankings["lexical"] = self.paper_lexical_leg(terms, scope)
+        elif opt.lexical_weight > 0:
             rankings["lexical"] = any_term_leg(self.store, terms, scope, cfg.candidates, opt.lexical_ranker, self._bm25)
         if cfg.weight("tag") > 0:
             rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
@@ -87,7 +88,7 @@ class PlusMemory(MemPlusPlus):
             elif parts:
                 rankings["vector"] = best_view_leg(self.store, views, scope, cfg.candidates)
             else:
-                rankings["vector"] = vector_leg(self.store, views[0], scope, cfg.candidates)
+                rankings["vector"] = vector_leg(self.store, views[0], scope, cfg.candidates, self._ann)
         return rankings
 
     def leg_weights(self, legs: list[str]) -> dict[str, float]:

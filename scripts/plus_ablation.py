@@ -53,9 +53,10 @@ LEVERS = {
                               "its clauses (at least 3 content words), so a long multi-part question's topic clause "
                               "is not drowned by its instructions"),
     "mempp_plus_no_sentences": ("sentence views",
-                                "each sentence of a row is embedded too (at write time, no generative call), and a "
-                                "leg with its own RRF weight ranks rows by their best cosine over the row and its "
-                                "sentences, so a fact said in passing inside a turn about something else is found"),
+                                "each sentence of a row is embedded too (at write time, no generative call), and the "
+                                "vector leg scores a row by its best cosine over the row and its sentences, so a fact "
+                                "said in passing inside a turn or artefact about something else is found "
+                                "(LongMemEval_S: user turns only)"),
 }
 # Levers off in mempp_plus; their config turns them on (the effect is reported "with").
 ADDED = {
@@ -229,16 +230,18 @@ def main() -> int:
         *[f"- **{lever}** ({system.removeprefix('mempp_plus_')}, turns it on): {text}." for system, (lever, text) in ADDED.items()],
         "",
         "Settings that differ between benchmarks are set once per dataset in `configs/system/mempp_plus.yaml` "
-        "(`by_dataset`). The OrgMemBench lexical weight (8) was chosen on the same 73 questions it is measured on, "
-        "so its figure there is optimistic (`scripts/plus_weight_cv.py` re-picks it by cross-validation: "
-        "results/PLUS_CV.md); the LoCoMo settings were likewise picked among two values on its own questions. The "
-        "LongMemEval_S settings were chosen on its first 100 questions by id only, and the held-out table reports "
-        "the rest apart.",
+        "(`by_dataset`). The OrgMemBench lexical weight (8) and its switches (clause and sentence views on) were "
+        "chosen on the same 73 questions they are measured on, so its figure there is optimistic "
+        "(`scripts/plus_weight_cv.py` re-picks the weight by cross-validation: results/PLUS_CV.md); the LoCoMo "
+        "settings were likewise picked on its own questions. The LongMemEval_S settings were chosen on its first "
+        "100 questions by id only, and the held-out table reports the rest apart.",
         "",
         "Notes. Thread expansion fills the first ranks with the rest of a taken row's event, so on OrgMemBench it "
         "trades recall_any@10 (other events leave the top 10) for in-budget recall; on LoCoMo and LongMemEval_S the "
         "neighbouring turns took the slots of evidence turns, so it is off there. Packing only acts when a "
-        "character budget is set (OrgMemBench only); it is off by default, see the budget sweep.",
+        "character budget is set (OrgMemBench only); it is off by default, see the budget sweep. Sentence views "
+        "cost embeddings at write time: on LongMemEval_S about 285,000 sentences of user turns besides the "
+        "246,000 rows (first run only; embeddings are cached), on OrgMemBench about 8,700 besides its 443 artefacts.",
         "",
     ]
     footer = [f"Wall {time.perf_counter() - started:.0f} s, process CPU {time.process_time() - cpu:.0f} s "

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from memplusplus.columns import Column
 from memplusplus.legs import top_by_similarity
 from memplusplus.store import RowStore
 from memplusplus.text import content_terms
@@ -71,19 +71,27 @@ def sentences(text: str, min_words: int = 4) -> list[str]:
     return merged if len(merged) > 1 else []
 
 
-@dataclass
 class SentenceViews:
     """Sentence embeddings of the stored rows: ``owner[i]`` is the row seq of ``vectors[i]``.
 
-    Grown as rows are appended (the store is append-only); only rows whose author is in
-    ``authors`` get views (None: every row).
+    Grown as rows are appended (the store is append-only; the columns grow in O(1) amortised); only
+    rows whose author is in ``authors`` get views (None: every row).
     """
 
-    authors: frozenset[str] | None = None
-    min_words: int = 4
-    owner: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    vectors: np.ndarray | None = None
-    rows_seen: int = 0
+    def __init__(self, authors: frozenset[str] | None = None, min_words: int = 4) -> None:
+        self.authors = authors
+        self.min_words = min_words
+        self.rows_seen = 0
+        self._owner = Column(np.int64)
+        self._vectors: Column | None = None
+
+    @property
+    def owner(self) -> np.ndarray:
+        return self._owner.view
+
+    @property
+    def vectors(self) -> np.ndarray | None:
+        return None if self._vectors is None else self._vectors.view
 
     def update(self, store: RowStore, encode: Callable[[list[str]], np.ndarray]) -> None:
         """Embed the sentences of the rows appended since the last update."""
@@ -100,8 +108,10 @@ class SentenceViews:
         if not texts:
             return
         new = np.asarray(encode(texts), dtype=np.float32)
-        self.owner = np.concatenate([self.owner, np.asarray(owners, dtype=np.int64)])
-        self.vectors = new if self.vectors is None else np.vstack([self.vectors, new])
+        if self._vectors is None:
+            self._vectors = Column(np.float32, width=new.shape[1])
+        self._vectors.extend(new)
+        self._owner.extend(np.asarray(owners, dtype=np.int64))
 
     def best(self, query_views: np.ndarray, n_rows: int) -> np.ndarray:
         """Each row's best cosine over its sentences and ``query_views`` (unit rows); -inf for a row

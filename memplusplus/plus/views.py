@@ -1,4 +1,4 @@
-"""Lever 5: clause views of the question for the vector leg.
+"""Levers 5 and 6, views for the vector leg: clauses of the question, and sentences of the rows (below).
 
 A long question packs its topic and its instructions into one embedding ("Regarding the launch of
 the sales portal, walk me through the supporting evidence, indicating for each whether it is

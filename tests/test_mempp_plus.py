@@ -19,7 +19,7 @@ from memplusplus import Document, MemPlusPlus, MemPPConfig
 from memplusplus.evidence import render
 from memplusplus.plus import PlusMemory, PlusOptions
 from memplusplus.plus.packing import block_cost, fit_first, pack
-from memplusplus.plus.views import SentenceViews, best_view_leg, clauses, best_sentence_leg, sentences
+from memplusplus.plus.views import SentenceViews, best_view_leg, clauses, sentences
 from memplusplus.types import Hit
 
 NO_VECTOR = {"lexical": 1.0, "tag": 0.0, "vector": 0.0}
@@ -239,7 +239,7 @@ def test_sentences_drop_the_turn_header_keep_abbreviations_and_join_short_pieces
     assert sentences("[2023/05/01] Caroline: One sentence only, nothing to split here.") == []
 
 
-def test_best_sentence_leg_finds_the_row_whose_aside_matches_and_only_for_the_chosen_authors():
+def test_sentence_views_find_the_row_whose_aside_matches_and_only_for_the_chosen_authors():
     from memplusplus.store import RowStore
 
     store = RowStore(dimension=3)
@@ -261,8 +261,8 @@ def test_best_sentence_leg_finds_the_row_whose_aside_matches_and_only_for_the_ch
     assert views.owner.tolist() == [0, 0, 1, 1]
     query = np.asarray([[0.0, 0.0, 1.0]], dtype=np.float32)  # about the aside only
     everything = np.ones(3, dtype=bool)
-    assert best_sentence_leg(store, views, query, everything, 10)[0] == 0  # its aside: cosine 1
-    assert best_sentence_leg(store, views, np.asarray([[0.0, 1.0, 0.0]], dtype=np.float32), everything, 10)[:2] == [1, 0]
+    assert best_view_leg(store, query, everything, 10, views)[0] == 0  # its aside: cosine 1
+    assert best_view_leg(store, np.asarray([[0.0, 1.0, 0.0]], dtype=np.float32), everything, 10, views)[:2] == [1, 0]
     views.update(store, encode)
     assert len(calls) == 1  # nothing new to embed
     store.append("r3", "New row. With two sentences.", "user", None, None, CLOCK(), np.zeros(3, dtype=np.float32))

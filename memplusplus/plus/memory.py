@@ -30,7 +30,7 @@ from memplusplus.plus.dates import date_leg, named_periods
 from memplusplus.plus.lexical import any_term_leg
 from memplusplus.plus.options import PlusOptions
 from memplusplus.plus.packing import pack
-from memplusplus.plus.views import SentenceViews, best_view_leg, clauses, best_sentence_leg
+from memplusplus.plus.views import SentenceViews, best_view_leg, clauses
 from memplusplus.plus.threads import by_thread_score, expand, thread_members
 from memplusplus.text import content_terms
 from memplusplus.types import Document, Hit
@@ -84,9 +84,9 @@ class PlusMemory(MemPlusPlus):
                 views = np.vstack([views, self.encoder.encode(parts)])
             if opt.sentence_views:
                 self._sentences.update(self.store, self.encoder.encode)
-                rankings["vector"] = best_sentence_leg(self.store, self._sentences, views, scope, cfg.candidates)
-            elif parts:
-                rankings["vector"] = best_view_leg(self.store, views, scope, cfg.candidates)
+            if opt.sentence_views or parts:
+                sentences = self._sentences if opt.sentence_views else None
+                rankings["vector"] = best_view_leg(self.store, views, scope, cfg.candidates, sentences)
             else:
                 rankings["vector"] = vector_leg(self.store, views[0], scope, cfg.candidates, self._ann)
         return rankings

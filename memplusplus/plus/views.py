@@ -31,13 +31,19 @@ def clauses(question: str, min_words: int = 3) -> list[str]:
     return kept if len(parts) > 1 else []
 
 
-def best_view_leg(store: RowStore, views: np.ndarray, scope: np.ndarray, limit: int) -> list[int]:
-    """In-scope rows by their best cosine over the question views (unit rows of ``views``),
-    highest first, equal scores later ingest first; at most ``limit``."""
+def best_view_leg(
+    store: RowStore, views: np.ndarray, scope: np.ndarray, limit: int, sentences: SentenceViews | None = None
+) -> list[int]:
+    """In-scope rows by their best cosine over the question views (unit rows of ``views``), a row
+    also by its ``sentences`` views when given; highest first, equal scores later ingest first; at
+    most ``limit``."""
     candidates = np.flatnonzero(scope)
     if candidates.size == 0:
         return []
-    return top_by_similarity(candidates, (store.vectors[candidates] @ views.T).max(axis=1), limit)
+    similarity = (store.vectors[candidates] @ views.T).max(axis=1)
+    if sentences is not None:
+        similarity = np.maximum(similarity, sentences.best(views, len(store))[candidates])
+    return top_by_similarity(candidates, similarity, limit)
 
 
 # ----- lever 6: sentence views of the stored rows ------------------------------------------------
@@ -120,16 +126,3 @@ class SentenceViews:
         if self.vectors is not None:
             np.maximum.at(best, self.owner, (self.vectors @ query_views.T).max(axis=1))
         return best
-
-
-def best_sentence_leg(
-    store: RowStore, views: SentenceViews, query_views: np.ndarray, scope: np.ndarray, limit: int
-) -> list[int]:
-    """In-scope rows by their best cosine over the row's own embedding and its sentences', each
-    against the question views; highest first, equal scores later ingest first; at most ``limit``."""
-    candidates = np.flatnonzero(scope)
-    if candidates.size == 0:
-        return []
-    own = (store.vectors[candidates] @ query_views.T).max(axis=1)
-    best = views.best(query_views, len(store))[candidates]
-    return top_by_similarity(candidates, np.maximum(own, best), limit)

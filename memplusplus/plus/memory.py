@@ -82,8 +82,6 @@ class PlusMemory(MemPlusPlus):
             views = self.encoder.encode_one(query)[None, :]
             if parts:
                 views = np.vstack([views, self.encoder.encode(parts)])
-            if opt.sentence_views:
-                self._sentences.update(self.store, self.encoder.encode)
             if opt.sentence_views or parts:
                 sentences = self._sentences if opt.sentence_views else None
                 rankings["vector"] = best_view_leg(self.store, views, scope, cfg.candidates, sentences)

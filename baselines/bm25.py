@@ -10,7 +10,7 @@ import numpy as np
 
 from baselines.scoped import DocumentShelf, ingest_ids, top_k
 from memplusplus.text import content_terms, positional_stems
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 if TYPE_CHECKING:  # bm25s pulls scipy (~0.1 s): imported when a BM25 index is first built
     import bm25s

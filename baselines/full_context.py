@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from datetime import date, datetime
 
 from baselines.scoped import DocumentShelf, ingest_ids
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 
 class FullContextMemory:

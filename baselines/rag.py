@@ -21,7 +21,7 @@ import numpy as np
 
 from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.evidence import header
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 SEPARATOR = "\n\n"
 TOKENIZERS = ("cl100k", "encoder")

@@ -8,7 +8,7 @@ from datetime import date, datetime
 import numpy as np
 
 from memplusplus.scope import end_of_day, in_scope
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 
 class DocumentShelf:

@@ -9,7 +9,7 @@ import numpy as np
 
 from baselines.scoped import DocumentShelf, ingest_ids, top_k
 from memplusplus.encoder import CachedEncoder, Encoder
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 
 class VectorMemory:

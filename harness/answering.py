@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from harness.config import ModelSpec
-from harness.kvstore import KVStore
-from harness.models.llm_client import ChatRequest, LLMClient, LLMConfig
+from model_clients.kvstore import KVStore
+from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
 from judges.graders.templates import PromptTemplate, load_template
-from loaders.schema import Question
+from memory_protocol import Question
 
 ORGMEM_CONTEXT_CHARS = 40_000  # the benchmark's answerer reads retrieved_context[:40000]
 ORGMEM_EMPTY_CONTEXT = "(no records retrieved)"

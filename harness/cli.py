@@ -11,13 +11,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.config import ConfigError, RunConfig
+from memory_protocol import ConfigError
+
+from harness.config import RunConfig
 from harness.errors import RunInterrupted
 from harness.leg_note import silent_legs_note
 from harness.sweep_summary import JobPointer, write_pointer
-from harness.models.call_counts import format_model_calls
-from harness.models.llm_client import CacheMissError, MissingAPIKeyError
-from loaders.schema import DatasetError
+from model_clients.call_counts import format_model_calls
+from model_clients.llm_client import CacheMissError, MissingAPIKeyError
+from memory_protocol import DatasetError
 from memplusplus.openai_encoder import EmbeddingServiceError
 
 MAX_MESSAGE_CHARS = 1000  # an error quoting a huge value (a 5 MB field) is cut to this

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from harness.encoders import encoder_config
-from harness.errors import ConfigError
+from memory_protocol import ConfigError
 from harness.validate import check_mempp, check_model, integer, show
 
 

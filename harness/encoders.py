@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.errors import ConfigError
+from memory_protocol import ConfigError
 from memplusplus.encoder import CachedEncoder, EmbeddingCache, Encoder, EncoderConfig
 from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig
 from memplusplus.openai_encoder import OpenAIEncoder, OpenAIEncoderConfig

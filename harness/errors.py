@@ -1,10 +1,6 @@
-"""Errors the command line turns into one clear line (exit code 2 for bad input, 130 for Ctrl-C)."""
+"""Ctrl-C during a run, turned by the command line into one line (exit code 130)."""
 
 from __future__ import annotations
-
-
-class ConfigError(ValueError):
-    """A configuration value that cannot be used; the message names the key."""
 
 
 class RunInterrupted(KeyboardInterrupt):

@@ -27,14 +27,14 @@ import pandas as pd
 
 from harness.answering import Answerer, make_client
 from harness.config import ModelSpec, RunConfig
-from harness.kvstore import KVStore
-from harness.models.cost import CostEstimate, actual_spend, estimate
-from harness.models.llm_client import ChatRequest
+from model_clients.kvstore import KVStore
+from model_clients.cost import CostEstimate, actual_spend, estimate
+from model_clients.llm_client import ChatRequest
 from harness.qa_checks import ALL_FAILED_KEY, all_failed, check_qa_ready, failure_report
 from judges.graders import Judge, make_judge
 from judges.graders.orgmem import ORGMEM_NO_ANSWER
 from judges.metrics.lexical import bleu1, f1_multiset, f1_set
-from loaders.schema import Question
+from memory_protocol import Question
 
 __all__ = ["MAIN_METRIC", "QAItem", "QAOutcome", "check_qa_ready", "local_servers", "qa_summary", "run_qa"]
 
@@ -88,7 +88,7 @@ def local_servers(*specs: ModelSpec | None) -> Iterator[dict[str, str]]:
     urls: dict[str, str] = {}
     with contextlib.ExitStack() as stack:
         if local:
-            from harness.models.local_server import serve, window_of
+            from model_clients.local_server import serve, window_of
 
             window = max(window_of(spec) for spec in local)
             urls["smollm2"] = stack.enter_context(serve(local[0].model, context_tokens=window))
@@ -129,7 +129,7 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
         judge_client = make_client(judge_spec, judge_spec.max_tokens, config.cache_only, cache, urls.get(judge_spec.local or ""))
         answer_requests = [prompt.request(item.question, item.context) for item in items]
         if answerer.local:
-            from harness.models.local_server import fit_requests, window_of
+            from model_clients.local_server import fit_requests, window_of
 
             answer_requests = fit_requests(answer_requests, urls[answerer.local], window_of(answerer), answer_tokens)
         if config.estimate:

@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 from harness.answering import Answerer, display_name
 from harness.config import ModelSpec, RunConfig
-from harness.errors import ConfigError
+from memory_protocol import ConfigError
 from judges.graders import make_judge
 
 __all__ = ["check_qa_ready", "first_errors", "failure_report", "all_failed", "ALL_FAILED_KEY"]

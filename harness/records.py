@@ -10,9 +10,9 @@ from judges.metrics.longmemeval import OfficialCorpus, Turn, official_corpus, of
 from judges.metrics.budget_chars import BlockLayout, document_spans, in_budget_gold_chars
 from judges.metrics.retrieval import compute_question_metrics, in_budget_recall, recall_all_at_k, recall_any_at_k
 from judges.metrics.standard import standard_metrics_many
-from loaders.schema import Episode, Question
+from memory_protocol import Episode, Question
 from memplusplus.evidence import BLOCK_SEPARATOR, RenderedContext, block
-from memplusplus.types import Hit
+from memory_protocol.documents import Hit
 
 # Records keep at most this many hits (full context returns the whole history).
 HITS_KEPT = 100

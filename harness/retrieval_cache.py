@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from harness.kvstore import stable_hash
-from loaders.schema import Question
-from memplusplus.types import Document, Hit
+from model_clients.kvstore import stable_hash
+from memory_protocol import Question
+from memory_protocol.documents import Document, Hit
 
 # Bump when retrieval code changes in a way that changes results, so old cache entries are ignored.
 RETRIEVAL_VERSION = 2

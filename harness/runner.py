@@ -18,14 +18,14 @@ from tqdm import tqdm
 
 from harness.config import RunConfig
 from harness.errors import RunInterrupted
-from harness.models.call_counts import ModelCallTally, snapshot
-from harness.models.cost import CostEstimate
-from harness.models.embedding_cost import EmbeddingEstimate, estimate_embeddings, texts_to_embed
+from model_clients.call_counts import ModelCallTally, snapshot
+from model_clients.cost import CostEstimate
+from model_clients.embedding_cost import EmbeddingEstimate, estimate_embeddings, texts_to_embed
 from harness.encoders import build_encoder
 from memplusplus.encoder import CachedEncoder
 from harness.answering import display_name
 from harness.qa import QAItem, check_qa_ready, qa_summary, run_qa
-from harness.kvstore import KVStore, stable_hash
+from model_clients.kvstore import KVStore, stable_hash
 from harness.records import build_record, episode_metrics, official_corpus_of, ranked_ids
 from harness.provenance import collect as collect_provenance, file_hashes, recording_reads
 from harness.results import RunPaths, run_folder, write_run
@@ -34,7 +34,7 @@ from harness.systems import WriteTimeLLM, build_system
 from harness.write_time_estimate import WRITE_TIME_KINDS, approximate_context_chars, estimate_write_time
 from judges.aggregate import format_table, summarize
 from loaders import load_dataset, resolve_data_dir
-from loaders.schema import Episode
+from memory_protocol import Episode
 from memplusplus.evidence import render
 
 

@@ -11,14 +11,15 @@ from baselines.full_context import FullContextMemory
 from baselines.rag import RAGMemory
 from baselines.thirdparty import mem0 as mem0_adapter, zep as zep_adapter
 from baselines.vector import VectorMemory
-from harness.config import ConfigError, SystemSpec
-from harness.kvstore import KVStore, stable_hash
-from harness.models.llm_client import ChatRequest, LLMClient, LLMConfig
+from memory_protocol import ConfigError
+from harness.config import SystemSpec
+from model_clients.kvstore import KVStore, stable_hash
+from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
 from memplusplus.encoder import CachedEncoder
 from memplusplus.legs import LEGS
 from memplusplus.llm import CallFailed, Complete
 from memplusplus.memory import MemPlusPlus, MemPPConfig
-from memplusplus.protocol import MemorySystem
+from memory_protocol.protocol import MemorySystem
 
 
 WRITE_TIME_KEYS = ("llm", "tau", "graph_as_of", "chunk_turns", "backend")

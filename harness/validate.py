@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.errors import ConfigError
+from memory_protocol import ConfigError
 from memplusplus.legs import LEGS
 
 MAX_SHOWN = 200

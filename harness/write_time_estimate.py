@@ -17,10 +17,10 @@ import math
 from dataclasses import dataclass
 
 from harness.config import RunConfig
-from harness.kvstore import KVStore
-from harness.models.cost import CostEstimate, estimate
-from harness.models.llm_client import ChatRequest, LLMClient, LLMConfig
-from loaders.schema import Episode
+from model_clients.kvstore import KVStore
+from model_clients.cost import CostEstimate, estimate
+from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
+from memory_protocol import Episode
 
 WRITE_TIME_KINDS = ("mempp_g", "mempp_fact_index", "mempp_consolidated", "mem0", "zep")
 INSTRUCTION_CHARS = 1_200  # allowance for each call's own instructions (~300 tokens)

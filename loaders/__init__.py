@@ -14,7 +14,7 @@ from typing import Any
 
 from loaders import locomo, longmemeval, orgmem
 from loaders.datadir import resolve_data_dir
-from loaders.schema import DatasetError, Episode, Question, RubricFacet
+from memory_protocol import DatasetError, Episode, Question, RubricFacet
 from loaders.selection import Selection, make_selection, select
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from loaders.schema import DatasetError
+from memory_protocol import DatasetError
 
 ENV_VAR = "MEMPP_DATA_DIR"
 REPO_ROOT = Path(__file__).resolve().parent.parent

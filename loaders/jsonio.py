@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from loaders.schema import DatasetError
+from memory_protocol import DatasetError
 
 GZIP_MAGIC = b"\x1f\x8b"
 _MISSING = object()

@@ -16,7 +16,7 @@ from typing import IO, Any
 import ijson
 
 from loaders.jsonio import GZIP_MAGIC
-from loaders.schema import DatasetError
+from memory_protocol import DatasetError
 
 # ijson's first event -> the Python type name json.loads would have given the top level
 _TOP_LEVEL_TYPE = {"start_map": "dict", "string": "str", "number": "int", "boolean": "bool", "null": "NoneType"}

@@ -12,8 +12,8 @@ from typing import Any
 from loaders.dates import parse_locomo_datetime
 from loaders.datadir import find_data_file
 from loaders.jsonio import get_field, read_json
-from loaders.schema import DatasetError, Episode, Question
-from memplusplus.types import Document
+from memory_protocol import DatasetError, Episode, Question
+from memory_protocol.documents import Document
 
 log = logging.getLogger(__name__)
 

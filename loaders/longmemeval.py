@@ -12,8 +12,8 @@ from loaders.datadir import find_data_file
 from loaders.dates import parse_longmemeval_datetime
 from loaders.jsonio import get_field, get_str_list
 from loaders.jsonstream import iter_json_list
-from loaders.schema import DatasetError, Episode, Question
-from memplusplus.types import Document
+from memory_protocol import DatasetError, Episode, Question
+from memory_protocol.documents import Document
 
 log = logging.getLogger(__name__)
 

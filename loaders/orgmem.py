@@ -12,8 +12,8 @@ from typing import Any
 
 from loaders.dates import find_date_in_text, parse_iso_date
 from loaders.jsonio import get_field, get_str_list, read_jsonl, read_text, require_file
-from loaders.schema import DatasetError, Episode, Question, RubricFacet
-from memplusplus.types import Document
+from memory_protocol import DatasetError, Episode, Question, RubricFacet
+from memory_protocol.documents import Document
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from loaders.schema import DatasetError, Episode, Question
+from memory_protocol import DatasetError, Episode, Question
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from memplusplus.evidence import NO_AUTHOR, header
 from memplusplus.llm import Complete, ask_json
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.store import Row
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 LABELS: tuple[str, ...] = ("conflict", "restatement", "distinct")
 MAX_MERGED_TOKENS = 220

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memplusplus.types import Hit
+from memory_protocol.documents import Hit
 
 BLOCK_SEPARATOR = "\n\n"
 # What a header shows when the source passes no author. OrgMemBench's own runner passes no

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.settings import MemPPConfig
-from memplusplus.types import Document
+from memory_protocol.documents import Document
 
 
 @dataclass

@@ -18,7 +18,7 @@ from datetime import date, datetime
 from memplusplus.llm import Complete, ask_json
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.scope import end_of_day, in_scope
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 FACT_PROMPT = (
     "Split the record into its facts: short sentences that each state one fact and can be read "

@@ -24,7 +24,7 @@ import networkx as nx
 from memplusplus.llm import Complete, ask_json
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.scope import end_of_day
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 MAX_TRIPLES = 5
 

@@ -26,7 +26,7 @@ from memplusplus.settings import MemPPConfig, tag_source
 from memplusplus.scope import end_of_day
 from memplusplus.store import Row, RowStore
 from memplusplus.text import content_terms
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 
 class MemPlusPlus(MemoryFacade):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from memplusplus.ann import check_ann
 from memplusplus.legs import LEGS
-from memplusplus.types import Document
+from memory_protocol.documents import Document
 
 
 TAG_SOURCES: tuple[str, ...] = ("none", "author", "speaker")

@@ -43,9 +43,9 @@ def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: s
     from harness.compose import compose_config
     from harness.config import RunConfig
     from harness.encoders import build_encoder
-    from harness.kvstore import KVStore
-    from harness.models.call_counts import snapshot
-    from harness.models.tally import difference
+    from model_clients.kvstore import KVStore
+    from model_clients.call_counts import snapshot
+    from model_clients.tally import difference
     from harness.systems import WriteTimeLLM, build_system
     from loaders import load_dataset
 

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pytest
 
-from harness.models.loopback import LoopbackServer, ServedOnLoopback, send_bytes, send_json, url_of
+from model_clients.loopback import LoopbackServer, ServedOnLoopback, send_bytes, send_json, url_of
 
 JsonDict = dict[str, Any]
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from harness.kvstore import KVStore
-from harness.models.llm_client import (
+from model_clients.kvstore import KVStore
+from model_clients.llm_client import (
     ChatRequest,
     ChatResult,
     LLMClient,

@@ -138,7 +138,8 @@ def test_bad_ann_settings_are_refused(bad):
 
 def test_system_ann_from_the_config_reaches_the_memory():
     from harness.compose import compose_config
-    from harness.config import ConfigError, RunConfig
+    from memory_protocol import ConfigError
+    from harness.config import RunConfig
     from harness.systems import build_system
 
     default = RunConfig.from_dict(compose_config(["dataset=orgmem"]))

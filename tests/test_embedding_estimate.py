@@ -4,8 +4,8 @@ import math
 
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.kvstore import KVStore
-from harness.models.embedding_cost import estimate_embeddings
+from model_clients.kvstore import KVStore
+from model_clients.embedding_cost import estimate_embeddings
 from harness.runner import run
 from loaders import load_dataset
 from memplusplus.encoder import Encoder
@@ -48,7 +48,7 @@ def test_a_local_encoder_with_a_cold_cache_is_warned_about(tmp_path):
 
 
 def test_mempp_embeds_every_document_at_write_even_without_its_vector_leg():
-    from harness.models.embedding_cost import texts_to_embed
+    from model_clients.embedding_cost import texts_to_embed
 
     episode = load_dataset("orgmem", limit=2)[0]
     weights = {"lexical": 1.0, "tag": 1.0, "vector": 4.0}

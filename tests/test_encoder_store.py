@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from harness.kvstore import KVStore
+from model_clients.kvstore import KVStore
 from memplusplus.encoder import CachedEncoder, Encoder, EncoderConfig
 from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig
 

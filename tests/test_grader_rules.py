@@ -13,7 +13,7 @@ from judges.graders import LoCoMoJudge, LongMemEvalJudge, OrgMemJudge
 from judges.graders.orgmem import ORGMEM_NO_ANSWER
 from judges.graders.templates import load_template
 from judges.graders.verdict import detect_echo
-from loaders.schema import Question, RubricFacet
+from memory_protocol import Question, RubricFacet
 
 
 def orgmem_question() -> Question:

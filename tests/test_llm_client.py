@@ -1,4 +1,4 @@
-"""harness.models.llm_client with the real openai SDK against a local fake server: caching, retries, bad replies, request checks."""
+"""model_clients.llm_client with the real openai SDK against a local fake server: caching, retries, bad replies, request checks."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from harness.kvstore import KVStore
-from harness.models.llm_client import (
+from model_clients.kvstore import KVStore
+from model_clients.llm_client import (
     ChatRequest,
     LLMConfig,
 )

@@ -1,4 +1,4 @@
-"""harness.models.llm_client and harness.models.cost against a local fake server: resuming a killed run, cache_only, API keys, concurrent writers, cost estimates."""
+"""model_clients.llm_client and model_clients.cost against a local fake server: resuming a killed run, cache_only, API keys, concurrent writers, cost estimates."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from harness.models.cost import PRICES, TokenCounter, actual_spend, estimate, price_for
-from harness.kvstore import KVStore
-from harness.models.llm_client import (
+from model_clients.cost import PRICES, TokenCounter, actual_spend, estimate, price_for
+from model_clients.kvstore import KVStore
+from model_clients.llm_client import (
     CacheMissError,
     ChatRequest,
     ChatResult,
@@ -40,8 +40,8 @@ from tests.llm_client_support import cache_path  # noqa: F401  (a fixture)
 _CHILD = textwrap.dedent(
     """
     import sys
-    from harness.kvstore import KVStore
-    from harness.models.llm_client import ChatRequest, LLMClient, LLMConfig
+    from model_clients.kvstore import KVStore
+    from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
     base_url, cache_path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     requests = [ChatRequest(messages=[{"role": "system", "content": "You answer briefly."},
                                       {"role": "user", "content": f"q{i}"}], template_hash="tmpl-v1")

@@ -17,7 +17,7 @@ from judges.graders.longmemeval import (
 from judges.graders.orgmem import orgmem_request, parse_orgmem
 from judges.graders.templates import LONGMEMEVAL_KINDS, PROMPTS_DIR, PromptTemplate, load_template
 from judges.graders.verdict import extract_json_objects
-from loaders.schema import Question, RubricFacet
+from memory_protocol import Question, RubricFacet
 
 ALL_TEMPLATE_NAMES = ["answer", "orgmem_answer", "orgmem_rubric", "locomo_judge"] + [f"longmemeval_{k}" for k in LONGMEMEVAL_KINDS]
 

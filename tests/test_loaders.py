@@ -10,7 +10,7 @@ import pytest
 
 from loaders import DatasetError, load_dataset
 from loaders.datadir import resolve_data_dir
-from loaders.schema import Episode
+from memory_protocol import Episode
 
 
 # ---------------------------------------------------------------- real data

@@ -13,7 +13,7 @@ import pytest
 
 from loaders import DatasetError, load_dataset
 from loaders.datadir import resolve_data_dir
-from loaders.schema import Episode, Question
+from memory_protocol import Episode, Question
 from loaders.selection import Selection, select
 
 

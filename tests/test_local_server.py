@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.kvstore import KVStore
-from harness.models import local_server
-from harness.models.llm_client import ChatRequest, LLMClient, LLMConfig
-from harness.models.local_server import (
+from model_clients.kvstore import KVStore
+from model_clients import local_server
+from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
+from model_clients.local_server import (
     LocalServerError,
     SmolLM2NotInstalledError,
     count_tokens,

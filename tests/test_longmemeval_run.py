@@ -13,8 +13,8 @@ from harness.compose import compose_config
 from harness.config import RunConfig
 from harness.records import official_corpus_of
 from harness.runner import run
-from loaders.schema import Episode, Question
-from memplusplus.types import Document
+from memory_protocol import Episode, Question
+from memory_protocol.documents import Document
 
 
 def entry(qid: str, qtype: str, gold_role: str = "user") -> dict[str, Any]:

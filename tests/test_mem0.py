@@ -15,7 +15,7 @@ from baselines.thirdparty.mem0 import Mem0Memory  # before mem0 itself: it switc
 if importlib.util.find_spec("mem0") is None:
     pytest.skip('the mem0 extra is not installed (pip install -e ".[mem0]")', allow_module_level=True)
 
-from memplusplus.protocol import MemorySystem  # noqa: E402
+from memory_protocol.protocol import MemorySystem  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.thirdparty_conversation import conversation, mem0_extraction_answer as extraction_answer  # noqa: E402
 

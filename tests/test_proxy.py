@@ -11,9 +11,9 @@ import numpy as np
 import openai
 import pytest
 
-from harness.kvstore import KVStore
-from harness.models.llm_client import LLMClient, LLMConfig
-from harness.models.proxy import LLMProxy, chat_request_from_body
+from model_clients.kvstore import KVStore
+from model_clients.llm_client import LLMClient, LLMConfig
+from model_clients.proxy import LLMProxy, chat_request_from_body
 from tests.fake_openai_server import FakeOpenAIServer, fake_server  # noqa: F401  (fake_server is a fixture)
 from tests.schema_fixtures import requested_schema, schema_answer, tool_call_answer
 

@@ -8,7 +8,7 @@ import pytest
 from harness.qa import QAItem, QAOutcome, _score_record, qa_summary
 from judges.aggregate import summarize
 from judges.graders import LoCoMoJudge, LongMemEvalJudge
-from loaders.schema import Question
+from memory_protocol import Question
 
 RUNS = 3
 

@@ -13,7 +13,7 @@ import pytest
 
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.errors import ConfigError
+from memory_protocol import ConfigError
 from harness.runner import run
 from tests.fake_openai_server import Fail, FakeOpenAIServer, last_user_content
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from harness.compose import compose_config
-from harness.config import ConfigError, RunConfig
+from memory_protocol import ConfigError
+from harness.config import RunConfig
 from harness.runner import run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,7 +178,7 @@ def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatc
 
 
 def test_a_fully_cached_run_says_it_made_no_model_calls_instead_of_counting_over_zero_documents():
-    from harness.models.call_counts import ModelCallTally, format_model_calls
+    from model_clients.call_counts import ModelCallTally, format_model_calls
 
     cached = format_model_calls(ModelCallTally().as_dict())
     assert cached.startswith("model calls: none in this run") and "over 0" not in cached

@@ -5,9 +5,11 @@ from datetime import datetime
 
 import pytest
 
-from harness.config import ConfigError, SystemSpec
-from harness.kvstore import KVStore
-from harness.models.llm_client import CacheMissError
+from memory_protocol import ConfigError
+
+from harness.config import SystemSpec
+from model_clients.kvstore import KVStore
+from model_clients.llm_client import CacheMissError
 from harness.systems import WriteTimeLLM, build_system
 from memplusplus import Document
 from tests.fake_openai_server import FakeOpenAIServer

@@ -13,7 +13,7 @@ if importlib.util.find_spec("graphiti_core") is None or importlib.util.find_spec
     pytest.skip('the zep extra is not installed (pip install -e ".[zep]")', allow_module_level=True)
 
 from baselines.thirdparty.zep import ZepMemory  # noqa: E402
-from memplusplus.protocol import MemorySystem  # noqa: E402
+from memory_protocol.protocol import MemorySystem  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.schema_fixtures import requested_schema  # noqa: E402
 from tests.thirdparty_conversation import ZEP_ANSWER, conversation  # noqa: E402

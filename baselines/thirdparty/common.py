@@ -1,7 +1,7 @@
 """What the Mem0 and Zep adapters share: the write-time model, the proxy they talk to, their folder.
 
-Each adapter instance holds one episode's memory. It owns an :class:`~harness.models.llm_client.LLMClient`
-over the run's LLM cache (``<cache_dir>/llm.sqlite``) and an :class:`~harness.models.proxy.LLMProxy`
+Each adapter instance holds one episode's memory. It owns an :class:`~model_clients.llm_client.LLMClient`
+over the run's LLM cache (``<cache_dir>/llm.sqlite``) and an :class:`~model_clients.proxy.LLMProxy`
 in front of it and of the harness encoder; the library is pointed at the proxy, so every model call
 is cached, counted and replayable with ``cache_only``. The proxy starts on first use and stops on
 :meth:`ProxiedMemory.close` (or when the adapter is garbage-collected).
@@ -17,14 +17,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness.config import ConfigError
-from harness.kvstore import KVStore, stable_hash
-from harness.models.llm_client import LLMClient, LLMConfig
-from harness.models.call_counts import CallCounts, snapshot
-from harness.models.proxy import LLMProxy
-from harness.models.tally import difference
+from memory_protocol import ConfigError
+from model_clients.kvstore import KVStore, stable_hash
+from model_clients.llm_client import LLMClient, LLMConfig
+from model_clients.call_counts import CallCounts, snapshot
+from model_clients.proxy import LLMProxy
+from model_clients.tally import difference
 from memplusplus.evidence import RenderedContext, format_date, render
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 PROXY_API_KEY = "mempp-local-proxy"  # what the libraries send to the proxy; never a real credential
 
@@ -79,7 +79,7 @@ class ProxiedMemory:
         self.encoder = encoder
         self.k = k
         self.proxy: LLMProxy | None = None
-        self.llm_client: LLMClient | None = None  # the proxy's chat client (its counters: harness.models.call_counts)
+        self.llm_client: LLMClient | None = None  # the proxy's chat client (its counters: model_clients.call_counts)
         self.write_counters = CallCounts()  # what the last ingest called (chat through the proxy, embeddings)
         self.ingested = 0
         self.folder: Path | None = None

@@ -24,9 +24,9 @@ from datetime import date, datetime
 from typing import Any
 
 from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, dated_content, memory_hit
-from harness.config import ConfigError
+from memory_protocol import ConfigError
 from memplusplus.scope import end_of_day
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 # Mem0 reads this once, when it is first imported: no posthog events, no ~/.mem0 migrations store.
 os.environ.setdefault("MEM0_TELEMETRY", "False")

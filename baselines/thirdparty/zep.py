@@ -22,9 +22,9 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, dated_content, memory_hit
-from harness.config import ConfigError
+from memory_protocol import ConfigError
 from memplusplus.scope import end_of_day, in_scope
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 _UNDATED = datetime(1970, 1, 1, tzinfo=timezone.utc)
 OVERFETCH = 4  # with respect_as_of: facts searched per slot, before the as-of filter  # reference time of an undated first document

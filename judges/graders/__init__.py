@@ -1,7 +1,7 @@
 """LLM graders: one module per benchmark's judging rules, plus prompt templates and verdicts.
 
 A grader builds the judge's chat messages for (question, answer) and parses the judge's raw reply;
-it never calls a model (``harness.models.llm_client`` does, keyed on the template's ``sha256``).
+it never calls a model (``model_clients.llm_client`` does, keyed on the template's ``sha256``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from judges.graders.longmemeval import LongMemEvalJudge, load_longmemeval_templa
 from judges.graders.orgmem import OrgMemJudge
 from judges.graders.templates import PromptTemplate, load_template
 from judges.graders.verdict import JudgeVerdict
-from loaders.schema import Question
+from memory_protocol import Question
 
 __all__ = ["Judge", "JudgeVerdict", "LoCoMoJudge", "LongMemEvalJudge", "OrgMemJudge", "make_judge"]
 

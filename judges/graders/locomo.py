@@ -24,7 +24,7 @@ from typing import Any
 
 from judges.graders.templates import PromptTemplate, load_template
 from judges.graders.verdict import JudgeVerdict, detect_echo, extract_json_objects
-from loaders.schema import Question
+from memory_protocol import Question
 
 __all__ = ["LOCOMO_UNGRADED_CATEGORY", "LoCoMoJudge", "locomo_request", "parse_locomo"]
 

@@ -32,7 +32,7 @@ from typing import Any, Union
 
 from judges.graders.templates import LONGMEMEVAL_KINDS, PromptTemplate, load_template
 from judges.graders.verdict import JudgeVerdict, detect_echo
-from loaders.schema import Question
+from memory_protocol import Question
 
 __all__ = [
     "KIND_BY_QUESTION_TYPE",

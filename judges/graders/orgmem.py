@@ -28,7 +28,7 @@ from typing import Any
 
 from judges.graders.templates import PromptTemplate, load_template
 from judges.graders.verdict import JudgeVerdict, detect_echo, extract_json_objects
-from loaders.schema import Question, RubricFacet
+from memory_protocol import Question, RubricFacet
 
 __all__ = ["ORGMEM_MAX_ANSWER_CHARS", "ORGMEM_NO_ANSWER", "OrgMemJudge", "orgmem_request", "parse_orgmem"]
 

@@ -42,7 +42,7 @@ from memplusplus.pg.server import connect, resolve_dsn
 from memplusplus.pg.topk import select_top_k
 from memplusplus.scope import end_of_day
 from memplusplus.text import content_terms
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 _TABLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from memplusplus.evidence import BLOCK_SEPARATOR, block
-from memplusplus.types import Hit
+from memory_protocol.documents import Hit
 
 
 def block_cost(hit: Hit, rank: int, first: bool) -> int:

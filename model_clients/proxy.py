@@ -2,7 +2,7 @@
 
 Third-party memories (Mem0, Graphiti) bring their own ``openai`` SDK client. Pointing that client at
 :class:`LLMProxy` (``base_url=proxy.base_url``) routes every chat completion through
-:class:`~harness.models.llm_client.LLMClient` -- cached, counted, priced, replayable with
+:class:`~model_clients.llm_client.LLMClient` -- cached, counted, priced, replayable with
 ``cache_only`` -- and every embedding through the harness encoder (the bundled MiniLM by default,
 itself cached). The proxy listens on 127.0.0.1 at a free port, in a background thread, for as long
 as its ``with`` block (or ``start()``/``stop()``) lasts.
@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.kvstore import stable_hash
-from harness.models.chat_types import EXTRA_FIELDS, CacheMissError, ChatRequest, MissingAPIKeyError
-from harness.models.llm_client import LLMClient
-from harness.models.loopback import LoopbackServer, ServedOnLoopback, read_body, send_json
-from harness.models.tally import Tally
+from model_clients.kvstore import stable_hash
+from model_clients.chat_types import EXTRA_FIELDS, CacheMissError, ChatRequest, MissingAPIKeyError
+from model_clients.llm_client import LLMClient
+from model_clients.loopback import LoopbackServer, ServedOnLoopback, read_body, send_json
+from model_clients.tally import Tally
 
 __all__ = ["LLMProxy", "ProxyCounters", "ProxyError", "chat_request_from_body"]
 

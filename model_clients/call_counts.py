@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from harness.models.chat_types import LLMCounters
-from harness.models.tally import difference, total
+from model_clients.chat_types import LLMCounters
+from model_clients.tally import difference, total
 
 __all__ = ["CallCounts", "ModelCallTally", "format_model_calls", "snapshot"]
 

@@ -44,7 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.models.llm_client import ChatRequest
+from model_clients.llm_client import ChatRequest
 
 if TYPE_CHECKING:
     from harness.config import ModelSpec

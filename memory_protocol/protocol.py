@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Protocol, runtime_checkable
 
-from memplusplus.types import Document, Hit
+from memory_protocol.documents import Document, Hit
 
 
 @runtime_checkable

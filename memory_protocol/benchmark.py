@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from memplusplus.types import Document
+from memory_protocol.documents import Document
 
 
 @dataclass(frozen=True)
@@ -45,18 +45,3 @@ class Episode:
     episode_id: str
     documents: tuple[Document, ...]
     questions: tuple[Question, ...]
-
-
-class DatasetError(Exception):
-    """Bad or missing dataset input; the message names the file, the record and the field."""
-
-    def __init__(self, path: str, message: str, record: str | None = None, field_name: str | None = None):
-        where = str(path)
-        if record is not None:
-            where += f", record {record}"
-        if field_name is not None:
-            where += f", field '{field_name}'"
-        super().__init__(f"{where}: {message}")
-        self.path = str(path)
-        self.record = record
-        self.field_name = field_name

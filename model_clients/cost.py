@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 from urllib.parse import urlparse
 
-from harness.models.llm_client import ChatRequest, LLMClient, LLMConfig, LLMCounters
+from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig, LLMCounters
 
 __all__ = [
     "PRICES",

@@ -1,6 +1,6 @@
 """An HTTP/1.1 JSON server on 127.0.0.1 at a free port, serving from a daemon thread.
 
-The caching proxy (:mod:`harness.models.proxy`) and the tests' fake OpenAI server both serve
+The caching proxy (:mod:`model_clients.proxy`) and the tests' fake OpenAI server both serve
 through it: they give the POST (and optionally GET) handler, it owns the socket and the thread.
 """
 

@@ -3,7 +3,7 @@
 Every completion is keyed by ``stable_hash`` of the canonical request (model, endpoint -- a loopback
 URL without its port, see ``endpoint_identity`` --, messages,
 temperature, seed, max_tokens, prompt-template hash, run index -- never the API key) and stored in a
-:class:`~harness.kvstore.KVStore` the moment it arrives, so a repeated run costs no request and a
+:class:`~model_clients.kvstore.KVStore` the moment it arrives, so a repeated run costs no request and a
 killed run resumes without repeating a completed one.
 
 Transport retries are the ``openai`` SDK's (``max_retries``): 408, 409, 429, 5xx, timeouts and
@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from tqdm import tqdm
 
-from harness.kvstore import KVStore, stable_hash
-from harness.models.chat_types import (
+from model_clients.kvstore import KVStore, stable_hash
+from model_clients.chat_types import (
     BatchPlan,
     CacheMissError,
     ChatRequest,
@@ -42,13 +42,13 @@ from harness.models.chat_types import (
     LLMCounters,
     MissingAPIKeyError,
 )
-from harness.models.tally import Tally
+from model_clients.tally import Tally
 
 if TYPE_CHECKING:  # the SDK costs ~0.4 s to import: loaded on the first request, not for cached runs
     import openai
 from memplusplus.api_keys import MissingAPIKey, read_api_key, redact
 
-# The data types are defined (and listed) in harness.models.chat_types; import them from there.
+# The data types are defined (and listed) in model_clients.chat_types; import them from there.
 __all__ = ["LLMClient"]
 
 CACHE_SCHEMA = 1  # bump to invalidate every cached completion if the canonical request form changes

@@ -20,7 +20,7 @@ from loaders.datadir import Candidate, explicit_data_dir, fallback_candidates, r
 from loaders.download import SourceUnreachable
 from loaders.fetch import fetch_benchmark
 from loaders.schema import DatasetError
-from loaders.sources import BenchmarkSource, benchmark_sources
+from loaders.sources import BenchmarkSource, GitHubFiles, benchmark_sources
 
 FETCH_COMMAND = "python scripts/fetch_data.py"
 
@@ -62,8 +62,15 @@ def prepare_data_dir(
     return target.resolve()
 
 
+def _missing_files(source: BenchmarkSource, target: Path) -> list[str]:
+    """Every pinned file absent from ``target`` (for the hub file: the names the loader would take)."""
+    if isinstance(source.origin, GitHubFiles):
+        return [f.local for f in source.origin.files if not (target / f.local).is_file()]
+    return source.missing(target)
+
+
 def _offline_message(source: BenchmarkSource, target: Path, exc: SourceUnreachable) -> str:
-    missing = source.missing(target)
+    missing = _missing_files(source, target)
     shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
     return (
         f"{len(missing)} data file(s) missing ({shown}) and the fetch failed ({exc}); "

@@ -152,7 +152,7 @@ def test_offline_the_run_stops_in_one_line_naming_files_command_and_folder(
     message = str(caught.value)
     assert "\n" not in message
     assert "python scripts/fetch_data.py orgmem" in message and str(tmp_path) in message
-    assert "benchmark_v0.0.jsonl" in message and "cannot connect" in message
+    assert "448 data file(s) missing" in message and "cannot connect" in message
     assert not any(tmp_path.rglob("*.md")), "nothing was fetched"
 
 

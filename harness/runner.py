@@ -33,7 +33,7 @@ from harness.retrieval_cache import corpus_fingerprint, hit_from_dict, hit_to_di
 from harness.systems import WriteTimeLLM, build_system
 from harness.write_time_estimate import WRITE_TIME_KINDS, approximate_context_chars, estimate_write_time
 from judges.aggregate import format_table, summarize
-from loaders import load_dataset, resolve_data_dir
+from loaders import load_dataset, prepare_data_dir
 from memory_protocol import Episode
 from memplusplus.evidence import render
 
@@ -70,10 +70,10 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     dataset = config.dataset
     check_qa_ready(config)  # keys, prompt files: fail before retrieval, not after it
     ks = sorted(set(dataset.ks))
-    data_root = resolve_data_dir(dataset.data_dir)
+    data_root = prepare_data_dir(dataset.name, dataset.data_dir, dataset.options, progress=config.progress)
     with recording_reads(data_root) as read_files:
         episodes = load_dataset(
-            dataset.name, data_dir=dataset.data_dir, limit=dataset.limit, categories=dataset.categories, **dataset.options
+            dataset.name, data_dir=data_root, limit=dataset.limit, categories=dataset.categories, **dataset.options
         )
     loaded = time.perf_counter()
     cache_dir = Path(config.cache_dir())

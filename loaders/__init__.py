@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from loaders import locomo, longmemeval, orgmem
+from loaders.autofetch import prepare_data_dir
 from loaders.datadir import resolve_data_dir
 from memory_protocol import DatasetError, Episode, Question, RubricFacet
 from loaders.selection import Selection, make_selection, select
@@ -104,5 +105,6 @@ __all__ = [
     "RubricFacet",
     "Selection",
     "load_dataset",
+    "prepare_data_dir",
     "resolve_data_dir",
 ]

@@ -18,13 +18,15 @@ from memory_protocol.documents import Document
 log = logging.getLogger(__name__)
 
 SUBDIR = "longmemeval"
-# The official release name first (500 questions), then the 499-question rebuild kept here.
-FILE_NAMES: tuple[str, ...] = (
-    "longmemeval_s_cleaned.json",
-    "longmemeval_s_cleaned.json.gz",
-    "longmemeval_s_cleaned_499.json.gz",
-    "longmemeval_s_cleaned_499.json",
-)
+# The file names looked for, in order, and what each holds: the official release first (what
+# scripts/fetch_data.py fetches), then the 499-question rebuild kept beside this project.
+RELEASES: dict[str, str] = {
+    "longmemeval_s_cleaned.json": "the official cleaned release, 500 questions",
+    "longmemeval_s_cleaned.json.gz": "the official cleaned release, 500 questions",
+    "longmemeval_s_cleaned_499.json.gz": "the 499-question rebuild of the cleaned release",
+    "longmemeval_s_cleaned_499.json": "the 499-question rebuild of the cleaned release",
+}
+FILE_NAMES: tuple[str, ...] = tuple(RELEASES)
 CATEGORIES: tuple[str, ...] = (
     "single-session-user",
     "single-session-assistant",
@@ -161,9 +163,9 @@ def load_longmemeval_s(data_dir: Path, file: str | None = None) -> Iterator[Epis
     ``longmemeval_s_cleaned_499.json.gz``; gzip is detected by magic bytes, not by name).
     """
     path = find_data_file(data_dir, SUBDIR, FILE_NAMES, file, "LongMemEval_S questions")
-    log.info("LongMemEval_S: streaming questions from %s", path)
+    log.info("LongMemEval_S: reading %s (%s)", path.name, RELEASES.get(path.name, "a file of your own"))
     count = 0
     for index, entry in enumerate(read_entries(path)):
         count = index + 1
         yield build_episode(entry, index, path)
-    log.info("LongMemEval_S: read all %d questions in %s", count, path)
+    log.info("LongMemEval_S: %s holds %d questions (%s)", path.name, count, path)

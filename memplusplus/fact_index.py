@@ -5,8 +5,12 @@ Write: one model call per document extracts its facts; each fact becomes a row w
 document's date, author and thread. A document whose call fails or yields no fact is indexed by
 its own text as a single card (our choice, so a failed call loses nothing).
 
-Read: Mem++ ranks the cards; each card is mapped back to its source document(s), repeats are
-dropped and rank order is kept, and the first k documents are returned whole.
+Read: Mem++'s legs rank the cards and RRF fuses them; each card is mapped back to its source
+document(s), keeping a document's best rank, so the documents come in fused order. Mem++'s top-k
+rule then runs over documents, not cards: k - reserve documents by fused rank, then the reserve's
+latest-dated remaining matched documents, then a fill from the most recently ingested in-scope
+documents. (Asking Mem++ for more cards than k would put its recency reserve among the last
+cards, where it never reaches the k documents.)
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import date, datetime
 
+from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.llm import Complete, ask_json
 from memplusplus.memory import MemPlusPlus, MemPPConfig
+from memplusplus.pg.topk import select_top_k
 from memplusplus.scope import end_of_day, in_scope
 from memory_protocol.documents import Document, Hit
 
@@ -26,7 +32,6 @@ FACT_PROMPT = (
     'and date. Reply with JSON only: {"facts": ["..."]}.'
 )
 FACT_SCHEMA = {"type": "object", "properties": {"facts": {"type": "array", "items": {"type": "string"}}}, "required": ["facts"]}
-CARD_DEPTH = 5  # cards ranked per document slot asked for, so k distinct documents can be filled
 
 
 class FactIndexMemPP(MemPlusPlus):
@@ -40,6 +45,7 @@ class FactIndexMemPP(MemPlusPlus):
         self.write_calls = 0
         self.documents: dict[str, Document] = {}
         self.card_sources: dict[str, list[str]] = {}
+        self.recency: dict[str, datetime] = {}  # a document's date, else its first card's ingest time
 
     def facts_of(self, doc: Document) -> list[str]:
         self.write_calls += 1
@@ -66,25 +72,33 @@ class FactIndexMemPP(MemPlusPlus):
                 sources = self.card_sources.setdefault(row_id, [])
                 if owner not in sources:
                     sources.append(owner)
+                self.recency.setdefault(owner, self.store.rows[self._seq(row_id)].recency)
         return result
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         k = self.config.k if k is None else k
-        if k <= 0:
+        if k <= 0 or not self.documents:
             return []
-        hits: list[Hit] = []
-        seen: set[str] = set()
-        for card in super().retrieve(query, as_of, k * CARD_DEPTH):
-            for doc_id in self.card_sources.get(card.doc_id, []):
-                doc = self.documents[doc_id]
-                if doc_id in seen or (as_of is not None and not _dated_by(doc, as_of)):
-                    continue
-                seen.add(doc_id)
-                hits.append(Hit(doc.doc_id, doc.text, doc.date, doc.author, card.score, dict(card.leg_ranks),
-                                card.reserve, doc.thread, evidence=doc.evidence))
-                if len(hits) == k:
-                    return hits
-        return hits
+        scope = self.scope_mask(as_of)
+        rankings = self.leg_rankings(query, scope)
+        cards = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        order = {doc_id: seq for seq, doc_id in enumerate(self.documents)}  # ingest order
+        documents = list(self.documents.values())
+        visible = [doc for doc in documents if as_of is None or _dated_by(doc, as_of)]
+        fused: dict[str, FusedRow] = {}
+        for card in cards:
+            for doc_id in self.card_sources.get(self.store.rows[card.seq].doc_id, []):
+                if doc_id not in fused and (as_of is None or _dated_by(self.documents[doc_id], as_of)):
+                    fused[doc_id] = FusedRow(order[doc_id], card.score, dict(card.leg_ranks))
+        recent_pool = [order[doc.doc_id] for doc in reversed(visible)][: self.config.candidates]
+        recency = {order[doc.doc_id]: self.recency[doc.doc_id] for doc in visible}
+        chosen = select_top_k(list(fused.values()), recent_pool, recency, k, self.config.recency_reserve)
+        return [self._document_hit(documents[row.seq], row, reserve) for row, reserve in chosen]
+
+    @staticmethod
+    def _document_hit(doc: Document, row: FusedRow, reserve: bool) -> Hit:
+        return Hit(doc.doc_id, doc.text, doc.date, doc.author, row.score, dict(row.leg_ranks), reserve, doc.thread,
+                   evidence=doc.evidence)
 
     search = retrieve
 
@@ -93,6 +107,7 @@ def _dated_by(doc: Document, as_of: date | datetime) -> bool:
     """A card deduplicated into an earlier document's row may name a later document as a source;
     the as-of scope holds for the documents returned too."""
     return in_scope(doc.date, end_of_day(as_of))
+
 
 
 __all__ = ["FactIndexMemPP"]

@@ -56,3 +56,24 @@ def test_as_of_scope_holds_for_cards_and_documents():
     memory, _ = build()
     hits = memory.retrieve("budget", as_of=datetime(2024, 1, 15), k=5)
     assert [hit.doc_id for hit in hits] == ["d1"]
+
+
+def test_recency_reserve_reaches_the_k_documents():
+    """Mem++'s top-k rule holds over the documents returned: k - reserve by fused rank, then the
+    latest-dated remaining matched document. Dates disagree with ingest order, so the reserve's
+    pick (d1, dated last, ingested first) differs from both the fused and the ingest order."""
+    docs = [
+        Document("d1", "note one", "ann", datetime(2024, 6, 1)),
+        Document("d2", "note two", "bob", datetime(2024, 1, 1)),
+        Document("d3", "note three", "cat", datetime(2024, 2, 1)),
+        Document("d4", "note four", "dan", datetime(2024, 3, 1)),
+    ]
+    facts = {doc.text: {"facts": [f"budget fact from {doc.doc_id}"]} for doc in docs}
+    memory = FactIndexMemPP(MemPPConfig(k=2, recency_reserve=1), ScriptedLLM(facts.get), encoder=TopicEncoder())
+    memory.ingest(docs)
+    hits = memory.retrieve("budget status")
+    # Every card ties on the vector leg (one topic); ties go to the later ingest, so d4 leads.
+    assert [(hit.doc_id, hit.reserve) for hit in hits] == [("d4", False), ("d1", True)]
+    # As of March 15th, d1 is out of scope: the reserve takes the latest-dated visible one, d3.
+    hits = memory.retrieve("budget status", as_of=datetime(2024, 3, 15))
+    assert [(hit.doc_id, hit.reserve) for hit in hits] == [("d4", False), ("d3", True)]

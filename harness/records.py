@@ -13,10 +13,10 @@ from judges.metrics.standard import standard_metrics_many
 from memory_protocol import Episode, Question
 from memplusplus.evidence import BLOCK_SEPARATOR, RenderedContext, block
 from memory_protocol.documents import Hit
+from model_clients.cost import CHARS_PER_TOKEN
 
 # Records keep at most this many hits (full context returns the whole history).
 HITS_KEPT = 100
-CHARS_PER_TOKEN = 4  # a rough, documented estimate for the "retrieved tokens" column
 
 
 def ranked_ids(hits: list[Hit]) -> list[str]:

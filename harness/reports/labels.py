@@ -15,7 +15,6 @@ FALLBACK_METRICS = ["recall_any@50", "recall_all@50", "in_budget_recall"]
 K_SWEEP_FALLBACK = ["recall_any@all", "in_budget_recall"]
 ONE_DECIMAL = {"score", "score_std", "llm_judge", "llm_judge_std", "accuracy", "accuracy_std"}
 AUTO_DECIMAL = {"f1", "bleu1", "f1_std", "bleu1_std"}
-CHARS_PER_TOKEN = 4  # same rough estimate as harness.records
 
 # (column label, summary category) per dataset, in display order.
 CATEGORY_COLUMNS = {

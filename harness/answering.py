@@ -1,10 +1,8 @@
 """The answer stage: one chat request per question, built from the evidence the answerer reads.
 
-Each benchmark answers by its own rule. OrgMemBench follows its neutral answerer
-(``PandelisZ/OrgMemBench`` ``orgmembench/answerer.py``): the prompt ``orgmem_answer`` (our wording
-of its rules), no question date, the retrieved context stripped, shown as ``(no records
-retrieved)`` when empty and cut to its first 40,000 characters. The other benchmarks use
-``answer`` with the question's date. ``answerer.prompt_file`` replaces the wording (e.g. the
+Each benchmark answers by its own rule (:class:`harness.benchmarks.AnswerRule`: its prompt,
+whether the question's date is shown, how an empty context reads, whether the answerer cuts the
+context at ``dataset.context_budget``). ``answerer.prompt_file`` replaces the wording (e.g. the
 official prompt verbatim, with ``{context}`` and ``{question}``).
 """
 
@@ -13,15 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from harness.benchmarks import AnswerRule
 from harness.config import ModelSpec
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
 from judges.graders.templates import PromptTemplate, load_template
 from memory_protocol import Question
-
-ORGMEM_CONTEXT_CHARS = 40_000  # the benchmark's answerer reads retrieved_context[:40000]
-ORGMEM_EMPTY_CONTEXT = "(no records retrieved)"
-ANSWER_TEMPLATE = {"orgmem": "orgmem_answer"}  # other datasets: "answer"
 
 
 def llm_config(spec: ModelSpec, max_tokens: int | None, cache_only: bool, base_url: str | None = None) -> LLMConfig:
@@ -55,7 +50,7 @@ def display_name(spec: ModelSpec | None) -> str:
 
 
 def question_date(question: Question) -> date | datetime | None:
-    """The moment the question is asked, when the dataset gives one (LongMemEval) or its as-of date."""
+    """The moment the question is asked, when the dataset gives one, else its as-of date."""
     return question.meta.get("question_date") or question.as_of
 
 
@@ -69,19 +64,23 @@ def date_line(question: Question) -> str:
 
 @dataclass(frozen=True)
 class Answerer:
-    """The answer prompt of a dataset (built in, or the user's ``prompt_file``) and its context rule."""
+    """A benchmark's answer prompt (built in, or the user's ``prompt_file``) and its context rule;
+    ``budget`` is the dataset's ``context_budget`` (characters, None: no cut)."""
 
     template: PromptTemplate
-    dataset: str = ""
+    rule: AnswerRule = AnswerRule()
+    budget: int | None = None
 
     @classmethod
-    def load(cls, prompt_file: str | None = None, dataset: str = "") -> "Answerer":
-        return cls(load_template(ANSWER_TEMPLATE.get(dataset, "answer"), prompt_file), dataset)
+    def load(cls, prompt_file: str | None = None, rule: AnswerRule = AnswerRule(), budget: int | None = None) -> "Answerer":
+        return cls(load_template(rule.template, prompt_file), rule, budget)
 
     def request(self, question: Question, context: str) -> ChatRequest:
-        if self.dataset == "orgmem":
-            shown = context.strip() or ORGMEM_EMPTY_CONTEXT
-            messages = self.template.messages(context=shown[:ORGMEM_CONTEXT_CHARS], question=question.text, date_line="")
-        else:
-            messages = self.template.messages(context=context, question=question.text, date_line=date_line(question))
+        shown = context
+        if self.rule.empty_context is not None:
+            shown = context.strip() or self.rule.empty_context
+        if self.rule.cut_at_budget and self.budget is not None:
+            shown = shown[: self.budget]
+        when = date_line(question) if self.rule.question_date else ""
+        messages = self.template.messages(context=shown, question=question.text, date_line=when)
         return ChatRequest(messages=messages, template_hash=self.template.sha256)

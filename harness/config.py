@@ -6,6 +6,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
 from harness.encoders import encoder_config
 from memory_protocol import ConfigError
 from harness.validate import check_mempp, check_model, integer, show
@@ -40,11 +41,13 @@ def _dataset(raw: dict[str, Any]) -> "DatasetSpec":
     if not isinstance(ks, list) or not ks:
         raise ConfigError(f"dataset.ks={show(ks)}: must be a non-empty list of integers >= 1")
     raw["ks"] = [integer("dataset.ks", k, 1) for k in ks]
-    return _take(DatasetSpec, "dataset", raw)
+    spec = _take(DatasetSpec, "dataset", raw)
+    spec.describe()  # an unknown benchmark module stops the run here, naming the key
+    return spec
 
 
-def _model(section: str, raw: dict[str, Any], dataset: str) -> "ModelSpec":
-    check_model(section, raw, wants_folder=section == "judge" and dataset.startswith("longmemeval"))
+def _model(section: str, raw: dict[str, Any], benchmark: Benchmark) -> "ModelSpec":
+    check_model(section, raw, prompt_folder=benchmark.judge_prompt_folder if section == "judge" else None)
     return _take(ModelSpec, section, raw)
 
 
@@ -56,7 +59,11 @@ def _encoder_spec(values: dict[str, Any]) -> EncoderSpec:
 
 @dataclass(frozen=True)
 class DatasetSpec:
+    """``benchmark``: the dotted path of the module describing the benchmark (its ``BENCHMARK``);
+    None means ``harness.benchmarks.<name>``."""
+
     name: str
+    benchmark: str | None = None
     data_dir: str | None = None
     limit: int | None = None
     categories: list[str] | None = None
@@ -65,8 +72,11 @@ class DatasetSpec:
     answer_max_tokens: int = 512
     ks: list[int] = field(default_factory=lambda: [10])
     metric_depth: int | None = None  # rank this deep for the metrics only (context keeps system.k)
-    exclude_from_overall: list[str] = field(default_factory=list)
     mempp: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> Benchmark:
+        """The benchmark this dataset is (loader, answer rule, judge, metrics, rows, labels)."""
+        return load_benchmark(benchmark_path(self))
 
 
 @dataclass(frozen=True)
@@ -141,8 +151,8 @@ class RunConfig:
         dataset = _dataset(dict(raw.pop("dataset")))
         answerer_raw = dict(raw.pop("answerer", None) or {"name": "none"})
         judge_raw = raw.pop("judge", None)
-        answerer = None if answerer_raw.get("name") == "none" else _model("answerer", answerer_raw, dataset.name)
-        judge = _model("judge", dict(judge_raw), dataset.name) if (judge_raw and answerer is not None) else None
+        answerer = None if answerer_raw.get("name") == "none" else _model("answerer", answerer_raw, dataset.describe())
+        judge = _model("judge", dict(judge_raw), dataset.describe()) if (judge_raw and answerer is not None) else None
         config = cls(
             dataset=dataset,
             system=system,

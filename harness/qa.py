@@ -5,44 +5,40 @@ change of judge re-uses every answer; judge calls add the run index (and a per-r
 key, so ``judge.runs`` independent grades are cached apart. A failed call is recorded on its
 question and the run goes on.
 
-Two numbers per benchmark (``<metric>`` is ``score``, ``llm_judge`` or ``accuracy``):
+Two numbers per benchmark (``<metric>`` is the benchmark's headline metric):
 ``<metric>`` averages the parsed grades only (an unparsable grade or failed call is left out and
 counted in the stats); ``<metric>_paper`` is the paper-comparable number, 100/N x the grades over
 all N questions of a row, an unparsable grade, a failed judge call or a failed answer counting 0.
-LongMemEval_S rows follow the paper: abstention questions get their own row (``abstention``) and
-``overall`` covers the non-abstention ones (469 of our 499; 470 in the full set); ``overall
-(all)`` covers every question. LoCoMo adds ``f1`` (the paper's eq. 8, multisets), ``f1_set``
-(mem0's, sets) and ``bleu1`` (mem0's), with adversarial questions not scored.
+What differs per benchmark comes from its description (:mod:`harness.benchmarks`): an abstention
+row kept apart from ``overall`` (``overall (all)`` then covers every question), a task-averaged
+row, the answer metrics computed per graded question (e.g. F1 and BLEU-1), the line graded in
+place of an empty answer.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from harness.answering import Answerer, make_client
+from harness.benchmarks import Benchmark
 from harness.config import ModelSpec, RunConfig
 from model_clients.kvstore import KVStore
 from model_clients.cost import CostEstimate, actual_spend, estimate
 from model_clients.llm_client import ChatRequest
 from harness.qa_checks import ALL_FAILED_KEY, all_failed, check_qa_ready, failure_report
-from judges.graders import Judge, make_judge
-from judges.graders.orgmem import ORGMEM_NO_ANSWER
-from judges.metrics.lexical import bleu1, f1_multiset, f1_set
+from judges.graders import Judge
+from judges.metrics.registry import lookup
 from memory_protocol import Question
 
-__all__ = ["MAIN_METRIC", "QAItem", "QAOutcome", "check_qa_ready", "local_servers", "qa_summary", "run_qa"]
+__all__ = ["QAItem", "QAOutcome", "check_qa_ready", "local_servers", "qa_summary", "run_qa"]
 
-# The headline metric of each benchmark (0-100), as the paper's tables report it.
-MAIN_METRIC = {"orgmem": "score", "locomo": "llm_judge", "longmemeval_s": "accuracy"}
 LOCAL_BACKENDS = ("smollm2",)
-ABSTENTION_ROW = "abstention"
-TASK_AVERAGED_ROW = "task_averaged"
 
 
 @dataclass
@@ -59,7 +55,7 @@ class QAOutcome:
 
     metric: str
     runs: int
-    dataset: str = ""
+    benchmark: Benchmark | None = None
     stats: dict[str, Any] = field(default_factory=dict)
     estimates: list[CostEstimate] = field(default_factory=list)
 
@@ -71,11 +67,11 @@ class QAOutcome:
     def metric_keys(self) -> list[str]:
         """Summary columns, the main metric first (``n_scored`` counts its parsed grades)."""
         keys = [self.metric, f"{self.metric}_paper"] + [f"{self.metric}_run{run}" for run in range(self.runs)]
-        return keys + (["f1", "f1_set", "bleu1"] if self.dataset == "locomo" else [])
+        return keys + (list(self.benchmark.extra_metrics) if self.benchmark else [])
 
     @property
     def exclude_from_overall(self) -> list[str]:
-        return [ABSTENTION_ROW] if self.dataset == "longmemeval_s" else []
+        return self.benchmark.overall_excludes(answered=True) if self.benchmark else []
 
 
 @contextlib.contextmanager
@@ -106,23 +102,16 @@ def _judge_requests(judge: Judge, spec: ModelSpec, question: Question, answer: s
             for run in range(spec.runs)]
 
 
-def _graded_text(dataset: str, answer: str) -> str:
-    """The answer the judge sees: OrgMemBench's runner grades an empty answer as a fixed line."""
-    return (answer.strip() or ORGMEM_NO_ANSWER) if dataset == "orgmem" else answer
-
-
 def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
     """Answer every question, judge each answer ``judge.runs`` times, write results into records."""
     assert config.answerer is not None and config.judge is not None
-    dataset = config.dataset.name
-    if dataset not in MAIN_METRIC:
-        raise ValueError(f"no judge for dataset {dataset!r}")
+    benchmark = config.dataset.describe()
     check_qa_ready(config)
-    metric = MAIN_METRIC[dataset]
+    metric = benchmark.headline
     answerer, judge_spec = config.answerer, config.judge
-    outcome = QAOutcome(metric=metric, runs=judge_spec.runs, dataset=dataset)
-    prompt = Answerer.load(answerer.prompt_file, dataset)
-    judge = make_judge(dataset, judge_spec.prompt_file)
+    outcome = QAOutcome(metric=metric, runs=judge_spec.runs, benchmark=benchmark)
+    prompt = Answerer.load(answerer.prompt_file, benchmark.answer, config.dataset.context_budget)
+    judge = benchmark.judge(judge_spec.prompt_file)
     with local_servers(answerer, judge_spec) as urls:
         answer_tokens = answerer.max_tokens or config.dataset.answer_max_tokens
         answer_client = make_client(answerer, answer_tokens, config.cache_only, cache, urls.get(answerer.local or ""))
@@ -133,7 +122,7 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
 
             answer_requests = fit_requests(answer_requests, urls[answerer.local], window_of(answerer), answer_tokens)
         if config.estimate:
-            outcome.estimates = _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec, dataset)
+            outcome.estimates = _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec, benchmark)
             return outcome
         answers = answer_client.complete_many(answer_requests, desc="answers", progress=config.progress)
         graded: list[tuple[int, int]] = []
@@ -143,7 +132,7 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
             item.record["answer_error"] = result.error
             if not result.ok or not judge.is_graded(item.question):
                 continue
-            requests = _judge_requests(judge, judge_spec, item.question, _graded_text(dataset, result.text))
+            requests = _judge_requests(judge, judge_spec, item.question, benchmark.graded_text(result.text))
             judge_requests += requests
             graded += [(index, request.run_index) for request in requests]
         grades = judge_client.complete_many(judge_requests, desc="judge", progress=config.progress)
@@ -158,7 +147,7 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
             verdicts.setdefault(index, []).append({"run": run, "score": verdict.score, "label": verdict.label,
                                                    "parsed": verdict.parsed, "raw": result.text, "detail": verdict.detail})
         for index, item in enumerate(items):
-            _score_record(item, judge, verdicts.get(index, []), metric, judge_spec.runs, dataset)
+            _score_record(item, judge, verdicts.get(index, []), metric, judge_spec.runs, benchmark)
         outcome.stats = _stats(answers, grades, unparsed, answer_client, judge_client, judge_spec.runs,
                                bool(answerer.local or judge_spec.local))
     return outcome
@@ -193,12 +182,13 @@ def _stats(answers, grades, unparsed, answer_client, judge_client, runs: int, pl
     }
 
 
-def _score_record(item: QAItem, judge: Judge, grades: list[dict[str, Any]], metric: str, runs: int, dataset: str) -> None:
+def _score_record(item: QAItem, judge: Judge, grades: list[dict[str, Any]], metric: str, runs: int,
+                  benchmark: Benchmark) -> None:
     record, metrics, question = item.record, item.record["metrics"], item.question
     record["judge"] = grades
-    if dataset == "longmemeval_s" and question.meta.get("abstention"):
+    if benchmark.abstention_row and question.meta.get("abstention"):
         record["question_type"] = record["category"]
-        record["category"] = ABSTENTION_ROW
+        record["category"] = benchmark.abstention_row
     if not judge.is_graded(question):
         for key in (metric, f"{metric}_paper", *(f"{metric}_run{run}" for run in range(runs))):
             metrics[key] = None
@@ -209,16 +199,22 @@ def _score_record(item: QAItem, judge: Judge, grades: list[dict[str, Any]], metr
             metrics[f"{metric}_run{run}"] = None if value is None else 100.0 * value
         metrics[metric] = 100.0 * sum(by_run.values()) / len(by_run) if by_run else None
         metrics[f"{metric}_paper"] = 100.0 * sum(by_run.values()) / runs
-    if dataset == "locomo":
-        answer = record.get("answer")
-        scored = judge.is_graded(question) and answer is not None
-        gold = question.answer
-        metrics["f1"] = 100.0 * f1_multiset(answer, gold) if scored else None
-        metrics["f1_set"] = 100.0 * f1_set(answer, gold) if scored else None
-        metrics["bleu1"] = 100.0 * bleu1(answer, gold) if scored else None
+    answer = record.get("answer")
+    scored = judge.is_graded(question) and answer is not None
+    for name in benchmark.extra_metrics:
+        compute = _answer_metric(name)
+        metrics[name] = compute(answer, question.answer) if scored else None
 
 
-def _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec, dataset) -> list[CostEstimate]:
+def _answer_metric(name: str) -> Callable[[Any, Any], float]:
+    """The per-question compute of a registered answer metric."""
+    metric = lookup(name)
+    if metric is None or metric.stage != "answer" or metric.compute is None:
+        raise ValueError(f"{name!r} is not a registered answer metric with a compute")
+    return metric.compute
+
+
+def _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec, benchmark) -> list[CostEstimate]:
     """Exact answer calls; judge calls for cached answers exactly, for the rest with the gold
     answer standing in for the answer text (so the count is exact and the tokens close)."""
     plan = answer_client.plan(answer_requests)
@@ -229,7 +225,7 @@ def _estimate(items, answer_requests, answer_client, judge_client, judge, judge_
         cached = plan.hits.get(key)
         text = cached.get("text") if cached else None
         answer = text if text is not None else str(item.question.answer)
-        judge_requests += _judge_requests(judge, judge_spec, item.question, _graded_text(dataset, answer))
+        judge_requests += _judge_requests(judge, judge_spec, item.question, benchmark.graded_text(answer))
     return [
         estimate(answer_requests, answer_client, expected_completion_tokens=None),
         estimate(judge_requests, judge_client, expected_completion_tokens=None),
@@ -247,19 +243,21 @@ def add_judge_columns(summary: pd.DataFrame, metric: str, runs: int) -> pd.DataF
     return with_std
 
 
-def with_task_average(summary: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
-    """LongMemEval's task-averaged row: the unweighted mean over the question-type rows (the
+def with_task_average(summary: pd.DataFrame, metrics: list[str], row_name: str, abstention_row: str | None) -> pd.DataFrame:
+    """A task-averaged row ``row_name``: the unweighted mean over the question-type rows (the
     abstention row and the overall rows are not question types)."""
-    types = [name for name in summary.index if not str(name).startswith("overall") and name != ABSTENTION_ROW]
+    types = [name for name in summary.index if not str(name).startswith("overall") and name != abstention_row]
     row = {column: float("nan") for column in summary.columns}
     row["n"] = int(summary.loc[types, "n"].sum())
     row.update({metric: float(summary.loc[types, metric].mean()) for metric in metrics if metric in summary.columns})
-    return pd.concat([summary, pd.DataFrame([row], index=[TASK_AVERAGED_ROW])])
+    return pd.concat([summary, pd.DataFrame([row], index=[row_name])])
 
 
 def qa_summary(summary: pd.DataFrame, outcome: QAOutcome) -> pd.DataFrame:
-    """The per-category summary with the judge's std column (and LongMemEval's task average)."""
+    """The per-category summary with the judge's std column (and the benchmark's task average)."""
     summary = add_judge_columns(summary, outcome.metric, outcome.runs)
-    if outcome.dataset == "longmemeval_s":
-        summary = with_task_average(summary, [outcome.metric, f"{outcome.metric}_paper"])
+    benchmark = outcome.benchmark
+    if benchmark is not None and benchmark.task_averaged_row:
+        summary = with_task_average(summary, [outcome.metric, f"{outcome.metric}_paper"], benchmark.task_averaged_row,
+                                    benchmark.abstention_row)
     return summary

@@ -16,7 +16,6 @@ from urllib.parse import urlparse
 from harness.answering import Answerer, display_name
 from harness.config import ModelSpec, RunConfig
 from memory_protocol import ConfigError
-from judges.graders import make_judge
 
 __all__ = ["check_qa_ready", "first_errors", "failure_report", "all_failed", "ALL_FAILED_KEY"]
 
@@ -44,29 +43,25 @@ def _check_key(role: str, spec: ModelSpec, config: RunConfig) -> None:
 def check_qa_ready(config: RunConfig) -> None:
     """Raise :class:`ConfigError` (one line) when the QA stage of ``config`` cannot run:
     an API key missing from the environment (unless the endpoint is local, ``cache_only`` or
-    ``estimate``), a prompt file missing or lacking its placeholders, or LoCoMo's BLEU-1 data."""
+    ``estimate``), a prompt file missing or lacking its placeholders, or what the benchmark's own
+    check asks for (e.g. the data an answer metric needs)."""
     if config.answerer is None:
         return
-    dataset = config.dataset.name
+    benchmark = config.dataset.describe()
     _check_key("answerer", config.answerer, config)
     if config.judge is not None:
         _check_key("judge", config.judge, config)
     try:
-        Answerer.load(config.answerer.prompt_file, dataset)
+        Answerer.load(config.answerer.prompt_file, benchmark.answer, config.dataset.context_budget)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"answerer.prompt_file: {exc}") from None
     if config.judge is not None:
         try:
-            make_judge(dataset, config.judge.prompt_file)
+            benchmark.judge(config.judge.prompt_file)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"judge.prompt_file: {exc}") from None
-    if dataset == "locomo":
-        from judges.metrics.punkt_data import PunktDataError, ensure_punkt_data
-
-        try:
-            ensure_punkt_data()
-        except PunktDataError as exc:
-            raise ConfigError(str(exc)) from None
+    if benchmark.check_ready is not None:
+        benchmark.check_ready()
 
 
 def first_errors(errors: Sequence[str | None], limit: int = SHOWN_ERRORS) -> list[tuple[str, int]]:

@@ -6,17 +6,18 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judges.metrics.longmemeval import OfficialCorpus, Turn, official_corpus, official_metrics
+from harness.benchmarks import QuestionScorer
 from judges.metrics.budget_chars import BlockLayout, document_spans, in_budget_gold_chars
-from judges.metrics.retrieval import compute_question_metrics, in_budget_recall, recall_all_at_k, recall_any_at_k
+from judges.metrics.registry import computed_ranking_metrics
+from judges.metrics.retrieval import in_budget_recall
 from judges.metrics.standard import standard_metrics_many
 from memory_protocol import Episode, Question
 from memplusplus.evidence import BLOCK_SEPARATOR, RenderedContext, block
 from memory_protocol.documents import Hit
+from model_clients.cost import CHARS_PER_TOKEN
 
 # Records keep at most this many hits (full context returns the whole history).
 HITS_KEPT = 100
-CHARS_PER_TOKEN = 4  # a rough, documented estimate for the "retrieved tokens" column
 
 
 def ranked_ids(hits: list[Hit]) -> list[str]:
@@ -28,16 +29,6 @@ def ranked_ids(hits: list[Hit]) -> list[str]:
     return list(seen)
 
 
-def official_corpus_of(episode: Episode) -> OfficialCorpus | None:
-    """LongMemEval's user-turn corpus for a LongMemEval episode (its question names gold sessions), else None."""
-    if not any("evidence_sessions" in q.meta for q in episode.questions):
-        return None
-    return official_corpus(
-        Turn(doc.doc_id, doc.thread or doc.doc_id, str(doc.meta.get("role")), doc.meta.get("has_answer"))
-        for doc in episode.documents
-    )
-
-
 def metric_ranking(hits: list[Hit], deeper: list[str] | None) -> list[str]:
     """The context's ranked ids, then the rest of a deeper ranking of the same system (if any)."""
     ranked = ranked_ids(hits)
@@ -47,7 +38,7 @@ def metric_ranking(hits: list[Hit], deeper: list[str] | None) -> list[str]:
 
 
 def _gold(question: Question) -> list[str]:
-    # Abstention questions have no evidence to find (LongMemEval skips them): no gold, no score.
+    # An abstention question has no evidence to find: no gold, no retrieval score.
     return [] if question.meta.get("abstention") else list(question.evidence_ids)
 
 
@@ -71,36 +62,30 @@ def episode_metrics(
     hits: Sequence[list[Hit]],
     contexts: Sequence[RenderedContext],
     ks: list[int],
-    corpus: OfficialCorpus | None = None,
+    scorer: QuestionScorer | None = None,
     deeper: Sequence[list[str] | None] | None = None,
     lengths: Mapping[str, int] | None = None,
 ) -> list[dict[str, float]]:
     """Every retrieval metric of each question of one episode (lists aligned with ``questions``).
 
-    With ``corpus`` (LongMemEval_S): the official turn and session scores over the ranking extended
-    by ``deeper`` (a deeper ranking of the same system), plus the same formulas over all turns (user
-    and assistant, gold = every ``has_answer`` turn) under ``all_turns_*``. Otherwise standard
-    recall / nDCG (trec_eval, one batch per episode). Both add ``in_budget_recall`` and recall over
-    everything the system returned (``@all``); with ``lengths`` (each document's text length) also
-    ``in_budget_gold_chars``.
+    With ``scorer`` (a benchmark's own retrieval scoring, see ``Benchmark.official_scorer``): its
+    scores over the ranking extended by ``deeper`` (a deeper ranking of the same system). Otherwise
+    standard recall / nDCG (trec_eval, one batch per episode). Both add ``in_budget_recall``, and
+    every registered ranking metric with a per-question compute that the scorer did not give
+    (recall over everything the system returned, ``@all``, among them); with ``lengths`` (each
+    document's text length) also ``in_budget_gold_chars``.
     """
     golds = [_gold(q) for q in questions]
     ranked = [ranked_ids(h) for h in hits]
-    if corpus is None:
+    if scorer is None:
         rows = standard_metrics_many(list(zip(ranked, golds)), ks)
     else:
-        rows = []
-        for i, question in enumerate(questions):
-            ranking = metric_ranking(hits[i], deeper[i] if deeper else None)
-            row = official_metrics(question.qid, ranking, corpus, ks)
-            row.update({f"all_turns_{key}": value for key, value in compute_question_metrics(ranking, golds[i], ks).items()})
-            rows.append(row)
+        rows = [scorer(question, metric_ranking(hits[i], deeper[i] if deeper else None), ks)
+                for i, question in enumerate(questions)]
     for row, gold, ids, context in zip(rows, golds, ranked, contexts):
         row["in_budget_recall"] = in_budget_recall(gold, context.block_starts, context.budget)
-        # Over everything the system returned, whatever its k (2 RAG chunks, the whole history, ...).
-        everything = max(len(ids), 1)
-        row["recall_any@all"] = recall_any_at_k(ids, gold, everything)
-        row["recall_all@all"] = recall_all_at_k(ids, gold, everything)
+        # Over what the system returned (the @all metrics: whatever its k, 2 RAG chunks, the whole history, ...).
+        row.update(computed_ranking_metrics(ids, gold, ks, row))
     if lengths is not None:
         for row, gold, q_hits, context in zip(rows, golds, hits, contexts):
             spans = document_spans(block_layouts(q_hits))

@@ -26,13 +26,15 @@ from memplusplus.encoder import CachedEncoder
 from harness.answering import display_name
 from harness.qa import QAItem, check_qa_ready, qa_summary, run_qa
 from model_clients.kvstore import KVStore, stable_hash
-from harness.records import build_record, episode_metrics, official_corpus_of, ranked_ids
+from harness.benchmarks import Benchmark
+from harness.records import build_record, episode_metrics, ranked_ids
 from harness.provenance import collect as collect_provenance, file_hashes, recording_reads
 from harness.results import RunPaths, run_folder, write_run
 from harness.retrieval_cache import corpus_fingerprint, hit_from_dict, hit_to_dict, retrieval_key
 from harness.systems import WriteTimeLLM, build_system
 from harness.write_time_estimate import WRITE_TIME_KINDS, approximate_context_chars, estimate_write_time
 from judges.aggregate import format_table, summarize
+from judges.metrics.registry import retrieval_summary_keys
 from loaders import load_dataset, prepare_data_dir
 from memory_protocol import Episode
 from memplusplus.evidence import render
@@ -50,13 +52,9 @@ class RunResult:
 
 
 def summary_metric_keys(ks: list[int], sessions: bool) -> list[str]:
-    """Document (LongMemEval: official turn) ranks at the dataset's ks, LongMemEval's official
-    session ranks at the same ks, then recall over all retrieved and in budget."""
-    names = ("recall_any", "recall_all", "ndcg")
-    keys = [f"{name}@{k}" for k in ks for name in names]
-    if sessions:
-        keys += [f"session_{name}@{k}" for k in ks for name in names]
-    return keys + ["recall_any@all", "recall_all@all", "in_budget_recall", "in_budget_gold_chars"]
+    """The registered retrieval metrics (``judges.metrics.registry``): the families at the
+    dataset's ks, the session families where the benchmark scores sessions, then the rest."""
+    return retrieval_summary_keys(ks, sessions)
 
 
 def system_identity(config: RunConfig) -> dict[str, Any]:
@@ -68,12 +66,13 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     """``overrides``: the command-line overrides (plain strings), recorded and used in the folder name."""
     started = time.perf_counter()
     dataset = config.dataset
+    benchmark = dataset.describe()
     check_qa_ready(config)  # keys, prompt files: fail before retrieval, not after it
     ks = sorted(set(dataset.ks))
     data_root = prepare_data_dir(dataset.name, dataset.data_dir, dataset.options, progress=config.progress)
     with recording_reads(data_root) as read_files:
         episodes = load_dataset(
-            dataset.name, data_dir=data_root, limit=dataset.limit, categories=dataset.categories, **dataset.options
+            benchmark.loader, data_dir=data_root, limit=dataset.limit, categories=dataset.categories, **dataset.options
         )
     loaded = time.perf_counter()
     cache_dir = Path(config.cache_dir())
@@ -82,7 +81,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     retrievals = KVStore(cache_dir / "retrieval.sqlite")
     encoder = build_encoder(config.encoder.backend, config.encoder.params, cache=embeddings)
     identity = system_identity(config)
-    sessions = any(official_corpus_of(ep) is not None for ep in episodes)
+    sessions = any(benchmark.scorer_for(ep) is not None for ep in episodes)
     items: list[QAItem] = []
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
     if config.estimate and config.system.kind in WRITE_TIME_KINDS:  # ingesting would spend the calls
@@ -98,7 +97,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     done = 0
     try:
         for done, episode in enumerate(progress):
-            items += _run_episode(config, episode, encoder, retrievals, identity, ks, sessions, stats, calls)
+            items += _run_episode(config, benchmark, episode, encoder, retrievals, identity, ks, sessions, stats, calls)
     except KeyboardInterrupt:
         progress.close()
         raise RunInterrupted(f"interrupted after {done}/{len(episodes)} episodes; re-run to resume") from None
@@ -115,7 +114,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     finished = time.perf_counter()
 
     rows = [{"category": r["category"], **r["metrics"]} for r in records]
-    excluded = [*dataset.exclude_from_overall, *(qa.exclude_from_overall if qa else [])]
+    excluded = benchmark.overall_excludes(answered=qa is not None)
     summary = summarize(rows, metric_keys, exclude_from_overall=excluded)
     if qa is not None:
         summary = qa_summary(summary, qa)
@@ -162,6 +161,7 @@ def _embedding_estimate(config, episodes, encoder, retrievals, identity):
 
 def _run_episode(
     config: RunConfig,
+    benchmark: Benchmark,
     episode: Episode,
     encoder: CachedEncoder,
     retrievals: KVStore,
@@ -173,7 +173,7 @@ def _run_episode(
 ) -> list[QAItem]:
     fingerprint = corpus_fingerprint(episode.documents)
     keys = {q.qid: retrieval_key(identity, encoder.identity, fingerprint, q) for q in episode.questions}
-    # A deeper ranking for the metrics only (LongMemEval's session widening), cached apart.
+    # A deeper ranking for the metrics only (a benchmark scoring sessions widens k), cached apart.
     depth = config.dataset.metric_depth or 0
     deep_identity = {**identity, "metric_depth": depth}
     deep_keys = {q.qid: retrieval_key(deep_identity, encoder.identity, fingerprint, q) for q in episode.questions} if depth > config.system.k else {}
@@ -194,12 +194,12 @@ def _run_episode(
         finally:
             _close(system)
     by_id = {doc.doc_id: doc for doc in episode.documents}
-    corpus = official_corpus_of(episode) if sessions else None
+    scorer = benchmark.scorer_for(episode) if sessions else None
     all_hits = [[hit_from_dict(item, by_id) for item in cached[keys[q.qid]]] for q in episode.questions]
     contexts = [render(h, config.dataset.context_budget) for h in all_hits]
     deeper = [cached[deep_keys[q.qid]] if q.qid in deep_keys else None for q in episode.questions]
     lengths = {doc.doc_id: len(doc.text) for doc in episode.documents}
-    metrics = episode_metrics(episode.questions, all_hits, contexts, ks, corpus, deeper, lengths)
+    metrics = episode_metrics(episode.questions, all_hits, contexts, ks, scorer, deeper, lengths)
     items = []
     for question, q_hits, context, q_metrics in zip(episode.questions, all_hits, contexts, metrics):
         items.append(QAItem(question, context.text, build_record(episode, question, q_hits, context, q_metrics)))

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judges.metrics.registry import SWEEP_COLUMNS, by_stage
 
 POINTER_NAME = "sweep_job.json"
-HEADLINE = ("recall_any@10", "recall_any@50", "in_budget_recall")
-JUDGE_METRICS = ("score", "llm_judge", "accuracy")  # harness.qa.MAIN_METRIC's values
 
 
 @dataclass
@@ -75,16 +74,16 @@ def sweep_table(run_folders: list[str | Path], labels: list[str] | None = None) 
             rows.append(row)
             continue
         row["n"] = overall.get("n")
-        for key in HEADLINE:
+        for key in SWEEP_COLUMNS:
             row[key] = overall.get(key)
-        for key in JUDGE_METRICS:
+        for key in (metric.name for metric in by_stage("judge")):
             if key in overall:
                 row[key] = overall[key]
                 if key not in judge_seen:
                     judge_seen.append(key)
         row["run folder"] = str(folder)
         rows.append(row)
-    columns = ["job", "n", *HEADLINE, *judge_seen, "run folder"]
+    columns = ["job", "n", *SWEEP_COLUMNS, *judge_seen, "run folder"]
     if any("note" in row for row in rows):
         columns.append("note")
     import pandas as pd  # only sweeps print this table; a single run need not import pandas

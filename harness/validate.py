@@ -88,8 +88,9 @@ def check_mempp(params: Mapping[str, Any], k: int) -> None:
         integer("system.max_query_terms", params["max_query_terms"], 1, allowed=" or null (no cap)")
 
 
-def check_model(section: str, values: Mapping[str, Any], wants_folder: bool = False) -> None:
-    """An answerer or judge: a model and endpoint actually given, sane limits, an existing prompt file."""
+def check_model(section: str, values: Mapping[str, Any], prompt_folder: str | None = None) -> None:
+    """An answerer or judge: a model and endpoint actually given, sane limits, an existing prompt file
+    (``prompt_folder``: the prompt is a folder, described so in the message)."""
     for key in ("model", "base_url"):
         value = values.get(key)
         if value == UNSET or (key == "model" and not value):
@@ -114,7 +115,7 @@ def check_model(section: str, values: Mapping[str, Any], wants_folder: bool = Fa
     prompt = values.get("prompt_file")
     if prompt is not None:
         path = Path(str(prompt)).expanduser()
-        exists = path.is_dir() if wants_folder else path.is_file()
+        exists = path.is_dir() if prompt_folder else path.is_file()
         if not exists:
-            kind = "a folder of longmemeval_<kind>.txt files" if wants_folder else "a prompt file"
+            kind = prompt_folder or "a prompt file"
             raise ConfigError(f"{section}.prompt_file={show(prompt)}: not found; must be {kind} or null")

@@ -112,7 +112,7 @@ def _fmt_usd(value: float | None) -> str:
 # ---------------------------------------------------------------------------- token counting
 _TOKENS_PER_MESSAGE = 3  # OpenAI's documented chat overhead: per message, plus 3 to prime the reply
 _TOKENS_REPLY_PRIMING = 3
-_CHARS_PER_TOKEN = 4
+CHARS_PER_TOKEN = 4  # the one rough chars-per-token estimate (prompts, embeddings, read tokens) where no tokenizer counts
 
 
 class TokenCounter:
@@ -131,12 +131,12 @@ class TokenCounter:
         if self._encoding is not None:
             self.method = f"tiktoken:{self._encoding.name}" + ("" if is_openai else " (other vendor's tokenizer)")
         else:
-            self.method = f"approx chars/{_CHARS_PER_TOKEN} ({self.unavailable_reason})"
+            self.method = f"approx chars/{CHARS_PER_TOKEN} ({self.unavailable_reason})"
 
     def count_text(self, text: str) -> int:
         if self._encoding is not None:
             return len(self._encoding.encode(text, disallowed_special=()))
-        return math.ceil(len(text) / _CHARS_PER_TOKEN)
+        return math.ceil(len(text) / CHARS_PER_TOKEN)
 
     def count_messages(self, messages: Sequence[Mapping[str, str]]) -> int:
         total = _TOKENS_REPLY_PRIMING

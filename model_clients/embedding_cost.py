@@ -16,9 +16,9 @@ from urllib.parse import urlparse
 
 from memplusplus.encoder import CachedEncoder
 from memplusplus.openai_encoder import OpenAIEncoder
+from model_clients.cost import CHARS_PER_TOKEN
 
 EMBEDDING_PRICES = {"text-embedding-3-small": 0.02}  # USD per 1M input tokens on api.openai.com
-_CHARS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class EmbeddingEstimate:
         lines = [
             f"embeddings {self.encoder}: {self.texts} texts -> {self.to_embed} to embed {where}, "
             f"{self.texts - self.to_embed} cached{approx}",
-            f"  tokens ~{self.tokens:,} (chars/{_CHARS_PER_TOKEN}); price {self.price_note}; cost {cost}",
+            f"  tokens ~{self.tokens:,} (chars/{CHARS_PER_TOKEN}); price {self.price_note}; cost {cost}",
         ]
         if self.to_embed and not self.remote:
             lines.append(f"  warning: this dry run embeds {self.to_embed} texts locally before it can price the calls")
@@ -58,7 +58,7 @@ def estimate_embeddings(encoder: CachedEncoder, texts: Sequence[str], approximat
     remote = isinstance(encoder, OpenAIEncoder)
     if remote:
         cap = encoder.config.max_input_chars
-        tokens = sum(math.ceil(min(len(text), cap) / _CHARS_PER_TOKEN) for text in missing)
+        tokens = sum(math.ceil(min(len(text), cap) / CHARS_PER_TOKEN) for text in missing)
         host = urlparse(encoder.config.resolved_base_url).hostname or ""
         price = EMBEDDING_PRICES.get(encoder.config.model) if host == "api.openai.com" else 0.0
         note = (
@@ -67,7 +67,7 @@ def estimate_embeddings(encoder: CachedEncoder, texts: Sequence[str], approximat
         )
         usd = None if price is None else tokens * price / 1_000_000
     else:
-        tokens = sum(math.ceil(len(text) / _CHARS_PER_TOKEN) for text in missing)
+        tokens = sum(math.ceil(len(text) / CHARS_PER_TOKEN) for text in missing)
         usd, note = 0.0, "0 (local model)"
     return EmbeddingEstimate(encoder.identity, remote, len(keys), len(missing), tokens, usd, note, approximate)
 

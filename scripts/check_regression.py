@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 from harness.compose import compose_config  # noqa: E402
 from harness.config import RunConfig  # noqa: E402
 from harness.runner import run  # noqa: E402
+from judges.metrics.registry import TOLERANCE, lookup  # noqa: E402
 
 GOLDEN_DIR = ROOT / "results" / "golden"
 SYSTEMS = [
@@ -32,7 +33,6 @@ SYSTEMS = [
 ]
 # LongMemEval_S: a fixed subset (the first questions by id) keeps CI well inside its time budget.
 DATASETS = {"orgmem": [], "locomo": [], "longmemeval_s": ["dataset.limit=5"]}
-TOLERANCE = 1e-6
 
 
 def golden_values(summary: dict) -> dict[str, dict[str, float | int | None]]:
@@ -53,8 +53,16 @@ def differences(expected: dict, actual: dict) -> list[str]:
             a, b = exp_row.get(key), act_row.get(key)
             same = (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= TOLERANCE)
             if not same:
-                problems.append(f"{category}.{key}: golden {a} -> now {b}")
+                problems.append(f"{category}.{key}: golden {a} -> now {b}{_direction(key, a, b)}")
     return problems
+
+
+def _direction(key: str, golden: float | None, now: float | None) -> str:
+    """" (better)" / " (worse)" for a registered metric whose both values exist, else ""."""
+    metric = lookup(key)
+    if metric is None or golden is None or now is None:
+        return ""
+    return " (better)" if (now > golden) == metric.higher_is_better else " (worse)"
 
 
 def main() -> int:

@@ -7,13 +7,22 @@ from datetime import date
 
 import pytest
 
-from harness.answering import ORGMEM_CONTEXT_CHARS, Answerer, display_name
-from harness.config import ModelSpec
+from harness.answering import Answerer, display_name
+from harness.config import DatasetSpec, ModelSpec
+from harness.benchmarks import longmemeval_s, orgmem
 from judges.graders import LoCoMoJudge, LongMemEvalJudge, OrgMemJudge
 from judges.graders.orgmem import ORGMEM_NO_ANSWER
 from judges.graders.templates import load_template
 from judges.graders.verdict import detect_echo
 from memory_protocol import Question, RubricFacet
+
+
+ORGMEM_CONTEXT_CHARS = 40_000  # the benchmark's answerer reads retrieved_context[:40000]
+
+
+def orgmem_answerer(prompt_file: str | None = None) -> Answerer:
+    """OrgMemBench's answerer as a run builds it: its rule, its config's budget."""
+    return Answerer.load(prompt_file, orgmem.BENCHMARK.answer, ORGMEM_CONTEXT_CHARS)
 
 
 def orgmem_question() -> Question:
@@ -36,8 +45,16 @@ def content(request) -> str:
 # ------------------------------------------------------------------------------------ answerer
 
 
+def test_orgmem_config_budget_is_what_its_answerer_reads():
+    from harness.compose import compose_config
+
+    dataset = compose_config(["dataset=orgmem"])["dataset"]
+    assert dataset["context_budget"] == ORGMEM_CONTEXT_CHARS
+    assert DatasetSpec(name="orgmem").describe() is orgmem.BENCHMARK
+
+
 def test_orgmem_answerer_reads_a_40000_char_prefix_and_no_question_date():
-    answerer = Answerer.load(dataset="orgmem")
+    answerer = orgmem_answerer()
     assert answerer.template.name == "orgmem_answer"
     text = content(answerer.request(orgmem_question(), "  " + "r" * ORGMEM_CONTEXT_CHARS + "CUT-OFF"))
     assert "r" * ORGMEM_CONTEXT_CHARS in text and "CUT-OFF" not in text
@@ -45,19 +62,19 @@ def test_orgmem_answerer_reads_a_40000_char_prefix_and_no_question_date():
 
 
 def test_orgmem_answerer_shows_a_line_when_nothing_was_retrieved():
-    text = content(Answerer.load(dataset="orgmem").request(orgmem_question(), " \n "))
+    text = content(orgmem_answerer().request(orgmem_question(), " \n "))
     assert "(no records retrieved)" in text
 
 
 def test_other_datasets_answer_with_the_question_date():
-    text = content(Answerer.load(dataset="longmemeval_s").request(lme_question(), "[2023-05-01] user: hi"))
+    text = content(Answerer.load(rule=longmemeval_s.BENCHMARK.answer).request(lme_question(), "[2023-05-01] user: hi"))
     assert "Question date: 2023-05-30" in text and "[2023-05-01] user: hi" in text
 
 
 def test_official_answer_prompt_file_is_used_verbatim(tmp_path):
     official = tmp_path / "basic.txt"
     official.write_text("Records:\n{context}\n\nQuestion: {question}\n", encoding="utf-8")
-    text = content(Answerer.load(str(official), dataset="orgmem").request(orgmem_question(), "row one"))
+    text = content(orgmem_answerer(str(official)).request(orgmem_question(), "row one"))
     assert text == "Records:\nrow one\n\nQuestion: As of 2023-06-01, who owned the Atlas launch?"
 
 

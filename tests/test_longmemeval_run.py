@@ -11,7 +11,7 @@ import pytest
 
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.records import official_corpus_of
+from harness.benchmarks.longmemeval_s import official_corpus_of
 from harness.runner import run
 from memory_protocol import Episode, Question
 from memory_protocol.documents import Document

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.reports.labels import AUTO_DECIMAL, ONE_DECIMAL
+from judges.metrics.registry import lookup
 
 MISSING = "—"  # no value of ours (never blank, never 0)
 NOT_AVAILABLE = "n/a"  # the paper reports no such value (or the paper was not found)
@@ -19,17 +19,13 @@ def is_missing(value: Any) -> bool:
 
 
 def fmt(value: Any, metric: str) -> str:
-    """One number for display: judge scores with 1 decimal, retrieval metrics with 3; NaN is "—"."""
+    """One number for display, with the decimals its registered metric asks for (judge scores 1,
+    retrieval metrics 3, F1 / BLEU-1 by scale; 3 for an unregistered name); NaN is "—"."""
     if is_missing(value):
         return MISSING
     value = float(value)
-    if metric in ONE_DECIMAL:
-        decimals = 1
-    elif metric in AUTO_DECIMAL:
-        decimals = 1 if abs(value) > 1.0 else 3  # F1 / BLEU-1 on a 0-100 or a 0-1 scale
-    else:
-        decimals = 3
-    return f"{value:.{decimals}f}"
+    registered = lookup(metric)
+    return registered.format(value) if registered is not None else f"{value:.3f}"
 
 
 def fmt_mean_std(mean: Any, std: Any, metric: str) -> str:

@@ -12,7 +12,8 @@ from typing import Any
 import pandas as pd
 
 from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt, fmt_mean_std, fmt_millions, fmt_tokens
-from harness.reports.labels import CHARS_PER_TOKEN, DATASET_LABELS, HEADLINE, K_SWEEP_FALLBACK
+from harness.reports.labels import DATASET_LABELS, HEADLINE, K_SWEEP_FALLBACK
+from model_clients.cost import CHARS_PER_TOKEN
 from harness.reports.paper import paper_lookup, paper_values
 from harness.reports.rows import fallback_note, row_label
 from harness.reports.store import RUN_COLUMNS, RunView, runs_of

@@ -1,32 +1,45 @@
 """What the tables know about datasets, metrics and systems: plain data, one line per system.
 
-Adding a system to the tables is one line in
-``SYSTEMS``: its run label, the order it takes, and the paper's row label per table.
+The datasets' labels, headline and shown metrics, category columns and tables come from the
+benchmark descriptions (``harness.benchmarks``); the metrics' decimals from the metric registry.
+Adding a system to the tables is one line in ``SYSTEMS``: its run label, the order it takes, and
+the paper's row label per table.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-DATASET_LABELS = {"orgmem": "OrgMemBench", "locomo": "LoCoMo", "longmemeval_s": "LongMemEval_S"}
-HEADLINE = {"orgmem": "score", "locomo": "llm_judge", "longmemeval_s": "accuracy"}
-JUDGE_METRICS = {"orgmem": ["score"], "locomo": ["llm_judge", "f1", "bleu1"], "longmemeval_s": ["accuracy"]}
+from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
+from memory_protocol import ConfigError
+
+# The benchmarks of the paper's tables, in the column order of Table 4.
+PAPER_BENCHMARKS: tuple[Benchmark, ...] = tuple(
+    load_benchmark(f"harness.benchmarks.{name}") for name in ("orgmem", "locomo", "longmemeval_s")
+)
+CATEGORY_TABLES = (1, 2, 3)  # the paper's per-category tables, one benchmark each
+
+DATASET_LABELS = {b.name: b.label for b in PAPER_BENCHMARKS}
+HEADLINE = {b.name: b.headline for b in PAPER_BENCHMARKS}
+JUDGE_METRICS = {b.name: list(b.shown_metrics) for b in PAPER_BENCHMARKS}
 FALLBACK_METRICS = ["recall_any@50", "recall_all@50", "in_budget_recall"]
 K_SWEEP_FALLBACK = ["recall_any@all", "in_budget_recall"]
-ONE_DECIMAL = {"score", "score_std", "llm_judge", "llm_judge_std", "accuracy", "accuracy_std"}
-AUTO_DECIMAL = {"f1", "bleu1", "f1_std", "bleu1_std"}
-CHARS_PER_TOKEN = 4  # same rough estimate as harness.records
 
 # (column label, summary category) per dataset, in display order.
-CATEGORY_COLUMNS = {
-    "orgmem": [(c, c) for c in ("C1", "C2", "C3", "C4", "C5", "C6")] + [("overall", "overall")],
-    "locomo": [("single-hop", "single-hop"), ("multi-hop", "multi-hop"), ("temporal", "temporal"),
-               ("open-domain", "open-domain"), ("overall", "overall"), ("adversarial (apart)", "adversarial")],
-    "longmemeval_s": [(c, c) for c in ("single-session-user", "single-session-assistant", "single-session-preference",
-                                      "multi-session", "knowledge-update", "temporal-reasoning")]
-    + [("task-averaged", "task_averaged"), ("overall", "overall")],
-}
-TABLE_DATASET = {1: "orgmem", 2: "locomo", 3: "longmemeval_s"}
+CATEGORY_COLUMNS = {b.name: list(b.categories) for b in PAPER_BENCHMARKS}
+TABLE_BENCHMARK = {table: b for b in PAPER_BENCHMARKS for table in b.tables if table in CATEGORY_TABLES}
+TABLE_DATASET = {table: b.name for table, b in TABLE_BENCHMARK.items()}
+
+
+def headline_of(dataset: Mapping[str, Any]) -> str:
+    """The headline metric of a run's dataset config (its benchmark module, else a paper
+    benchmark of that name, else ``score``)."""
+    try:
+        return load_benchmark(benchmark_path(dataset)).headline
+    except ConfigError:
+        return HEADLINE.get(str(dataset.get("name", "")), "score")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.reports.labels import HEADLINE
+from harness.reports.labels import headline_of
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def is_failed(config: dict[str, Any], metrics: dict[str, Any]) -> bool:
     questions = stats.get("questions") or 0
     if questions and stats.get("answer_failures", 0) >= questions:
         return True
-    headline = HEADLINE.get(str((config.get("dataset") or {}).get("name", "")), "score")
+    headline = headline_of(config.get("dataset") or {})
     values = [number((row or {}).get(headline)) for row in (metrics.get("summary") or {}).values()]
     return all(math.isnan(v) for v in values)
 

@@ -21,7 +21,8 @@ import pandas as pd
 from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt_delta, fmt_mean_std, is_missing
 from harness.reports.ksweep import k_sweep_data, table7
 from harness.reports.labels import (
-    CATEGORY_COLUMNS, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_DATASET, is_ablation, paper_row,
+    CATEGORY_COLUMNS, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_BENCHMARK, TABLE_DATASET, is_ablation,
+    paper_row,
 )
 from harness.reports.paper import (
     DEFAULT_PAPER_DIR, PAPER_COLUMNS, load_paper, paper_cell, paper_lookup, paper_reference, paper_values,
@@ -33,9 +34,6 @@ from harness.reports.store import DEFAULT_RUNS_DIR, TIDY_COLUMNS, RunView, lates
 
 DEFAULT_OUT_DIR = Path("results/tables")
 TABLES = (1, 2, 3, 4, 7)
-TITLES = {1: ("OrgMemBench (medium) by category", "score (0-100), mean ± std over judge runs"),
-          2: ("LoCoMo by category", "LLM judge (mean ± std) / F1 / BLEU-1"),
-          3: ("LongMemEval_S by question type", "accuracy (mean ± std)")}
 
 __all__ = [
     "DEFAULT_OUT_DIR", "DEFAULT_PAPER_DIR", "DEFAULT_RUNS_DIR", "PAPER_COLUMNS", "TABLES", "TIDY_COLUMNS", "Table",
@@ -58,7 +56,7 @@ def _pivot(cells: list[dict], index: list[str], columns: list[str]) -> pd.DataFr
 def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: str = "auto",
                    notes: Sequence[str] = (), labels: dict[str, str] | None = None) -> Table:
     dataset = TABLE_DATASET[number]
-    title, judge_detail = TITLES[number]
+    title, judge_detail = TABLE_BENCHMARK[number].table_title
     view = RunView(tidy)
     rows: Rows = choose_rows(tidy, view, dataset=dataset, mode=mode, keep=lambda s: not is_ablation(s))
     values = paper_values(paper, number)
@@ -80,10 +78,7 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
     if rows.judged:
         all_notes.append("Cells are ours / paper (the paper's value for the same system and answerer; n/a where it "
                          "reports none).")
-    if dataset == "locomo":
-        all_notes.append("overall excludes adversarial questions, which are reported apart.")
-    if dataset == "longmemeval_s":
-        all_notes.append("The paper's 'Average' is question-weighted, i.e. our overall; it gives no task-averaged figure.")
+    all_notes += TABLE_BENCHMARK[number].table_notes
     head = f"Table {number}: {title}" + (f": {judge_detail}" if rows.judged else fallback_note(False, FALLBACK_METRICS))
     return Table(f"table{number}", head, frame, all_notes, paper_reference(paper, number), bool(rows.judged))
 

@@ -59,6 +59,8 @@ def _model(section: str, raw: dict[str, Any], dataset: str) -> "ModelSpec":
 
 def _encoder_spec(values: dict[str, Any]) -> EncoderSpec:
     spec = EncoderSpec(backend=str(values.pop("backend", "local")), params=values)
+    if spec.backend == "openai":  # a remote endpoint: checked like every other model endpoint
+        check_model("encoder", values)
     encoder_config(spec.backend, spec.params)  # fail now, naming the key, not at the first embedding
     return spec
 

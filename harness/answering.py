@@ -8,7 +8,7 @@ official prompt verbatim, with ``{context}`` and ``{question}``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import date, datetime
 
 from harness.benchmarks import AnswerRule
@@ -20,21 +20,10 @@ from memory_protocol import Question
 
 
 def llm_config(spec: ModelSpec, max_tokens: int | None, cache_only: bool, base_url: str | None = None) -> LLMConfig:
-    """The client settings of an answerer or judge (``base_url`` overrides, e.g. a local server)."""
-    return LLMConfig(
-        model=spec.model,
-        base_url=base_url or spec.base_url,
-        api_key_env=spec.api_key_env,
-        temperature=spec.temperature,
-        seed=spec.seed,
-        max_tokens=max_tokens,
-        timeout_s=spec.timeout_s,
-        max_retries=spec.max_retries,
-        concurrency=spec.concurrency,
-        cache_only=cache_only,
-        price_in_per_mtok=spec.price_in_per_mtok,
-        price_out_per_mtok=spec.price_out_per_mtok,
-    )
+    """The client settings of an answerer or judge: its endpoint fields, with the stage's
+    ``max_tokens``, the run's ``cache_only`` and ``base_url`` overridden (e.g. a local server)."""
+    endpoint = {f.name: getattr(spec, f.name) for f in fields(LLMConfig)}
+    return LLMConfig(**{**endpoint, "max_tokens": max_tokens, "cache_only": cache_only, "base_url": base_url or spec.base_url})
 
 
 def make_client(spec: ModelSpec, max_tokens: int | None, cache_only: bool, cache: KVStore, base_url: str | None = None) -> LLMClient:

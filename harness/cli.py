@@ -16,6 +16,7 @@ from memory_protocol import ConfigError
 from harness.config import RunConfig
 from harness.errors import RunInterrupted
 from harness.leg_note import silent_legs_note
+from harness.systems import entry_for
 from harness.sweep_summary import JobPointer, write_pointer
 from model_clients.call_counts import format_model_calls
 from model_clients.llm_client import CacheMissError, MissingAPIKeyError
@@ -107,7 +108,7 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
             f"unparsable judge outputs {stats.get('judge_unparsed', 0)}, failed judge calls "
             f"{stats.get('judge_failures', 0)}, failed answers {stats.get('answer_failures', 0)} (left unscored)"
         )
-    note = silent_legs_note(result.records, config.system.params if config.system.kind == "mempp" else {})
+    note = silent_legs_note(result.records, config.system.params if entry_for(config.system).leg_note else {})
     if note:
         print(note)
     print(f"results: {result.paths.root}")

@@ -9,7 +9,8 @@ from typing import Any
 from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
 from harness.encoders import encoder_config
 from memory_protocol import ConfigError
-from harness.validate import check_mempp, check_model, integer, show
+from model_clients.chat_types import LLMConfig
+from harness.validate import check_model, integer, show
 
 
 def _take(cls, section: str, values: dict[str, Any]):
@@ -21,14 +22,22 @@ def _take(cls, section: str, values: dict[str, Any]):
 
 
 def _system(raw: dict[str, Any]) -> "SystemSpec":
+    from harness.systems import entry_for  # the registry imports this module
+
+    if "_target_" in raw:  # a user's own memory: the importable object is its kind
+        if "kind" in raw:
+            raise ConfigError("system: give either kind (a registered system) or _target_ (your own), not both")
+        raw["kind"] = raw.pop("_target_")
     for key in ("name", "kind", "k"):
         if key not in raw:
             raise ConfigError(f"system.{key} is missing; pick a system=<name> from configs/system")
     name, kind = str(raw.pop("name")), str(raw.pop("kind"))
     k = integer("system.k", raw.pop("k"), 1, allowed=" (how many rows are retrieved)")
-    if kind == "mempp":
-        check_mempp(raw, k)
-    return SystemSpec(name=name, kind=kind, k=k, params=raw)
+    spec = SystemSpec(name=name, kind=kind, k=k, params=raw)
+    entry = entry_for(spec)
+    if entry.check is not None:
+        entry.check(spec)
+    return spec
 
 
 def _dataset(raw: dict[str, Any]) -> "DatasetSpec":
@@ -53,6 +62,8 @@ def _model(section: str, raw: dict[str, Any], benchmark: Benchmark) -> "ModelSpe
 
 def _encoder_spec(values: dict[str, Any]) -> EncoderSpec:
     spec = EncoderSpec(backend=str(values.pop("backend", "local")), params=values)
+    if spec.backend == "openai":  # a remote endpoint: checked like every other model endpoint
+        check_model("encoder", values)
     encoder_config(spec.backend, spec.params)  # fail now, naming the key, not at the first embedding
     return spec
 
@@ -90,25 +101,18 @@ class SystemSpec:
 
 
 @dataclass(frozen=True)
-class ModelSpec:
-    """An answerer or a judge: which model, where, and how to call it (no secret: only the env var name)."""
+class ModelSpec(LLMConfig):
+    """An answerer or a judge: the model endpoint (every field of
+    :class:`~model_clients.chat_types.LLMConfig`, its defaults included) and the role's own settings:
+    ``name`` (the config's), a ``local`` server to start, its window, a ``prompt_file`` and ``runs``
+    (independent grades). ``price_*_per_mtok`` default to the price table on the provider's own
+    endpoint, 0 on any other."""
 
-    name: str
-    model: str
-    base_url: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"
-    temperature: float = 0.0
-    seed: int | None = 0
-    concurrency: int = 4
-    timeout_s: float = 120.0
-    max_retries: int = 6
+    name: str = ""
     local: str | None = None
     local_context_tokens: int | None = None
     prompt_file: str | None = None
     runs: int = 1
-    max_tokens: int | None = None
-    price_in_per_mtok: float | None = None  # USD per 1M tokens; default: the price table on the
-    price_out_per_mtok: float | None = None  # provider's own endpoint, 0 on any other endpoint
 
 
 @dataclass(frozen=True)

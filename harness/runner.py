@@ -19,6 +19,7 @@ from tqdm import tqdm
 from harness.config import RunConfig
 from harness.errors import RunInterrupted
 from model_clients.call_counts import ModelCallTally, snapshot
+from model_clients.chat_types import identity_fields as endpoint_settings
 from model_clients.cost import CostEstimate
 from model_clients.embedding_cost import EmbeddingEstimate, estimate_embeddings, texts_to_embed
 from harness.encoders import build_encoder
@@ -31,8 +32,8 @@ from harness.records import build_record, episode_metrics, ranked_ids
 from harness.provenance import collect as collect_provenance, file_hashes, recording_reads
 from harness.results import RunPaths, run_folder, write_run
 from harness.retrieval_cache import corpus_fingerprint, hit_from_dict, hit_to_dict, retrieval_key
-from harness.systems import WriteTimeLLM, build_system
-from harness.write_time_estimate import WRITE_TIME_KINDS, approximate_context_chars, estimate_write_time
+from harness.systems import RunContext, build_system, entry_for
+from harness.write_time_estimate import approximate_context_chars, estimate_write_time
 from judges.aggregate import format_table, summarize
 from judges.metrics.registry import retrieval_summary_keys
 from loaders import load_dataset, prepare_data_dir
@@ -58,8 +59,31 @@ def summary_metric_keys(ks: list[int], sessions: bool) -> list[str]:
 
 
 def system_identity(config: RunConfig) -> dict[str, Any]:
+    """What names a system's output: its kind, k, settings (the write-time model's without its
+    execution-only fields) and its entry's version (left out while 0, so keys made before versions
+    existed still hold)."""
     spec = config.system
-    return {"kind": spec.kind, "k": spec.k, "params": spec.params}
+    params = dict(spec.params)
+    if isinstance(params.get("llm"), dict):
+        params["llm"] = endpoint_settings(params["llm"])
+    version = entry_for(spec).version
+    return {"kind": spec.kind, "k": spec.k, "params": params, **({"version": version} if version else {})}
+
+
+def run_identity(resolved: dict[str, Any]) -> dict[str, Any]:
+    """The resolved config as far as it names the run's results (its folder's hash): without where
+    things are stored, progress bars, dry runs, and the endpoints' execution-only fields."""
+    identity = {k: v for k, v in resolved.items() if k not in ("store", "progress", "estimate", "cache_only")}
+    for section in ("answerer", "judge", "encoder"):
+        if isinstance(identity.get(section), dict):
+            identity[section] = endpoint_settings(identity[section])
+    encoder_params = (identity.get("encoder") or {}).get("params")
+    if isinstance(encoder_params, dict):
+        identity["encoder"] = {**identity["encoder"], "params": endpoint_settings(encoder_params)}
+    system = identity.get("system")
+    if isinstance(system, dict) and isinstance((system.get("params") or {}).get("llm"), dict):
+        identity["system"] = {**system, "params": {**system["params"], "llm": endpoint_settings(system["params"]["llm"])}}
+    return identity
 
 
 def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
@@ -84,7 +108,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     sessions = any(benchmark.scorer_for(ep) is not None for ep in episodes)
     items: list[QAItem] = []
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
-    if config.estimate and config.system.kind in WRITE_TIME_KINDS:  # ingesting would spend the calls
+    if config.estimate and entry_for(config.system).write_calls is not None:  # ingesting would spend the calls
         write = estimate_write_time(config, episodes, KVStore(cache_dir / "llm.sqlite"))
         answers = _price_answers_before_retrieval(config, episodes, cache_dir) if config.answerer else []
         return RunResult(None, None, "", [], stats, [write, *answers])
@@ -133,7 +157,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
         }
     )
     resolved = config.as_dict()
-    identity_hash = stable_hash({k: v for k, v in resolved.items() if k not in ("store", "progress", "estimate", "cache_only")})
+    identity_hash = stable_hash(run_identity(resolved))
     paths = run_folder(config.store.results_dir, dataset.name, label, identity_hash, overrides)
     provenance = collect_provenance(overrides, data_root, data_files)
     write_run(paths, resolved, records, summary, table, {"stats": stats, "provenance": provenance})
@@ -155,8 +179,8 @@ def _embedding_estimate(config, episodes, encoder, retrievals, identity):
         found = retrievals.get_many(keys.values())
         return [q for q in episode.questions if keys[q.qid] not in found]
 
-    texts = texts_to_embed(config.system.kind, config.system.params, episodes, needs_retrieval)
-    return estimate_embeddings(encoder, texts, approximate=config.system.kind == "rag")
+    rule = entry_for(config.system).embed_rule(config.system.params)
+    return estimate_embeddings(encoder, texts_to_embed(rule, episodes, needs_retrieval), approximate=rule.approximate)
 
 
 def _run_episode(
@@ -181,18 +205,20 @@ def _run_episode(
     stats["retrieval_cache_hits"] += sum(1 for key in keys.values() if key in cached)
     missing = [q for q in episode.questions if keys[q.qid] not in cached or deep_keys.get(q.qid, keys[q.qid]) not in cached]
     if missing:
-        llm = WriteTimeLLM(KVStore(Path(config.cache_dir()) / "llm.sqlite"), config.cache_only)
-        system = build_system(config.system, encoder, llm, config.cache_dir())
+        context = RunContext(config.system, encoder, config.cache_dir(), KVStore(Path(config.cache_dir()) / "llm.sqlite"),
+                             config.cache_only, config.progress)
+        built = build_system(context)
+        system = built.memory
         try:  # close() stops a library's proxy and store (Kuzu, Qdrant) also on an error or Ctrl-C
-            before = snapshot(system, encoder)
+            before = snapshot(built.client, encoder)
             system.ingest(episode.documents, show_progress=config.progress)
-            after = snapshot(system, encoder)
+            after = snapshot(built.client, encoder)
             calls.add_write(before, after, len(episode.documents))
             stats["ingested_documents"] += len(episode.documents)
             _retrieve_missing(config, system, missing, keys, deep_keys, depth, cached, retrievals, episode.episode_id)
-            calls.add_read(after, snapshot(system, encoder), len(missing))
+            calls.add_read(after, snapshot(built.client, encoder), len(missing))
         finally:
-            _close(system)
+            built.close()
     by_id = {doc.doc_id: doc for doc in episode.documents}
     scorer = benchmark.scorer_for(episode) if sessions else None
     all_hits = [[hit_from_dict(item, by_id) for item in cached[keys[q.qid]]] for q in episode.questions]
@@ -205,14 +231,6 @@ def _run_episode(
         items.append(QAItem(question, context.text, build_record(episode, question, q_hits, context, q_metrics)))
         stats["questions"] += 1
     return items
-
-
-def _close(system: Any) -> None:
-    """Close the system, then the write-time client it holds (both optional, both idempotent)."""
-    for owner in (system, getattr(system, "llm_client", None)):
-        close = getattr(owner, "close", None)
-        if callable(close):
-            close()
 
 
 def _retrieve_missing(config, system, missing, keys, deep_keys, depth, cached, retrievals, episode_id) -> None:

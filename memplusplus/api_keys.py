@@ -7,6 +7,7 @@ server needs no key: the placeholder ``"EMPTY"`` is sent, as OpenAI-compatible l
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 NO_KEY_PLACEHOLDER = "EMPTY"
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -17,10 +18,20 @@ def resolve_base_url(base_url: str | None) -> str:
     return (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
 
 
+@dataclass(frozen=True)
 class Endpoint:
-    """Mixed into an endpoint's settings dataclass (which declares ``base_url``): the URL it calls."""
+    """Where a model is served and how long a call may take: the fields every model endpoint shares,
+    declared here once. Chat models extend it in ``model_clients.chat_types.LLMConfig`` (the
+    answerer, the judge, the write-time model of a system), embedding models in
+    ``memplusplus.openai_encoder.OpenAIEncoderConfig`` (memplusplus imports nothing of the model
+    layer, so the shared part lives here). ``timeout_s`` and ``max_retries`` are execution-only:
+    they never enter a cache key."""
 
-    base_url: str | None
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    timeout_s: float = 120.0
+    max_retries: int = 6
 
     @property
     def resolved_base_url(self) -> str:

@@ -30,22 +30,19 @@ class EmbeddingServiceError(RuntimeError):
 
 @dataclass(frozen=True)
 class OpenAIEncoderConfig(Endpoint):
-    """How to reach the embedding model. Holds no secret: the key is read from ``api_key_env``.
+    """How to reach the embedding model (``model``, ``base_url``, ``api_key_env``, ``timeout_s``,
+    ``max_retries``: :class:`~memplusplus.api_keys.Endpoint`) and what to ask of it. Holds no
+    secret: the key is read from ``api_key_env``.
 
     ``api_key_env=None`` sends a placeholder key (local servers that need none).
     ``send_dimensions=False`` leaves ``dimensions`` out of the request (models that have a fixed
     width, such as text-embedding-ada-002); the reply must still have ``dimensions`` values.
     """
 
-    model: str = "text-embedding-3-small"
     dimensions: int = 1536
     send_dimensions: bool = True
-    base_url: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"
     batch_size: int = 256
     max_input_chars: int = 20_000
-    timeout_s: float = 60.0
-    max_retries: int = 6
 
     def __post_init__(self) -> None:
         require_at_least(1, "OpenAIEncoderConfig", dimensions=self.dimensions, batch_size=self.batch_size,
@@ -56,7 +53,7 @@ class OpenAIEncoderConfig(Endpoint):
 class OpenAIEncoder(CachedEncoder):
     """Embeds through the ``openai`` SDK; batches of ``batch_size`` inputs, the SDK's retries."""
 
-    def __init__(self, config: OpenAIEncoderConfig = OpenAIEncoderConfig(), cache: EmbeddingCache | None = None):
+    def __init__(self, config: OpenAIEncoderConfig, cache: EmbeddingCache | None = None):
         super().__init__(cache)
         self.config = config
         self.dimension = config.dimensions

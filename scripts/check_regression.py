@@ -4,8 +4,10 @@
     python scripts/check_regression.py --update   # rewrite the goldens (commit them with a reason)
     python scripts/check_regression.py --only orgmem/mempp
 
-Every (dataset, system) pair of MATRIX runs through the same composed config as run.py; the
-golden file holds each category's metrics rounded to 6 decimals. Any difference fails.
+Every golden file ``results/golden/<dataset>/<system config>.json`` is one (dataset, system) pair;
+it runs through the same composed config as run.py, with the overrides the file records, and
+holds each category's metrics rounded to 6 decimals. Any difference fails. A new pair is added
+with ``--update --only dataset/system``.
 """
 
 from __future__ import annotations
@@ -27,12 +29,9 @@ from harness.runner import run  # noqa: E402
 from judges.metrics.registry import TOLERANCE, lookup  # noqa: E402
 
 GOLDEN_DIR = ROOT / "results" / "golden"
-SYSTEMS = [
-    "mempp", "mempp_no_vector", "mempp_no_lexical", "mempp_no_tag", "mempp_speaker_tags",
-    "bm25", "vector", "rag_2048", "rag_4096", "full_context", "mempp_plus",
-]
+# The overrides a dataset's goldens are computed with when first written (a golden file records its own).
 # LongMemEval_S: a fixed subset (the first questions by id) keeps CI well inside its time budget.
-DATASETS = {"orgmem": [], "locomo": [], "longmemeval_s": ["dataset.limit=5"]}
+DATASET_OVERRIDES = {"longmemeval_s": ["dataset.limit=5"]}
 
 
 def golden_values(summary: dict) -> dict[str, dict[str, float | int | None]]:
@@ -65,6 +64,14 @@ def _direction(key: str, golden: float | None, now: float | None) -> str:
     return " (better)" if (now > golden) == metric.higher_is_better else " (worse)"
 
 
+def pairs(only: list[str]) -> list[str]:
+    """``dataset/system`` pairs: every golden file's, or ``only`` (which may name a pair not yet golden)."""
+    found = sorted(f"{path.parent.name}/{path.stem}" for path in GOLDEN_DIR.glob("*/*.json"))
+    order = {"orgmem": 0, "locomo": 1, "longmemeval_s": 2}
+    found.sort(key=lambda pair: (order.get(pair.split("/")[0], 9), pair))
+    return [pair for pair in found if pair in only] + [pair for pair in only if pair not in found] if only else found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--update", action="store_true", help="write the goldens instead of comparing")
@@ -72,29 +79,27 @@ def main() -> int:
     args = parser.parse_args()
     failures: list[str] = []
     results_dir = tempfile.mkdtemp(prefix="mempp-regression-")
-    for dataset, extra in DATASETS.items():
-        for system in SYSTEMS:
-            pair = f"{dataset}/{system}"
-            if args.only and pair not in args.only:
-                continue
-            started = time.perf_counter()
-            raw = compose_config([f"dataset={dataset}", f"system={system}", "progress=false", f"store.results_dir={results_dir}", *extra])
-            result = run(RunConfig.from_dict(raw))
-            actual = golden_values(json.loads(result.summary.to_json(orient="index")))
-            path = GOLDEN_DIR / dataset / f"{system}.json"
-            elapsed = time.perf_counter() - started
-            if args.update:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps({"overrides": extra, "summary": actual}, indent=1, sort_keys=True) + "\n")
-                print(f"wrote {path.relative_to(ROOT)} ({elapsed:.1f} s)")
-                continue
-            if not path.exists():
-                failures.append(f"{pair}: no golden file {path.relative_to(ROOT)} (run with --update)")
-                continue
-            problems = differences(json.loads(path.read_text())["summary"], actual)
-            status = "ok" if not problems else f"CHANGED ({len(problems)} values)"
-            print(f"{pair:32s} {status:20s} {elapsed:6.1f} s", flush=True)
-            failures += [f"{pair}: {p}" for p in problems]
+    for pair in pairs(args.only):
+        dataset, system = pair.split("/")
+        path = GOLDEN_DIR / dataset / f"{system}.json"
+        extra = json.loads(path.read_text())["overrides"] if path.exists() else DATASET_OVERRIDES.get(dataset, [])
+        started = time.perf_counter()
+        raw = compose_config([f"dataset={dataset}", f"system={system}", "progress=false", f"store.results_dir={results_dir}", *extra])
+        result = run(RunConfig.from_dict(raw))
+        actual = golden_values(json.loads(result.summary.to_json(orient="index")))
+        elapsed = time.perf_counter() - started
+        if args.update:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"overrides": extra, "summary": actual}, indent=1, sort_keys=True) + "\n")
+            print(f"wrote {path.relative_to(ROOT)} ({elapsed:.1f} s)")
+            continue
+        if not path.exists():
+            failures.append(f"{pair}: no golden file {path.relative_to(ROOT)} (run with --update)")
+            continue
+        problems = differences(json.loads(path.read_text())["summary"], actual)
+        status = "ok" if not problems else f"CHANGED ({len(problems)} values)"
+        print(f"{pair:32s} {status:20s} {elapsed:6.1f} s", flush=True)
+        failures += [f"{pair}: {p}" for p in problems]
     if failures:
         print("\nScore regression: the following values differ from results/golden/:")
         print("\n".join(f"  {line}" for line in failures))

@@ -32,7 +32,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-SYSTEMS = ("mempp", "mempp_g", "mempp_fact_index", "mempp_consolidated", "mem0", "zep")
+sys.path.insert(0, str(ROOT))
+from harness.systems import write_time_kinds  # noqa: E402
+
+SYSTEMS = ("mempp", *write_time_kinds())  # Mem++ (no write-time call) beside every system that makes some
 EPISODE = {"locomo": "conv-26", "orgmem": None}  # None: the dataset's only episode
 CHILD_TIMEOUT_S = 3 * 3600  # a hang guard only
 
@@ -46,7 +49,7 @@ def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: s
     from model_clients.kvstore import KVStore
     from model_clients.call_counts import snapshot
     from model_clients.tally import difference
-    from harness.systems import WriteTimeLLM, build_system
+    from harness.systems import RunContext, build_system
     from loaders import load_dataset
 
     overrides = [f"system={system}", f"dataset={dataset}", "progress=false", f"store.cache_dir={workdir}"]
@@ -58,22 +61,21 @@ def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: s
     episode = next(e for e in episodes if wanted is None or e.episode_id == wanted)
     documents = episode.documents[:max_docs] if max_docs else episode.documents
     encoder = build_encoder(config.encoder.backend, config.encoder.params, cache=KVStore(Path(embeddings)))
-    memory = build_system(config.system, encoder, WriteTimeLLM(KVStore(Path(workdir) / "llm.sqlite")), workdir)
+    built = build_system(RunContext(config.system, encoder, workdir, KVStore(Path(workdir) / "llm.sqlite")))
+    memory = built.memory
     try:
-        start = snapshot(memory, encoder)
+        start = snapshot(built.client, encoder)
         wall, cpu = time.perf_counter(), time.process_time()
         memory.ingest(documents)
         ingest_wall, ingest_cpu = time.perf_counter() - wall, time.process_time() - cpu
-        written = snapshot(memory, encoder)
+        written = snapshot(built.client, encoder)
         for question in episode.questions:
             memory.retrieve(question.text, question.as_of, config.system.k)
-        read = snapshot(memory, encoder)
+        read = snapshot(built.client, encoder)
         proxy = getattr(memory, "proxy", None)
         proxy_total = proxy.counters if proxy is not None else None
     finally:
-        for owner in (memory, getattr(memory, "llm_client", None)):
-            if callable(getattr(owner, "close", None)):
-                owner.close()
+        built.close()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return {
         "dataset": dataset, "episode": episode.episode_id, "system": system,

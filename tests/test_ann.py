@@ -140,14 +140,13 @@ def test_system_ann_from_the_config_reaches_the_memory():
     from harness.compose import compose_config
     from memory_protocol import ConfigError
     from harness.config import RunConfig
-    from harness.systems import build_system
+    from harness.systems import RunContext, build_system
 
     default = RunConfig.from_dict(compose_config(["dataset=orgmem"]))
     assert default.system.params["ann"] == "none"
-    assert build_system(default.system, RandomVectors(1))._ann is None
+    assert build_system(RunContext(default.system, RandomVectors(1), "unused")).memory._ann is None
     hnsw = RunConfig.from_dict(compose_config(["dataset=orgmem", "system.ann=hnsw"]))
-    memory = build_system(hnsw.system, RandomVectors(1))
+    memory = build_system(RunContext(hnsw.system, RandomVectors(1), "unused")).memory
     assert memory._ann is not None and memory._ann.settings.ann == "hnsw"
-    bogus = RunConfig.from_dict(compose_config(["dataset=orgmem", "system.ann=lsh"]))
-    with pytest.raises(ConfigError, match="ann"):
-        build_system(bogus.system, RandomVectors(1))
+    with pytest.raises(ConfigError, match="ann"):  # refused when the config is read, before any data
+        RunConfig.from_dict(compose_config(["dataset=orgmem", "system.ann=lsh"]))

@@ -48,12 +48,17 @@ def test_a_local_encoder_with_a_cold_cache_is_warned_about(tmp_path):
 
 
 def test_mempp_embeds_every_document_at_write_even_without_its_vector_leg():
+    from harness.systems import REGISTRY
     from model_clients.embedding_cost import texts_to_embed
 
     episode = load_dataset("orgmem", limit=2)[0]
     weights = {"lexical": 1.0, "tag": 1.0, "vector": 4.0}
-    no_vector = texts_to_embed("mempp", {"legs": ["lexical", "tag"], "weights": weights}, [episode], lambda ep: ep.questions)
-    full = texts_to_embed("mempp", {"legs": ["lexical", "tag", "vector"], "weights": weights}, [episode], lambda ep: ep.questions)
+
+    def texts(kind: str, params: dict) -> list[str]:
+        return texts_to_embed(REGISTRY[kind].embed_rule(params), [episode], lambda ep: ep.questions)
+
+    no_vector = texts("mempp", {"legs": ["lexical", "tag"], "weights": weights})
+    full = texts("mempp", {"legs": ["lexical", "tag", "vector"], "weights": weights})
     assert no_vector == [d.text for d in episode.documents]  # rows keep their embedding; no query is embedded
     assert full == no_vector + [q.text for q in episode.questions]
-    assert texts_to_embed("bm25", {}, [episode], lambda ep: ep.questions) == []
+    assert texts("bm25", {}) == []

@@ -16,13 +16,16 @@ if importlib.util.find_spec("mem0") is None:
     pytest.skip('the mem0 extra is not installed (pip install -e ".[mem0]")', allow_module_level=True)
 
 from memory_protocol.protocol import MemorySystem  # noqa: E402
+from model_clients.kvstore import KVStore  # noqa: E402
+from model_clients.llm_client import LLMClient, LLMConfig  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.thirdparty_conversation import conversation, mem0_extraction_answer as extraction_answer  # noqa: E402
 
 
-def make(server: FakeOpenAIServer, cache: Path, encoder: Any, **kw: Any) -> Mem0Memory:
+def make(server: FakeOpenAIServer, cache: Path, encoder: Any, cache_only: bool = False, **kw: Any) -> Mem0Memory:
     llm = {"model": "gpt-4o-mini", "base_url": server.base_url, "api_key_env": None, "max_retries": 0}
-    return Mem0Memory(k=3, cache_dir=str(cache), encoder=encoder, llm=llm, **kw)
+    client = LLMClient(LLMConfig(**llm, cache_only=cache_only), KVStore(cache / "llm.sqlite"))
+    return Mem0Memory(k=3, client=client, store_dir=str(cache), encoder=encoder, **kw)
 
 
 def test_mem0_ingests_a_conversation_and_returns_source_ids(tmp_path: Path, encoder: Any) -> None:

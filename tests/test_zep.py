@@ -14,6 +14,8 @@ if importlib.util.find_spec("graphiti_core") is None or importlib.util.find_spec
 
 from baselines.thirdparty.zep import ZepMemory  # noqa: E402
 from memory_protocol.protocol import MemorySystem  # noqa: E402
+from model_clients.kvstore import KVStore  # noqa: E402
+from model_clients.llm_client import LLMClient, LLMConfig  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.schema_fixtures import requested_schema  # noqa: E402
 from tests.thirdparty_conversation import ZEP_ANSWER, conversation  # noqa: E402
@@ -24,9 +26,10 @@ pytestmark = pytest.mark.filterwarnings("ignore:The Kuzu backend is deprecated:D
 ANSWER = ZEP_ANSWER
 
 
-def make(server: FakeOpenAIServer, cache: Path, encoder: Any, **kw: Any) -> ZepMemory:
+def make(server: FakeOpenAIServer, cache: Path, encoder: Any, cache_only: bool = False, **kw: Any) -> ZepMemory:
     llm = {"model": "gpt-4o-mini", "base_url": server.base_url, "api_key_env": None, "max_retries": 0}
-    return ZepMemory(k=5, cache_dir=str(cache), encoder=encoder, llm=llm, **kw)
+    client = LLMClient(LLMConfig(**llm, cache_only=cache_only), KVStore(cache / "llm.sqlite"))
+    return ZepMemory(k=5, client=client, store_dir=str(cache), encoder=encoder, **kw)
 
 
 def test_zep_ingests_a_conversation_and_returns_facts_with_sources(tmp_path: Path, encoder: Any) -> None:

@@ -1,10 +1,11 @@
 """What the Mem0 and Zep adapters share: the write-time model, the proxy they talk to, their folder.
 
-Each adapter instance holds one episode's memory. It owns an :class:`~model_clients.llm_client.LLMClient`
-over the run's LLM cache (``<cache_dir>/llm.sqlite``) and an :class:`~model_clients.proxy.LLMProxy`
+Each adapter instance holds one episode's memory. It is given an :class:`~model_clients.llm_client.LLMClient`
+(the write-time model, over the run's LLM cache) and puts an :class:`~model_clients.proxy.LLMProxy`
 in front of it and of the harness encoder; the library is pointed at the proxy, so every model call
 is cached, counted and replayable with ``cache_only``. The proxy starts on first use and stops on
-:meth:`ProxiedMemory.close` (or when the adapter is garbage-collected).
+:meth:`ProxiedMemory.close` (or when the adapter is garbage-collected). The library's own store
+lives under ``store_dir`` (the run's cache folder), which is not one of the system's settings.
 """
 
 from __future__ import annotations
@@ -12,14 +13,12 @@ from __future__ import annotations
 import shutil
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory_protocol import ConfigError
-from model_clients.kvstore import KVStore, stable_hash
-from model_clients.llm_client import LLMClient, LLMConfig
+from model_clients.kvstore import stable_hash
+from model_clients.llm_client import LLMClient
 from model_clients.call_counts import CallCounts, snapshot
 from model_clients.proxy import LLMProxy
 from model_clients.tally import difference
@@ -27,32 +26,6 @@ from memplusplus.evidence import RenderedContext, format_date, render
 from memory_protocol.documents import Document, Hit
 
 PROXY_API_KEY = "mempp-local-proxy"  # what the libraries send to the proxy; never a real credential
-
-
-@dataclass(frozen=True)
-class WriteTimeModel:
-    """The model a third-party memory calls (through the proxy). No secret: only the key's env var."""
-
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"
-    temperature: float = 0.0
-    seed: int | None = 0
-    max_tokens: int | None = None  # None: whatever the library asks for
-    timeout_s: float = 120.0
-    max_retries: int = 6
-    concurrency: int = 4
-
-    @classmethod
-    def from_params(cls, raw: dict[str, Any] | None, system: str) -> "WriteTimeModel":
-        try:
-            return cls(**dict(raw or {}))
-        except TypeError as exc:
-            raise ConfigError(f"system.llm ({system}): {exc}") from exc
-
-    def client(self, cache_dir: Path, cache_only: bool) -> LLMClient:
-        config = LLMConfig(**asdict(self), cache_only=cache_only)
-        return LLMClient(config, KVStore(cache_dir / "llm.sqlite"))
 
 
 def dated_content(doc: Document) -> str:
@@ -72,14 +45,13 @@ class ProxiedMemory:
     name = "thirdparty"
     kind = "thirdparty"
 
-    def __init__(self, *, llm: dict[str, Any] | None, cache_dir: str, cache_only: bool, encoder: Any, k: int) -> None:
-        self.model = WriteTimeModel.from_params(llm, self.name)
-        self.cache_dir = Path(cache_dir).expanduser()
-        self.cache_only = bool(cache_only)
+    def __init__(self, *, client: LLMClient, store_dir: str | Path, encoder: Any, k: int) -> None:
+        self.client = client  # the write-time model behind the proxy (its counters: model_clients.call_counts)
+        self.model = client.config
+        self.store_dir = Path(store_dir).expanduser()
         self.encoder = encoder
         self.k = k
         self.proxy: LLMProxy | None = None
-        self.llm_client: LLMClient | None = None  # the proxy's chat client (its counters: model_clients.call_counts)
         self.write_counters = CallCounts()  # what the last ingest called (chat through the proxy, embeddings)
         self.ingested = 0
         self.folder: Path | None = None
@@ -88,9 +60,8 @@ class ProxiedMemory:
     # ------------------------------------------------------------ proxy lifecycle
     def _start_proxy(self, rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> LLMProxy:
         if self.proxy is None:
-            client = self.llm_client = self.model.client(self.cache_dir, self.cache_only)
-            self.proxy = LLMProxy(client, self.encoder, rewrite=rewrite).start()
-            self._finalizer = weakref.finalize(self, _shutdown, self.proxy, client)
+            self.proxy = LLMProxy(self.client, self.encoder, rewrite=rewrite).start()
+            self._finalizer = weakref.finalize(self, _shutdown, self.proxy, self.client)
         return self.proxy
 
     def close(self) -> None:
@@ -105,9 +76,9 @@ class ProxiedMemory:
         self.close()
 
     def _fresh_folder(self, documents: Sequence[Document], settings: dict[str, Any]) -> Path:
-        """An empty folder for this corpus's store under ``<cache_dir>/<kind>/`` (rebuilt each ingest:
+        """An empty folder for this corpus's store under ``<store_dir>/<kind>/`` (rebuilt each ingest:
         the model calls are cached, so a rebuild costs no request)."""
-        folder = self.cache_dir / self.kind / corpus_key(documents, settings)
+        folder = self.store_dir / self.kind / corpus_key(documents, settings)
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
@@ -119,7 +90,7 @@ class ProxiedMemory:
         self.proxy.raise_errors()
 
     def _counts(self) -> CallCounts:
-        return snapshot(self, self.encoder)
+        return snapshot(self.client, self.encoder)
 
     def _count_write(self, before: CallCounts) -> None:
         self.write_counters = difference(self._counts(), before)

@@ -27,6 +27,7 @@ from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, dated_cont
 from memory_protocol import ConfigError
 from memplusplus.scope import end_of_day
 from memory_protocol.documents import Document, Hit
+from model_clients.llm_client import LLMClient
 
 # Mem0 reads this once, when it is first imported: no posthog events, no ~/.mem0 migrations store.
 os.environ.setdefault("MEM0_TELEMETRY", "False")
@@ -50,16 +51,15 @@ class Mem0Memory(ProxiedMemory):
         self,
         *,
         k: int,
-        cache_dir: str,
+        client: LLMClient,
+        store_dir: str,
         encoder: Any,
-        llm: dict[str, Any] | None = None,
-        cache_only: bool = False,
         turns_per_add: int = 1,
         threshold: float = 0.1,
         infer: bool = True,
         respect_as_of: bool = False,
     ) -> None:
-        super().__init__(llm=llm, cache_dir=cache_dir, cache_only=cache_only, encoder=encoder, k=k)
+        super().__init__(client=client, store_dir=store_dir, encoder=encoder, k=k)
         if turns_per_add < 1:
             raise ConfigError("system.turns_per_add must be >= 1")
         self.turns_per_add = turns_per_add
@@ -173,11 +173,3 @@ def _parse_date(value: Any) -> datetime | None:
     except ValueError:
         return None
     return parsed.replace(tzinfo=None)
-
-
-def build(spec: Any, encoder: Any) -> Mem0Memory:
-    params = dict(spec.params)
-    try:
-        return Mem0Memory(k=spec.k, encoder=encoder, **params)
-    except TypeError as exc:
-        raise ConfigError(f"system ({spec.name}): {exc}") from exc

@@ -25,6 +25,7 @@ from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, dated_cont
 from memory_protocol import ConfigError
 from memplusplus.scope import end_of_day, in_scope
 from memory_protocol.documents import Document, Hit
+from model_clients.llm_client import LLMClient
 
 _UNDATED = datetime(1970, 1, 1, tzinfo=timezone.utc)
 OVERFETCH = 4  # with respect_as_of: facts searched per slot, before the as-of filter  # reference time of an undated first document
@@ -67,14 +68,13 @@ class ZepMemory(ProxiedMemory):
         self,
         *,
         k: int,
-        cache_dir: str,
+        client: LLMClient,
+        store_dir: str,
         encoder: Any,
-        llm: dict[str, Any] | None = None,
-        cache_only: bool = False,
         structured_output: str = "json_schema",
         respect_as_of: bool = False,
     ) -> None:
-        super().__init__(llm=llm, cache_dir=cache_dir, cache_only=cache_only, encoder=encoder, k=k)
+        super().__init__(client=client, store_dir=store_dir, encoder=encoder, k=k)
         if structured_output not in ("json_schema", "json_object"):
             raise ConfigError("system.structured_output must be json_schema or json_object")
         self.structured_output = structured_output
@@ -174,10 +174,3 @@ class ZepMemory(ProxiedMemory):
 
 def _show(value: datetime | None, missing: str = "unknown") -> str:
     return missing if value is None else value.strftime("%Y-%m-%d %H:%M")
-
-
-def build(spec: Any, encoder: Any) -> ZepMemory:
-    try:
-        return ZepMemory(k=spec.k, encoder=encoder, **dict(spec.params))
-    except TypeError as exc:
-        raise ConfigError(f"system ({spec.name}): {exc}") from exc

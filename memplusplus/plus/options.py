@@ -15,10 +15,6 @@ LEXICAL_RANKERS = ("bm25", "cover_density")
 class PlusOptions:
     """Switches and settings of the plus read path.
 
-    ``revision`` does nothing here: it is part of the system's settings, so bumping it (in
-    configs/system/mempp_plus.yaml) when the plus read path changes its output keeps the runner's
-    retrieval cache from serving rankings of the older code.
-
     Lexical leg: ``any_term_lexical`` replaces the paper's lexical leg by one that matches a row
     sharing any query term, ranked by ``lexical_ranker`` (BM25 with ``bm25_k1``/``bm25_b``, or cover
     density), with RRF weight ``lexical_weight``.
@@ -47,7 +43,6 @@ class PlusOptions:
     never moving a row by more than that.
     """
 
-    revision: int = 1
     any_term_lexical: bool = True
     lexical_ranker: str = "bm25"
     lexical_weight: float = 1.0

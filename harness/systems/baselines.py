@@ -1,0 +1,45 @@
+"""The plain baselines as registry entries: BM25, exact vector search, RAG chunks, full context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from baselines.bm25 import BM25Memory
+from baselines.full_context import FullContextMemory
+from baselines.rag import RAGMemory
+from baselines.vector import VectorMemory
+from harness.systems.registry import BuiltSystem, RunContext, SystemEntry
+from memory_protocol import ConfigError, MemorySystem
+from model_clients.embedding_cost import EmbedRule
+
+
+def with_settings(factory: Callable[..., MemorySystem], uses_encoder: bool, uses_k: bool = True) -> Callable[[RunContext], BuiltSystem]:
+    """A builder calling ``factory`` with the system's settings (and ``k``, the encoder when it uses one)."""
+
+    def build(context: RunContext) -> BuiltSystem:
+        spec = context.spec
+        extra: dict[str, Any] = {"encoder": context.encoder} if uses_encoder else {}
+        if uses_k:
+            extra["k"] = spec.k
+        try:
+            return BuiltSystem(factory(**spec.params, **extra))
+        except TypeError as exc:
+            raise ConfigError(f"system ({spec.name}): {exc}") from exc
+
+    return build
+
+
+def _rag_chunk_chars(params: dict[str, Any]) -> int:
+    return int(params.get("chunk_tokens", 0)) * 4  # ~4 characters a token
+
+
+ENTRIES = (
+    SystemEntry("bm25", with_settings(BM25Memory, uses_encoder=False)),
+    SystemEntry("vector", with_settings(VectorMemory, uses_encoder=True),
+                embeds=lambda params: EmbedRule(documents=True, questions=True)),
+    SystemEntry("rag", with_settings(RAGMemory, uses_encoder=True),
+                embeds=lambda params: EmbedRule(documents=True, questions=True, approximate=True),
+                context_chars=_rag_chunk_chars),
+    SystemEntry("full_context", with_settings(FullContextMemory, uses_encoder=False, uses_k=False)),
+)

@@ -1,0 +1,49 @@
+"""Mem0 and Zep as registry entries: each gets the cached client over ``system.llm`` and keeps its
+store under the run's cache folder (neither is a setting, so neither enters the system's identity)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.systems.registry import BuiltSystem, RunContext, SystemEntry, write_time_client, write_time_endpoint, written_documents
+from harness.config import SystemSpec
+from memory_protocol import ConfigError, Episode
+
+
+def _thirdparty(module: str, class_name: str):
+    def build(context: RunContext) -> BuiltSystem:
+        from importlib import import_module
+
+        memory_class = getattr(import_module(f"baselines.thirdparty.{module}"), class_name)
+        client = write_time_client(context)
+        spec = context.spec
+        params = {key: value for key, value in spec.params.items() if key != "llm"}
+        try:
+            memory = memory_class(k=spec.k, client=client, store_dir=context.cache_dir, encoder=context.encoder, **params)
+        except TypeError as exc:
+            client.close()
+            raise ConfigError(f"system ({spec.name}): {exc}") from exc
+        return BuiltSystem(memory, client)
+
+    return build
+
+
+def _check(spec: SystemSpec) -> None:
+    write_time_endpoint(spec)
+
+
+def _mem0_calls(params: dict[str, Any], episode: Episode) -> tuple[list[str], str]:
+    docs = written_documents(episode)
+    per_add = max(int(params.get("turns_per_add", 1)), 1)
+    adds = ["\n".join(d.text for d in docs[i : i + per_add]) for i in range(0, len(docs), per_add)]
+    return adds * 2, f"up to 2 per add() of {per_add} document(s): extraction, then update"
+
+
+def _zep_calls(params: dict[str, Any], episode: Episode) -> tuple[list[str], str]:
+    return [d.text for d in written_documents(episode)] * 4, "about 4 per document (measured against fixture replies)"
+
+
+ENTRIES = (
+    SystemEntry("mem0", _thirdparty("mem0", "Mem0Memory"), write_calls=_mem0_calls, check=_check),
+    SystemEntry("zep", _thirdparty("zep", "ZepMemory"), write_calls=_zep_calls, check=_check),
+)

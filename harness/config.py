@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
-from harness.encoders import encoder_config
+from harness.encoders import check_encoder_keys, encoder_config
 from memory_protocol import ConfigError
 from model_clients.chat_types import LLMConfig
 from harness.validate import check_model, integer, show
@@ -62,6 +62,7 @@ def _model(section: str, raw: dict[str, Any], benchmark: Benchmark) -> "ModelSpe
 
 def _encoder_spec(values: dict[str, Any]) -> EncoderSpec:
     spec = EncoderSpec(backend=str(values.pop("backend", "local")), params=values)
+    check_encoder_keys(spec.backend, values)
     if spec.backend == "openai":  # a remote endpoint: checked like every other model endpoint
         check_model("encoder", values)
     encoder_config(spec.backend, spec.params)  # fail now, naming the key, not at the first embedding

@@ -18,8 +18,9 @@ BACKENDS: dict[str, tuple[type, type[CachedEncoder]]] = {
 }
 
 
-def encoder_config(backend: str, params: dict[str, Any]) -> Any:
-    """The backend's config dataclass; a ConfigError names an unknown backend or key."""
+def check_encoder_keys(backend: str, params: dict[str, Any]) -> None:
+    """A ConfigError naming an unknown backend or key (so a misspelt key is named before anything
+    it leaves unset)."""
     if backend not in BACKENDS:
         raise ConfigError(f"encoder.backend: unknown backend {backend!r}; known are {sorted(BACKENDS)}")
     config_class = BACKENDS[backend][0]
@@ -29,7 +30,12 @@ def encoder_config(backend: str, params: dict[str, Any]) -> Any:
         raise ConfigError(
             f"encoder ({backend} backend): unknown key(s) {unknown}; known keys are {sorted(known | {'backend'})}"
         )
-    return config_class(**params)
+
+
+def encoder_config(backend: str, params: dict[str, Any]) -> Any:
+    """The backend's config dataclass; a ConfigError names an unknown backend or key."""
+    check_encoder_keys(backend, params)
+    return BACKENDS[backend][0](**params)
 
 
 def build_encoder(backend: str, params: dict[str, Any], cache: EmbeddingCache | None) -> CachedEncoder:

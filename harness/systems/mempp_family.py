@@ -185,7 +185,9 @@ ENTRIES = (
     SystemEntry("mempp", _build_mempp, embeds=_embeds, check=_check, leg_note=True),
     SystemEntry("mempp_plus", _build_plus, embeds=_plus_embeds, check=_check_plus, version=4),
     SystemEntry("mempp_g", _build_graph, embeds=_embeds, write_calls=_graph_calls, check=_check_write_time),
-    SystemEntry("mempp_fact_index", _build_fact_index, embeds=_embeds, write_calls=_fact_calls, check=_check_write_time),
+    # version 1: Mem++'s top-k rule (the recency reserve) runs over the documents, not the cards
+    SystemEntry("mempp_fact_index", _build_fact_index, embeds=_embeds, write_calls=_fact_calls, check=_check_write_time,
+                version=1),
     SystemEntry("mempp_consolidated", _build_consolidated, embeds=_embeds, write_calls=_consolidation_calls,
                 check=_check_write_time),
 )

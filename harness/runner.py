@@ -52,37 +52,34 @@ class RunResult:
     embedding_estimate: EmbeddingEstimate | None = None  # estimate=true: texts still to embed, priced
 
 
-def summary_metric_keys(ks: list[int], sessions: bool) -> list[str]:
-    """The registered retrieval metrics (``judges.metrics.registry``): the families at the
-    dataset's ks, the session families where the benchmark scores sessions, then the rest."""
-    return retrieval_summary_keys(ks, sessions)
+def _settings_identity(params: dict[str, Any]) -> dict[str, Any]:
+    """A system's settings as far as they name its output: its write-time model (``llm``) without
+    the endpoint's execution-only fields."""
+    if isinstance(params.get("llm"), dict):
+        return {**params, "llm": endpoint_settings(params["llm"])}
+    return dict(params)
 
 
 def system_identity(config: RunConfig) -> dict[str, Any]:
-    """What names a system's output: its kind, k, settings (the write-time model's without its
-    execution-only fields) and its entry's version (left out while 0, so keys made before versions
-    existed still hold)."""
+    """What names a system's output: its kind, k, settings and its entry's version (left out while
+    0, so keys made before versions existed still hold)."""
     spec = config.system
-    params = dict(spec.params)
-    if isinstance(params.get("llm"), dict):
-        params["llm"] = endpoint_settings(params["llm"])
     version = entry_for(spec).version
-    return {"kind": spec.kind, "k": spec.k, "params": params, **({"version": version} if version else {})}
+    return {"kind": spec.kind, "k": spec.k, "params": _settings_identity(spec.params),
+            **({"version": version} if version else {})}
 
 
 def run_identity(resolved: dict[str, Any]) -> dict[str, Any]:
     """The resolved config as far as it names the run's results (its folder's hash): without where
     things are stored, progress bars, dry runs, and the endpoints' execution-only fields."""
     identity = {k: v for k, v in resolved.items() if k not in ("store", "progress", "estimate", "cache_only")}
-    for section in ("answerer", "judge", "encoder"):
+    for section in ("answerer", "judge"):
         if isinstance(identity.get(section), dict):
             identity[section] = endpoint_settings(identity[section])
-    encoder_params = (identity.get("encoder") or {}).get("params")
-    if isinstance(encoder_params, dict):
-        identity["encoder"] = {**identity["encoder"], "params": endpoint_settings(encoder_params)}
-    system = identity.get("system")
-    if isinstance(system, dict) and isinstance((system.get("params") or {}).get("llm"), dict):
-        identity["system"] = {**system, "params": {**system["params"], "llm": endpoint_settings(system["params"]["llm"])}}
+    for section, strip in (("encoder", endpoint_settings), ("system", _settings_identity)):
+        value = identity.get(section)
+        if isinstance(value, dict) and isinstance(value.get("params"), dict):
+            identity[section] = {**value, "params": strip(value["params"])}
     return identity
 
 
@@ -127,7 +124,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
         raise RunInterrupted(f"interrupted after {done}/{len(episodes)} episodes; re-run to resume") from None
     records = [item.record for item in items]
 
-    metric_keys = summary_metric_keys(ks, sessions)
+    metric_keys = retrieval_summary_keys(ks, sessions)
     qa = None
     if config.answerer is not None:
         qa = run_qa(config, items, KVStore(cache_dir / "llm.sqlite"))

@@ -13,7 +13,8 @@ import pytest
 
 from harness.config import DatasetSpec, RunConfig, StoreSpec, SystemSpec
 from harness.reports.format import fmt
-from harness.runner import run, summary_metric_keys
+from harness.runner import run
+from judges.metrics.registry import retrieval_summary_keys
 from judges.metrics.registry import Metric, lookup, register, unregister
 from memory_protocol import ConfigError
 from tests.fake_openai_server import FakeOpenAIServer
@@ -144,7 +145,7 @@ def toy_metric():
 
 def test_a_registered_metric_reaches_the_summary_and_the_table_format(toy, toy_metric, monkeypatch):
     monkeypatch.syspath_prepend(str(toy))
-    keys = summary_metric_keys([1, 2], sessions=False)
+    keys = retrieval_summary_keys([1, 2], sessions=False)
     assert keys[:8] == ["recall_any@1", "recall_all@1", "ndcg@1", "gold_at_top@1",
                         "recall_any@2", "recall_all@2", "ndcg@2", "gold_at_top@2"]
     result = run(toy_config(toy))

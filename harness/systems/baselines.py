@@ -11,6 +11,7 @@ from baselines.rag import RAGMemory
 from baselines.vector import VectorMemory
 from harness.systems.registry import BuiltSystem, RunContext, SystemEntry
 from memory_protocol import ConfigError, MemorySystem
+from model_clients.cost import CHARS_PER_TOKEN
 from model_clients.embedding_cost import EmbedRule
 
 
@@ -31,7 +32,7 @@ def with_settings(factory: Callable[..., MemorySystem], uses_encoder: bool, uses
 
 
 def _rag_chunk_chars(params: dict[str, Any]) -> int:
-    return int(params.get("chunk_tokens", 0)) * 4  # ~4 characters a token
+    return int(params.get("chunk_tokens", 0)) * CHARS_PER_TOKEN
 
 
 ENTRIES = (

@@ -8,6 +8,7 @@ file, or a verified new one: a killed or failed download never leaves a file tha
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from pathlib import Path
@@ -50,19 +51,23 @@ def download_verified(
 ) -> str:
     """Fetch ``url`` into ``dest`` when its sha256 is ``expected`` (any, when None); returns the sha256.
 
-    Raises SourceUnreachable when the transfer fails and ChecksumMismatch when the bytes are wrong;
-    in both cases ``dest`` is untouched and no ``.part`` file is left.
+    Raises SourceUnreachable when the transfer fails, ChecksumMismatch when the bytes are wrong and
+    DatasetError when they cannot be written (a full disk); in each case ``dest`` is untouched and
+    no ``.part`` file is left.
     """
-    dest.parent.mkdir(parents=True, exist_ok=True)
     part = part_path(dest)
     try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
         digest = _stream(session, url, part, dest.name, progress)
         if expected is not None and digest != expected:
             raise ChecksumMismatch(dest, expected, digest)
         os.replace(part, dest)
         return digest
+    except OSError as exc:  # a full disk, a read-only or foreign folder: one line, not a traceback
+        raise DatasetError(str(dest), f"cannot write the download: {exc.strerror or exc}") from None
     finally:
-        part.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # absent, or its folder never came to be
+            part.unlink()
 
 
 def _stream(session: requests.Session, url: str, part: Path, label: str, progress: bool) -> str:

@@ -90,6 +90,16 @@ def test_wrong_bytes_on_the_server_are_refused_in_one_line_and_nothing_is_left(
     assert not (tmp_path / LOCAL_LOCOMO).exists() and not leftovers(tmp_path)
 
 
+def test_a_folder_that_cannot_be_written_is_one_line_not_a_traceback(mirror: MirrorState, tmp_path: Path) -> None:
+    # A file where the benchmark's folder should be: writing fails with an OSError, as on a full disk.
+    (tmp_path / "locomo").write_text("not a folder")
+    with pytest.raises(DatasetError) as caught:
+        fetch_benchmark("locomo", tmp_path, progress=False)
+    message = str(caught.value)
+    assert "\n" not in message and "locomo10.json" in message and "cannot write the download" in message
+    assert not leftovers(tmp_path)
+
+
 def test_the_cli_prints_a_mismatch_as_one_line_and_exits_2(
     mirror: MirrorState, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

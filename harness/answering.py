@@ -16,6 +16,8 @@ from harness.config import ModelSpec
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
 from judges.graders.templates import PromptTemplate, load_template
+from judges.official.wording import OrgMemAnswerer
+from judges.wording import Wording
 from memory_protocol import Question
 
 
@@ -53,18 +55,34 @@ def date_line(question: Question) -> str:
 
 @dataclass(frozen=True)
 class Answerer:
-    """A benchmark's answer prompt (built in, or the user's ``prompt_file``) and its context rule;
-    ``budget`` is the dataset's ``context_budget`` (characters, None: no cut)."""
+    """A benchmark's answer prompt and its context rule; ``budget`` is the dataset's
+    ``context_budget`` (characters, None: no cut). ``wording`` says where the words come from.
 
-    template: PromptTemplate
+    With ``upstream`` (a benchmark's official answerer, e.g. OrgMemBench's ``basic_answer``) the
+    prompt is exactly what the upstream function builds from the question and the context; the
+    template and rule are then not used."""
+
+    template: PromptTemplate | None
     rule: AnswerRule = AnswerRule()
     budget: int | None = None
+    wording: Wording = Wording("own", "judges/prompts/answer.txt")
+    upstream: OrgMemAnswerer | None = None
 
     @classmethod
-    def load(cls, prompt_file: str | None = None, rule: AnswerRule = AnswerRule(), budget: int | None = None) -> "Answerer":
-        return cls(load_template(rule.template, prompt_file), rule, budget)
+    def load(cls, prompt_file: str | None = None, rule: AnswerRule = AnswerRule(), budget: int | None = None,
+             wording: Wording | None = None) -> "Answerer":
+        template = load_template(rule.template, prompt_file)
+        return cls(template, rule, budget, wording or Wording("own", template.source))
+
+    @classmethod
+    def official(cls, upstream: OrgMemAnswerer) -> "Answerer":
+        return cls(None, wording=upstream.wording, upstream=upstream)
 
     def request(self, question: Question, context: str) -> ChatRequest:
+        if self.upstream is not None:
+            messages = [{"role": "user", "content": self.upstream.prompt(question.text, context)}]
+            return ChatRequest(messages=messages, template_hash=self.wording.files[0][1])
+        assert self.template is not None
         shown = context
         if self.rule.empty_context is not None:
             shown = context.strip() or self.rule.empty_context

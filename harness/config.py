@@ -21,6 +21,15 @@ def _take(cls, section: str, values: dict[str, Any]):
     return cls(**values)
 
 
+def _optional_path(key: str, value: Any) -> str | None:
+    """A directory setting: null, or a non-empty string."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{key}={value!r}: must be a directory path or null")
+    return value
+
+
 def _system(raw: dict[str, Any]) -> "SystemSpec":
     from harness.systems import entry_for  # the registry imports this module
 
@@ -143,6 +152,7 @@ class RunConfig:
     cache_only: bool = False
     progress: bool = True
     run_name: str | None = None
+    official_dir: str | None = None
 
     @property
     def answerer_name(self) -> str:
@@ -169,6 +179,7 @@ class RunConfig:
             cache_only=bool(raw.pop("cache_only", False)),
             progress=bool(raw.pop("progress", True)),
             run_name=raw.pop("run_name", None),
+            official_dir=_optional_path("official_dir", raw.pop("official_dir", None)),
         )
         if raw:
             raise ConfigError(f"unknown top-level key(s) {sorted(raw)}")

@@ -25,13 +25,14 @@ from typing import Any
 
 import pandas as pd
 
-from harness.answering import Answerer, make_client
+from harness.answering import make_client
 from harness.benchmarks import Benchmark
 from harness.config import ModelSpec, RunConfig
 from model_clients.kvstore import KVStore
 from model_clients.cost import CostEstimate, actual_spend, estimate
 from model_clients.llm_client import ChatRequest
 from harness.qa_checks import ALL_FAILED_KEY, all_failed, check_qa_ready, failure_report
+from harness.wording import ProtocolPrompts, choose_prompts
 from judges.graders import Judge
 from judges.metrics.registry import lookup
 from memory_protocol import Question
@@ -56,6 +57,7 @@ class QAOutcome:
     metric: str
     runs: int
     benchmark: Benchmark | None = None
+    prompts: ProtocolPrompts | None = None
     stats: dict[str, Any] = field(default_factory=dict)
     estimates: list[CostEstimate] = field(default_factory=list)
 
@@ -96,9 +98,12 @@ def _judge_seed(spec: ModelSpec, run: int) -> int | None:
 
 
 def _judge_requests(judge: Judge, spec: ModelSpec, question: Question, answer: str) -> list[ChatRequest]:
+    """One request per judge run, with the settings the judge's wording prescribes."""
     messages = judge.request(question, answer)
-    template_hash = judge.template_for(question).sha256
-    return [ChatRequest(messages, template_hash, run, seed=_judge_seed(spec, run), max_tokens=judge.max_tokens)
+    template_hash = judge.template_hash(question)
+    params = judge.params
+    return [ChatRequest(messages, template_hash, run, temperature=params.temperature, seed=_judge_seed(spec, run),
+                        max_tokens=params.max_tokens, extra=params.extra())
             for run in range(spec.runs)]
 
 
@@ -109,9 +114,12 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
     check_qa_ready(config)
     metric = benchmark.headline
     answerer, judge_spec = config.answerer, config.judge
-    outcome = QAOutcome(metric=metric, runs=judge_spec.runs, benchmark=benchmark)
-    prompt = Answerer.load(answerer.prompt_file, benchmark.answer, config.dataset.context_budget)
-    judge = benchmark.judge(judge_spec.prompt_file)
+    prompts = choose_prompts(config)
+    for note in prompts.notes:
+        print(note, file=sys.stderr)
+    outcome = QAOutcome(metric=metric, runs=judge_spec.runs, benchmark=benchmark, prompts=prompts)
+    prompt, judge = prompts.answerer, prompts.judge
+    assert judge is not None
     with local_servers(answerer, judge_spec) as urls:
         answer_tokens = answerer.max_tokens or config.dataset.answer_max_tokens
         answer_client = make_client(answerer, answer_tokens, config.cache_only, cache, urls.get(answerer.local or ""))

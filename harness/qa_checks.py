@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from urllib.parse import urlparse
 
-from harness.answering import Answerer, display_name
+from harness.answering import display_name
 from harness.config import ModelSpec, RunConfig
 from memory_protocol import ConfigError
 
@@ -51,15 +51,9 @@ def check_qa_ready(config: RunConfig) -> None:
     _check_key("answerer", config.answerer, config)
     if config.judge is not None:
         _check_key("judge", config.judge, config)
-    try:
-        Answerer.load(config.answerer.prompt_file, benchmark.answer, config.dataset.context_budget)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"answerer.prompt_file: {exc}") from None
-    if config.judge is not None:
-        try:
-            benchmark.judge(config.judge.prompt_file)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"judge.prompt_file: {exc}") from None
+    from harness.wording import choose_prompts
+
+    choose_prompts(config)  # a broken prompt file or a changed official file stops the run here
     if benchmark.check_ready is not None:
         benchmark.check_ready()
 

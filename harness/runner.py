@@ -72,7 +72,8 @@ def system_identity(config: RunConfig) -> dict[str, Any]:
 def run_identity(resolved: dict[str, Any]) -> dict[str, Any]:
     """The resolved config as far as it names the run's results (its folder's hash): without where
     things are stored, progress bars, dry runs, and the endpoints' execution-only fields."""
-    identity = {k: v for k, v in resolved.items() if k not in ("store", "progress", "estimate", "cache_only")}
+    identity = {k: v for k, v in resolved.items()
+                if k not in ("store", "progress", "estimate", "cache_only", "official_dir")}
     for section in ("answerer", "judge"):
         if isinstance(identity.get(section), dict):
             identity[section] = endpoint_settings(identity[section])
@@ -142,7 +143,9 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     label = config.run_name or config.system.name + (f"__{config.answerer_name}" if config.answerer else "")
     stage = f"answers by {display_name(config.answerer)}, judged {qa.runs}x by {display_name(config.judge)}" if qa else "retrieval"
     plumbing = " [PLUMBING CHECK: local SmolLM2, not a model score]" if stats.get("plumbing") else ""
-    title = f"{label} on {dataset.name}: {stage} (k={config.system.k}, budget={dataset.context_budget}){plumbing}"
+    wording = f" [{qa.prompts.label} wording: not comparable with published scores]" if (
+        qa is not None and qa.prompts is not None and qa.prompts.label != "official") else ""
+    title = f"{label} on {dataset.name}: {stage} (k={config.system.k}, budget={dataset.context_budget}){plumbing}{wording}"
     table = f"{title}\n\n{format_table(summary)}"
     stats.update(
         {
@@ -154,10 +157,14 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
         }
     )
     resolved = config.as_dict()
-    identity_hash = stable_hash(run_identity(resolved))
-    paths = run_folder(config.store.results_dir, dataset.name, label, identity_hash, overrides)
-    provenance = collect_provenance(overrides, data_root, data_files)
-    write_run(paths, resolved, records, summary, table, {"stats": stats, "provenance": provenance})
+    extra: dict[str, Any] = {"stats": stats, "provenance": collect_provenance(overrides, data_root, data_files)}
+    identity = run_identity(resolved)
+    if qa is not None and qa.prompts is not None:
+        # Official and own wording give different numbers: never the same run folder.
+        extra.update(wording=qa.prompts.label, prompts=qa.prompts.record())
+        identity["wording"] = qa.prompts.label
+    paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash(identity), overrides)
+    write_run(paths, resolved, records, summary, table, extra)
     return RunResult(paths, summary, table, records, stats)
 
 

@@ -18,16 +18,29 @@ from pathlib import Path
 from typing import Any
 
 from judges.graders import Judge
+from judges.official.locate import OfficialReader
+from judges.official.wording import OrgMemAnswerer
+from judges.wording import Wording
 from loaders import DatasetLoader
 from memory_protocol import ConfigError, Episode, Question
 
-__all__ = ["AnswerRule", "Benchmark", "QuestionScorer", "benchmark_path", "load_benchmark"]
+__all__ = ["AUTHORS_ANSWER_RULES", "AnswerRule", "Benchmark", "QuestionScorer", "benchmark_path", "load_benchmark"]
 
 BUILTIN_PACKAGE = "harness.benchmarks"
 
 # A benchmark's own retrieval scoring of one question: (question, ranked ids, ks) -> metric values.
 QuestionScorer = Callable[[Question, Sequence[str], Sequence[int]], dict[str, float]]
 PromptFile = str | Path | Mapping[str, str | Path] | None
+
+
+# The paper states no answer prompt for LoCoMo or LongMemEval_S; ``judges/prompts/answer.txt`` gives,
+# in our words, the rules the authors' evaluation code sends.
+AUTHORS_ANSWER_RULES = Wording(
+    "authors",
+    "AIDAChip-Inc/mem-plus-plus@919659777943:eval/llm.py (ANSWER_PROMPT_TEMPLATE, version memory-research-answer-v2: "
+    "one user message, temperature 0, 512 tokens) and @26ae8787542e:eval/tests/test_question_date.py (the "
+    "question's date on the line before the question), in our words in judges/prompts/answer.txt",
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,9 @@ class Benchmark:
     - ``loader``: its files -> episodes (``loaders.load_dataset`` takes it directly).
     - ``judge``: builds the grader from ``judge.prompt_file`` (None: the built-in wording);
       ``judge_prompt_folder`` describes the folder that file must be, when it is a folder.
+    - ``official_judge`` / ``official_answer``: the grader / answerer with the benchmark's official
+      wording, read from pinned upstream files (None: the benchmark has none); see
+      :mod:`harness.wording`. ``answer_wording``: where the built-in answer prompt's rules come from.
     - ``headline``: the judge metric of its tables (a registered metric, 0-100);
       ``extra_metrics``: answer metrics computed per graded question (registered, with a compute);
       ``table_metrics``: what its paper table shows (default: the headline alone).
@@ -73,6 +89,9 @@ class Benchmark:
     judge: Callable[[PromptFile], Judge]
     headline: str
     answer: AnswerRule = AnswerRule()
+    answer_wording: Wording = Wording("own", "judges/prompts/answer.txt")
+    official_judge: Callable[[OfficialReader], Judge] | None = None
+    official_answer: Callable[[OfficialReader], OrgMemAnswerer] | None = None
     judge_prompt_folder: str | None = None
     extra_metrics: tuple[str, ...] = ()
     table_metrics: tuple[str, ...] = ()

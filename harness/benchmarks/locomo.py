@@ -1,6 +1,6 @@
 """LoCoMo (Maharana et al., 2024): 10 conversations, 1,986 questions in five categories.
 
-Graded by a generous CORRECT/WRONG judge, plus F1 (the paper's eq. 8, token multisets), mem0's set
+Graded by mem0's CORRECT/WRONG judge, its wording read at run time (``judges/graders/locomo.py``), plus F1 (the paper's eq. 8, token multisets), mem0's set
 F1 and BLEU-1 per question; adversarial questions (category 5) are not scored and are averaged
 apart from ``overall``. BLEU-1 needs NLTK's Punkt data, checked before retrieval.
 """
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from harness.benchmarks import Benchmark
+from harness.benchmarks import AUTHORS_ANSWER_RULES, Benchmark
 from judges.graders import make_judge
+from judges.graders.locomo import LoCoMoJudge
 from judges.metrics.punkt_data import PunktDataError, ensure_punkt_data
 from loaders import DATASETS
 from memory_protocol import ConfigError
@@ -28,6 +29,8 @@ BENCHMARK = Benchmark(
     label="LoCoMo",
     loader=DATASETS["locomo"],
     judge=partial(make_judge, "locomo"),
+    official_judge=LoCoMoJudge.official,  # the paper grades LoCoMo with mem0's judge
+    answer_wording=AUTHORS_ANSWER_RULES,
     headline="llm_judge",
     extra_metrics=("f1", "f1_set", "bleu1"),
     table_metrics=("llm_judge", "f1", "bleu1"),

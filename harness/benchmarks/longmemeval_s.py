@@ -2,7 +2,7 @@
 
 Retrieval is scored as its official code scores it (``judges/metrics/longmemeval.py``): over the
 user turns, turn and session level; the same formulas over every turn are kept as ``all_turns_*``.
-The judge asks a yes/no question per question type (a folder of ``longmemeval_<kind>.txt``
+The judge asks a yes/no question per question type, in the official wording read at run time (a folder of ``longmemeval_<kind>.txt``
 prompts replaces the wording). With an answerer, abstention questions get their own row, apart
 from ``overall`` as the paper scores it, and a task-averaged row is added.
 """
@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from harness.benchmarks import Benchmark, QuestionScorer
+from harness.benchmarks import AUTHORS_ANSWER_RULES, Benchmark, QuestionScorer
 from judges.graders import make_judge
+from judges.graders.longmemeval import LongMemEvalJudge
 from judges.metrics.longmemeval import OfficialCorpus, Turn, official_corpus, official_metrics
 from judges.metrics.retrieval import compute_question_metrics
 from loaders import DATASETS
@@ -51,6 +52,8 @@ BENCHMARK = Benchmark(
     label="LongMemEval_S",
     loader=DATASETS["longmemeval_s"],
     judge=partial(make_judge, "longmemeval_s"),
+    official_judge=LongMemEvalJudge.official,  # the paper grades with the official per-type prompts
+    answer_wording=AUTHORS_ANSWER_RULES,
     judge_prompt_folder="a folder of longmemeval_<kind>.txt files",
     headline="accuracy",
     abstention_row="abstention",

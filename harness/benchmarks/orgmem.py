@@ -1,10 +1,14 @@
 """OrgMemBench (Gardner, 2026), medium tier: one organisation's 443 artefacts, 73 questions C1-C6.
 
-Its answerer (``PandelisZ/OrgMemBench`` ``orgmembench/answerer.py``) is followed: the prompt
-``orgmem_answer`` (our wording of its rules), no question date, the context stripped, shown as
-``(no records retrieved)`` when empty and cut to ``dataset.context_budget`` characters (40,000 in
-``configs/dataset/orgmem.yaml``). Its runner grades an empty answer as a fixed line, and every
-rubric facet is graded (score = 100 x weighted fraction met).
+The paper answers with the benchmark's own neutral answerer and grades with the benchmark's
+rubric judge run by gpt-4o-mini at temperature 0. Both are read at run time from the pinned
+upstream files (``PandelisZ/OrgMemBench`` ``orgmembench/answerer.py``, ``orgmembench/judge.py``)
+and run as they are: the answerer's function builds the prompt (its 40,000-character cut and its
+line for an empty context included), the judge's function builds the judge request. Without those
+files, our wording of the same rules is used (``orgmem_answer``: no question date, the context
+stripped, ``(no records retrieved)`` when empty, cut to ``dataset.context_budget``), and the run
+says so. Its runner grades an empty answer as a fixed line, and every rubric facet is graded
+(score = 100 x weighted fraction met).
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from functools import partial
 
 from harness.benchmarks import AnswerRule, Benchmark
 from judges.graders import make_judge
-from judges.graders.orgmem import ORGMEM_NO_ANSWER
+from judges.graders.orgmem import ORGMEM_NO_ANSWER, OrgMemJudge
+from judges.official.wording import orgmem_answerer
+from judges.wording import Wording
 from loaders import DATASETS
 
 BENCHMARK = Benchmark(
@@ -21,6 +27,9 @@ BENCHMARK = Benchmark(
     label="OrgMemBench",
     loader=DATASETS["orgmem"],
     judge=partial(make_judge, "orgmem"),
+    official_judge=OrgMemJudge.official,
+    official_answer=orgmem_answerer,
+    answer_wording=Wording("own", "judges/prompts/orgmem_answer.txt (our words for the rules of orgmembench/answerer.py)"),
     headline="score",
     answer=AnswerRule(template="orgmem_answer", question_date=False, empty_context="(no records retrieved)",
                       cut_at_budget=True),

@@ -15,6 +15,7 @@ from judges.graders.longmemeval import LongMemEvalJudge, load_longmemeval_templa
 from judges.graders.orgmem import OrgMemJudge
 from judges.graders.templates import PromptTemplate, load_template
 from judges.graders.verdict import JudgeVerdict
+from judges.wording import RequestParams, Wording
 from memory_protocol import Question
 
 __all__ = ["Judge", "JudgeVerdict", "LoCoMoJudge", "LongMemEvalJudge", "OrgMemJudge", "make_judge"]
@@ -25,13 +26,14 @@ class Judge(Protocol):
     """Builds a judge request for (question, answer) and parses the judge's reply."""
 
     dataset: str
-    max_tokens: int | None  # the official reply budget, or None for the judge config's
+    params: RequestParams  # what the wording's script sends (None fields: the judge config's)
+    wording: Wording
 
     def is_graded(self, question: Question) -> bool:
         """False for questions the official evaluation does not judge."""
 
-    def template_for(self, question: Question) -> PromptTemplate:
-        """The template used for ``question`` (its ``sha256`` goes into the cache key)."""
+    def template_hash(self, question: Question) -> str:
+        """Names the prompt used for ``question`` in the cache key."""
 
     def request(self, question: Question, answer: str) -> list[dict[str, str]]:
         """Chat messages for the judge."""

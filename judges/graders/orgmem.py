@@ -13,7 +13,14 @@ Source (read, not copied): ``PandelisZ/OrgMemBench`` ``orgmembench/judge.py`` (`
 * a subpoint missing from the reply counts 0, a fraction outside [0, 1] is clamped into it;
 * a reply with no JSON object yields an empty table, i.e. a score of 0.
 
-Here a reply with no JSON object naming a subpoint (or an echo of the prompt) is *unparsable*:
+With the official wording (:meth:`OrgMemJudge.official`, the paper's protocol) the request is the
+benchmark's own: its system message and the user prompt its ``build_judge_prompt`` returns (both
+read at run time and run as they are), at temperature 0 (the paper: gpt-4o-mini grades every facet
+at temperature 0 in place of the benchmark's default judge). The reply is read as the benchmark's
+client reads it (:func:`parse_orgmem_official`): the text from the first ``{`` to the last ``}``
+(after a leading code fence) as JSON, its ``subpoint_scores`` looked up by exact subpoint id.
+
+With our own wording, a reply with no JSON object naming a subpoint (or an echo of the prompt) is *unparsable*:
 left out of ``score`` and counted 0 in ``score_paper``, which is then the official number. A
 missing or non-numeric subpoint counts 0, as officially, and is listed in the verdict's detail.
 """
@@ -24,13 +31,25 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from judges.graders.templates import PromptTemplate, load_template
 from judges.graders.verdict import JudgeVerdict, detect_echo, extract_json_objects
+from judges.official.locate import OfficialReader
+from judges.official.wording import OrgMemJudgePrompt, orgmem_judge_prompt
+from judges.wording import RequestParams, Wording
 from memory_protocol import Question, RubricFacet
 
-__all__ = ["ORGMEM_MAX_ANSWER_CHARS", "ORGMEM_NO_ANSWER", "OrgMemJudge", "orgmem_request", "parse_orgmem"]
+__all__ = ["ORGMEM_MAX_ANSWER_CHARS", "ORGMEM_NO_ANSWER", "PUBLIC_CATEGORY", "OrgMemJudge", "official_question",
+           "orgmem_request", "parse_orgmem", "parse_orgmem_official"]
+
+# The benchmark's public names of its category codes (orgmembench/schemas.py, CATEGORY_INFO), which
+# its judge prompt shows; an unknown code shows in lower case.
+PUBLIC_CATEGORY = {"C1": "supersession", "C2": "decision_provenance", "C3": "bitemporal", "C4": "audit_replay",
+                   "C5": "justification_chain", "C6": "contradiction", "HARD": "multi_hop_lineage",
+                   "EMERGENT": "emergent_pattern"}
+OFFICIAL_PARAMS = RequestParams(temperature=0.0)  # the paper: every facet graded at temperature 0
 
 ORGMEM_MAX_ANSWER_CHARS = 6000  # the official judge shows answer_text[:6000]
 ORGMEM_NO_ANSWER = "No answer produced."  # what the official runner grades when the answer is empty
@@ -143,6 +162,67 @@ def parse_orgmem(raw: str, question: Question) -> JudgeVerdict:
                         detail={"fractions": fractions, "weights": weights, "missing": missing, "invalid": invalid})
 
 
+def official_question(question: Question) -> SimpleNamespace:
+    """The question as the benchmark's ``build_judge_prompt`` reads it (schemas.py ``Question``):
+    public category, text, emergent flag (category EMERGENT or ``validation_mode == "union"``),
+    the ground truth as loaded, the rubric subpoints with id, criterion, fail criterion, weight."""
+    ground_truth = question.meta.get("ground_truth")
+    metadata = question.meta.get("source_metadata") or {}
+    return SimpleNamespace(
+        public_category=PUBLIC_CATEGORY.get(question.category, question.category.lower()),
+        text=question.text,
+        is_emergent=question.category == "EMERGENT" or (isinstance(metadata, Mapping)
+                                                         and metadata.get("validation_mode") == "union"),
+        ground_truth_answer=dict(ground_truth) if isinstance(ground_truth, Mapping) else {},
+        rubric_subpoints=[{"id": f.facet_id, "criterion": f.criterion, "fail_criterion": f.fail_criterion,
+                           "max_score": f.max_score} for f in _require_rubric(question)],
+    )
+
+
+def _first_json_object(raw: str) -> dict[str, Any] | None:
+    """The reply's JSON as the benchmark's client finds it: a leading code fence dropped, then the
+    text from the first ``{`` to the last ``}``; None when that is not a JSON object."""
+    text = raw.strip()
+    if text.startswith("```"):
+        text = text.split("```", 2)[1] if text.count("```") >= 2 else text.strip("`")
+        if text.lstrip().startswith("json"):
+            text = text.lstrip()[4:]
+    start, end = text.find("{"), text.rfind("}")
+    if start == -1 or end <= start:
+        return None
+    try:
+        found = json.loads(text[start : end + 1])
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def parse_orgmem_official(raw: str, question: Question) -> JudgeVerdict:
+    """The benchmark's scoring: each subpoint's fraction from ``subpoint_scores`` by exact id
+    (missing: 0), clamped into [0, 1], weighted by its weight (1.0 when 0 or absent). A reply with
+    no JSON object scores 0 there; here it is unparsable (left out of ``score``, 0 in ``score_paper``).
+    A non-numeric fraction, which would stop the benchmark's script, counts 0 and is listed."""
+    facets = _require_rubric(question)
+    weights = {f.facet_id: facet_weight(f) for f in facets}
+    data = _first_json_object(raw)
+    if data is None:
+        return JudgeVerdict.unparsed(raw, "no JSON object in the reply", weights=weights)
+    table = data.get("subpoint_scores") or {}
+    table = table if isinstance(table, Mapping) else {}
+    fractions: dict[str, float] = {}
+    invalid: dict[str, Any] = {}
+    for facet in facets:
+        value = table.get(facet.facet_id, 0.0) or 0.0
+        number = _fraction(value) if isinstance(value, (int, float, str)) else None  # float() of it, as there
+        if number is None:
+            invalid[facet.facet_id] = value
+        fractions[facet.facet_id] = number or 0.0
+    missing = [f.facet_id for f in facets if f.facet_id not in table]
+    score = sum(weights[fid] * fractions[fid] for fid in weights) / sum(weights.values())
+    return JudgeVerdict(score=score, label=None, parsed=True, raw=raw,
+                        detail={"fractions": fractions, "weights": weights, "missing": missing, "invalid": invalid})
+
+
 @dataclass(frozen=True)
 class OrgMemJudge:
     """OrgMemBench: all rubric facets of a question graded in one request."""
@@ -150,7 +230,23 @@ class OrgMemJudge:
     template: PromptTemplate = field(default_factory=lambda: load_template("orgmem_rubric"))
     max_answer_chars: int | None = ORGMEM_MAX_ANSWER_CHARS
     dataset: str = "orgmem"
-    max_tokens: int | None = None  # the judge config's max_tokens
+    params: RequestParams = RequestParams()  # own wording: the judge config's settings
+    wording: Wording = Wording("own", "judges/prompts/orgmem_rubric.txt")
+    upstream: OrgMemJudgePrompt | None = None  # the benchmark's own request (official wording)
+
+    @classmethod
+    def official(cls, reader: OfficialReader) -> "OrgMemJudge":
+        prompt = orgmem_judge_prompt(reader)
+        return cls(params=OFFICIAL_PARAMS, wording=prompt.wording, upstream=prompt)
+
+    @property
+    def max_tokens(self) -> int | None:
+        return self.params.max_tokens
+
+    def template_hash(self, question: Question) -> str:
+        if self.upstream is not None:
+            return self.wording.files[0][1]  # the verified file's sha256
+        return self.template.sha256
 
     def is_graded(self, question: Question) -> bool:
         return bool(question.rubric)
@@ -159,8 +255,13 @@ class OrgMemJudge:
         return self.template
 
     def request(self, question: Question, answer: str) -> list[dict[str, str]]:
+        if self.upstream is not None:
+            return [{"role": "system", "content": self.upstream.system},
+                    {"role": "user", "content": self.upstream.build(official_question(question), answer)}]
         return orgmem_request(question, answer, self.template, self.max_answer_chars)
 
     def parse(self, raw: str, question: Question) -> JudgeVerdict:
+        if self.upstream is not None:
+            return parse_orgmem_official(raw, question)
         echo = detect_echo(raw, self.template)
         return JudgeVerdict.unparsed(raw, echo) if echo else parse_orgmem(raw, question)

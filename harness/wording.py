@@ -1,0 +1,120 @@
+"""Which words the answerer and the judge send: the official upstream wording when it can be read,
+else ours, told in one line and recorded.
+
+For each role the choice is: the user's ``prompt_file`` (``custom``); else the benchmark's official
+wording (``official``), read from a pinned upstream file found by
+:class:`judges.official.locate.OfficialReader` (``official_dir``, ``$MEMPP_OFFICIAL_DIR``,
+``../shared/official``, ``./official``); else our built-in prompt (``own``, or ``authors`` where it
+states the Mem++ authors' rules because the paper gives none). A file that exists but does not
+match its pin stops the run (ConfigError), it never falls back.
+
+A run's ``wording`` is ``official`` when no role used ``own`` or ``custom`` words; its scores are
+comparable with the paper's only then.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from harness.answering import Answerer
+from harness.benchmarks import Benchmark
+from harness.config import RunConfig
+from judges.graders import Judge
+from judges.official.locate import OfficialFileMissing, OfficialReader
+from judges.wording import Wording
+from memory_protocol import ConfigError
+
+__all__ = ["ProtocolPrompts", "choose_prompts"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ProtocolPrompts:
+    """The answerer and judge a run uses, and what to say about their words."""
+
+    answerer: Answerer
+    judge: Judge | None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def label(self) -> str:
+        """``official``, or the first of ``custom`` / ``own`` some role used."""
+        sources = {self.answerer.wording.source} | ({self.judge.wording.source} if self.judge is not None else set())
+        for source in ("custom", "own"):
+            if source in sources:
+                return source
+        return "official"
+
+    def record(self) -> dict[str, Any]:
+        roles = {"answer": self.answerer.wording.record()}
+        if self.judge is not None:
+            roles["judge"] = self.judge.wording.record()
+        return roles
+
+
+def _fallback_line(role: str, missing: OfficialFileMissing) -> str:
+    return (f"{role}: the official wording ({missing.local}) was not found, so our own wording is used and the "
+            f"scores are not comparable with published ones; run `python scripts/fetch_official.py` or set "
+            f"official_dir")
+
+
+def _official(role: str, build: Callable[[], T]) -> tuple[T | None, str | None]:
+    """``build()``, or (None, the fallback line) when its upstream file is nowhere; any other
+    problem with the upstream file is a ConfigError naming the role."""
+    try:
+        return build(), None
+    except OfficialFileMissing as missing:
+        return None, _fallback_line(role, missing)
+    except ConfigError:
+        raise
+    except (LookupError, ValueError, SyntaxError) as exc:
+        raise ConfigError(f"{role}: the official wording cannot be read: {exc}") from None
+
+
+def _answerer(config: RunConfig, benchmark: Benchmark, reader: OfficialReader) -> tuple[Answerer, str | None]:
+    assert config.answerer is not None
+    budget = config.dataset.context_budget
+    prompt_file = config.answerer.prompt_file
+    if prompt_file:
+        try:
+            return Answerer.load(prompt_file, benchmark.answer, budget, Wording("custom", str(prompt_file))), None
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"answerer.prompt_file: {exc}") from None
+    note = None
+    if benchmark.official_answer is not None:
+        upstream, note = _official("answerer", lambda: benchmark.official_answer(reader))  # type: ignore[misc]
+        if upstream is not None:
+            return Answerer.official(upstream), None
+    return Answerer.load(None, benchmark.answer, budget, benchmark.answer_wording), note
+
+
+def _judge(config: RunConfig, benchmark: Benchmark, reader: OfficialReader) -> tuple[Judge | None, str | None]:
+    if config.judge is None:
+        return None, None
+    prompt_file = config.judge.prompt_file
+    if prompt_file:
+        try:
+            judge = benchmark.judge(prompt_file)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"judge.prompt_file: {exc}") from None
+        return dataclasses.replace(judge, wording=Wording("custom", str(prompt_file))), None  # type: ignore[type-var]
+    note = None
+    if benchmark.official_judge is not None:
+        official, note = _official("judge", lambda: benchmark.official_judge(reader))  # type: ignore[misc]
+        if official is not None:
+            return official, None
+    return benchmark.judge(None), note
+
+
+def choose_prompts(config: RunConfig) -> ProtocolPrompts:
+    """The prompts of an answered run (ConfigError, one line, for a broken prompt file or a
+    changed official file)."""
+    benchmark = config.dataset.describe()
+    reader = OfficialReader.search(config.official_dir)
+    answerer, answer_note = _answerer(config, benchmark, reader)
+    judge, judge_note = _judge(config, benchmark, reader)
+    return ProtocolPrompts(answerer, judge, tuple(note for note in (answer_note, judge_note) if note))

@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 from judges.graders.locomo import LoCoMoJudge
 from judges.graders.longmemeval import LongMemEvalJudge, load_longmemeval_templates
 from judges.graders.orgmem import OrgMemJudge
-from judges.graders.templates import PromptTemplate, load_template
+from judges.graders.templates import load_template
 from judges.graders.verdict import JudgeVerdict
 from judges.wording import RequestParams, Wording
 from memory_protocol import Question

@@ -1,7 +1,7 @@
 """A loopback stand-in for GitHub's raw files and the Hugging Face hub, for the fetch tests.
 
 The GitHub side serves a folder laid out as ``<owner>/<repo>/<commit>/<path>`` (symlinks into
-``<repo>/../shared/data``); the hub side answers ``/datasets/<repo>/resolve/<revision>/<file>``
+``<repo>/../shared/data``, or ``<repo>/../shared/official`` for the judges' upstream files); the hub side answers ``/datasets/<repo>/resolve/<revision>/<file>``
 as huggingface_hub expects (HEAD with ``X-Repo-Commit``, ``ETag`` and ``Content-Length``, then GET).
 Every request is recorded, and a test can make a path serve other bytes or stop halfway.
 """
@@ -18,10 +18,12 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from judges.official.sources import UPSTREAMS
 from loaders.sources import LOCOMO_COMMIT, ORGMEM_COMMIT
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
+SHARED_OFFICIAL = ROOT.parent / "shared" / "official"
 
 
 @dataclass
@@ -94,6 +96,15 @@ def lay_out_github(root: Path) -> Path:
     locomo = root / "snap-research" / "locomo" / LOCOMO_COMMIT / "data"
     locomo.mkdir(parents=True)
     (locomo / "locomo10.json").symlink_to(SHARED_DATA / "locomo" / "locomo10.json")
+    return root
+
+
+def lay_out_official(root: Path) -> Path:
+    """``root`` laid out as raw.githubusercontent.com serves the pinned upstream evaluation files."""
+    for upstream in UPSTREAMS:
+        at_commit = root / upstream.repo / upstream.commit
+        at_commit.parent.mkdir(parents=True)
+        at_commit.symlink_to(SHARED_OFFICIAL / upstream.folder, target_is_directory=True)
     return root
 
 

@@ -1,0 +1,157 @@
+"""scripts/fetch_official.py against a loopback mirror of GitHub's raw files (issue 22).
+
+The mirror serves ``<repo>/../shared/official`` as raw.githubusercontent.com would serve the three
+pinned upstream repositories (tests/data_mirror.py:lay_out_official). What is asserted is what the
+server was asked, the bytes on disk, and that the harness's own reader accepts them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from judges.official.locate import REPO_ROOT, OfficialReader
+from judges.official.sources import MIRROR_ENV, OFFICIAL_FILES
+from tests.data_mirror import SHARED_OFFICIAL, MirrorState, closed_port_url, lay_out_official, serve
+
+pytestmark = pytest.mark.skipif(
+    not (SHARED_OFFICIAL / "mem0").is_dir(), reason=f"the reference copy of the official files is not at {SHARED_OFFICIAL}"
+)
+
+SCRIPT = REPO_ROOT / "scripts" / "fetch_official.py"
+MEM0_JUDGE = "mem0/evaluation/metrics/llm_judge.py"
+# What raw.githubusercontent.com is asked for, in the pins' order (judges/official/sources.py).
+EXPECTED_PATHS = [f"/{pin.upstream.repo}/{pin.upstream.commit}/{pin.path}" for pin in OFFICIAL_FILES.values()]
+
+
+@pytest.fixture
+def mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, MirrorState]]:
+    with serve(lay_out_official(tmp_path / "mirror")) as (url, state):
+        monkeypatch.setenv(MIRROR_ENV, url)
+        yield url, state
+
+
+def load_cli() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("fetch_official", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    cli = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = cli  # its dataclasses look their module up while being made
+    spec.loader.exec_module(cli)
+    return cli
+
+
+def run_script(mirror_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, MIRROR_ENV: mirror_url}
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env,
+                          timeout=120, check=False)
+
+
+def files_under(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+
+
+def test_first_fetch_writes_every_pinned_file_and_the_reader_verifies_them(
+    mirror: tuple[str, MirrorState], tmp_path: Path
+) -> None:
+    url, state = mirror
+    dest = tmp_path / "official"
+    done = run_script(url, "--dest", str(dest))
+    assert done.returncode == 0, done.stderr
+    assert len(OFFICIAL_FILES) == 16 and state.paths() == EXPECTED_PATHS
+    reader = OfficialReader.search(dest)
+    for local, pin in OFFICIAL_FILES.items():
+        assert (dest / local).read_bytes() == (SHARED_OFFICIAL / local).read_bytes()
+        read = reader.read(local)  # raises on a wrong sha256
+        assert read.path == dest / local and hashlib.sha256(read.text.encode()).hexdigest() == pin.sha256
+    lines = done.stdout.splitlines()
+    assert len(lines) == 17 and sum(line.startswith("fetched ") for line in lines) == 16
+    assert f"official files: 16 in {dest}: 16 fetched, 0 already there (from {url})" in lines[-1]
+    assert not list(dest.rglob("*.part"))
+    note = (dest / "mem0" / "SOURCE.md").read_text()
+    assert "mem0ai/mem0" in note and OFFICIAL_FILES[MEM0_JUDGE].sha256 in note and "Apache-2.0" in note
+    assert {p.relative_to(dest).as_posix() for p in files_under(dest)} == {
+        *OFFICIAL_FILES, "longmemeval/SOURCE.md", "mem0/SOURCE.md", "orgmembench/SOURCE.md"}
+
+
+def test_a_second_fetch_sends_no_request_and_says_so(mirror: tuple[str, MirrorState], tmp_path: Path) -> None:
+    url, state = mirror
+    dest = tmp_path / "official"
+    assert run_script(url, "--dest", str(dest)).returncode == 0
+    state.clear()
+    again = run_script(url, "--dest", str(dest))
+    assert again.returncode == 0, again.stderr
+    assert state.requests == []
+    assert sum("already verified, nothing sent" in line for line in again.stdout.splitlines()) == 16
+    assert again.stdout.splitlines()[-1].endswith("0 fetched, 16 already there (nothing sent); "
+                                                 "each checked against its pinned sha256")
+
+
+def test_force_fetches_every_file_again(mirror: tuple[str, MirrorState], tmp_path: Path) -> None:
+    _, state = mirror
+    cli = load_cli()
+    cli.fetch_official(tmp_path, echo=lambda line: None)
+    state.clear()
+    report = cli.fetch_official(tmp_path, force=True, echo=lambda line: None)
+    assert state.paths() == EXPECTED_PATHS and report.fetched == 16
+
+
+def test_a_file_with_other_bytes_in_the_folder_is_fetched_again_alone(
+    mirror: tuple[str, MirrorState], tmp_path: Path
+) -> None:
+    _, state = mirror
+    cli = load_cli()
+    cli.fetch_official(tmp_path, echo=lambda line: None)
+    (tmp_path / MEM0_JUDGE).write_text("ACCURACY_PROMPT = 'edited'\n")
+    state.clear()
+    lines: list[str] = []
+    report = cli.fetch_official(tmp_path, echo=lines.append)
+    pin = OFFICIAL_FILES[MEM0_JUDGE]
+    assert state.paths() == [f"/mem0ai/mem0/{pin.upstream.commit}/evaluation/metrics/llm_judge.py"]
+    assert report.fetched == 1 and [line for line in lines if "replaced" in line] == [
+        f"fetched {MEM0_JUDGE}: {(tmp_path / MEM0_JUDGE).stat().st_size:,} bytes, sha256 {pin.sha256[:12]}... "
+        "(other bytes were there, replaced)"]
+    assert OfficialReader.search(tmp_path).read(MEM0_JUDGE).path == tmp_path / MEM0_JUDGE
+
+
+def test_a_served_file_with_one_flipped_byte_is_one_line_exit_2_and_nothing_in_place(
+    mirror: tuple[str, MirrorState], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, state = mirror
+    pin = OFFICIAL_FILES[MEM0_JUDGE]
+    good = (SHARED_OFFICIAL / MEM0_JUDGE).read_bytes()
+    middle = len(good) // 2
+    flipped = good[:middle] + bytes([good[middle] ^ 0x01]) + good[middle + 1:]
+    state.replaced[f"/mem0ai/mem0/{pin.upstream.commit}/{pin.path}"] = flipped
+    dest = tmp_path / "official"
+    assert load_cli().main(["--dest", str(dest)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith(f"error: {MEM0_JUDGE}: ")
+    assert pin.sha256 in err and hashlib.sha256(flipped).hexdigest() in err
+    assert not (dest / MEM0_JUDGE).exists() and not list(dest.rglob("*.part"))
+    assert not (dest / "mem0" / "SOURCE.md").exists(), "no note claims a folder that is not complete"
+
+
+def test_offline_the_script_stops_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    dest = tmp_path / "official"
+    done = run_script(closed_port_url(), "--dest", str(dest))
+    assert done.returncode == 2 and done.stdout == ""
+    err = done.stderr.strip()
+    first = next(iter(OFFICIAL_FILES))
+    assert err.count("\n") == 0 and err.startswith(f"error: {first}: cannot download ")
+    assert "cannot connect" in err and MIRROR_ENV in err and "Traceback" not in err
+    assert files_under(dest) == []
+
+
+def test_the_default_destination_is_gitignored_and_searched_by_runs() -> None:
+    cli = load_cli()
+    assert cli.DEFAULT_DEST == REPO_ROOT / "official"
+    assert cli.DEFAULT_DEST in OfficialReader.search(env={}).directories
+    assert "/official/" in (REPO_ROOT / ".gitignore").read_text().splitlines()

@@ -4,7 +4,7 @@ else ours, told in one line and recorded.
 For each role the choice is: the user's ``prompt_file`` (``custom``); else the benchmark's official
 wording (``official``), read from a pinned upstream file found by
 :class:`judges.official.locate.OfficialReader` (``official_dir``, ``$MEMPP_OFFICIAL_DIR``,
-``../shared/official``, ``./official``); else our built-in prompt (``own``, or ``authors`` where it
+``../shared/official``, ``./official``, ``<repo>/official``); else our built-in prompt (``own``, or ``authors`` where it
 states the Mem++ authors' rules because the paper gives none). A file that exists but does not
 match its pin stops the run (ConfigError), it never falls back.
 

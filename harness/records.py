@@ -65,6 +65,7 @@ def episode_metrics(
     scorer: QuestionScorer | None = None,
     deeper: Sequence[list[str] | None] | None = None,
     lengths: Mapping[str, int] | None = None,
+    layouts: Sequence[list[BlockLayout]] | None = None,
 ) -> list[dict[str, float]]:
     """Every retrieval metric of each question of one episode (lists aligned with ``questions``).
 
@@ -73,7 +74,8 @@ def episode_metrics(
     standard recall / nDCG (trec_eval, one batch per episode). Both add ``in_budget_recall``, and
     every registered ranking metric with a per-question compute that the scorer did not give
     (recall over everything the system returned, ``@all``, among them); with ``lengths`` (each
-    document's text length) also ``in_budget_gold_chars``.
+    document's text length) also ``in_budget_gold_chars``, over ``layouts`` (where each hit's text
+    sits, for a system with its own context layout) or the ranked blocks' layout.
     """
     golds = [_gold(q) for q in questions]
     ranked = [ranked_ids(h) for h in hits]
@@ -87,10 +89,20 @@ def episode_metrics(
         # Over what the system returned (the @all metrics: whatever its k, 2 RAG chunks, the whole history, ...).
         row.update(computed_ranking_metrics(ids, gold, ks, row))
     if lengths is not None:
-        for row, gold, q_hits, context in zip(rows, golds, hits, contexts):
-            spans = document_spans(block_layouts(q_hits))
+        for i, (row, gold, q_hits, context) in enumerate(zip(rows, golds, hits, contexts)):
+            spans = document_spans(layouts[i] if layouts is not None else block_layouts(q_hits))
             row["in_budget_gold_chars"] = in_budget_gold_chars(gold, spans, lengths, context.budget)
     return rows
+
+
+def hits_per_leg(hits: Sequence[Hit]) -> dict[str, int]:
+    """How many of the returned hits each leg ranked (Mem++: lexical / tag / vector, a hit may count
+    in several; Mem0: each speaker's memories, ``mem0:<speaker>``; Zep: ``zep:fact`` / ``zep:entity``)."""
+    counts: dict[str, int] = {}
+    for hit in hits:
+        for leg in hit.leg_ranks:
+            counts[leg] = counts.get(leg, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def build_record(
@@ -109,6 +121,7 @@ def build_record(
         "as_of": question.as_of.isoformat() if question.as_of else None,
         "gold": list(question.evidence_ids),
         "n_hits": len(hits),
+        "hits_per_leg": hits_per_leg(hits),
         "retrieved_chars": len(context.full_text),
         "read_chars": read_chars,
         "read_tokens_est": math.ceil(read_chars / CHARS_PER_TOKEN),

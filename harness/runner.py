@@ -38,7 +38,9 @@ from judges.aggregate import format_table, summarize
 from judges.metrics.registry import retrieval_summary_keys
 from loaders import load_dataset, prepare_data_dir
 from memory_protocol import Episode
-from memplusplus.evidence import render
+from judges.metrics.budget_chars import BlockLayout
+from memory_protocol.documents import Hit
+from memplusplus.evidence import RenderedContext, render
 
 
 @dataclass
@@ -226,15 +228,28 @@ def _run_episode(
     by_id = {doc.doc_id: doc for doc in episode.documents}
     scorer = benchmark.scorer_for(episode) if sessions else None
     all_hits = [[hit_from_dict(item, by_id) for item in cached[keys[q.qid]]] for q in episode.questions]
-    contexts = [render(h, config.dataset.context_budget) for h in all_hits]
+    contexts, layouts = _contexts(config, all_hits)
     deeper = [cached[deep_keys[q.qid]] if q.qid in deep_keys else None for q in episode.questions]
     lengths = {doc.doc_id: len(doc.text) for doc in episode.documents}
-    metrics = episode_metrics(episode.questions, all_hits, contexts, ks, scorer, deeper, lengths)
+    metrics = episode_metrics(episode.questions, all_hits, contexts, ks, scorer, deeper, lengths, layouts)
     items = []
     for question, q_hits, context, q_metrics in zip(episode.questions, all_hits, contexts, metrics):
         items.append(QAItem(question, context.text, build_record(episode, question, q_hits, context, q_metrics)))
         stats["questions"] += 1
     return items
+
+
+def _contexts(config: RunConfig, all_hits: list[list[Hit]]) -> tuple[list[RenderedContext], list[list[BlockLayout]] | None]:
+    """Each question's context: the harness's ranked blocks, or the system's own layout (Mem0, Zep)
+    with where each hit's text sits in it."""
+    budget = config.dataset.context_budget
+    layout = entry_for(config.system).context
+    if layout is None:
+        return [render(h, budget) for h in all_hits], None
+    pairs = [layout(h, budget) for h in all_hits]
+    return [context for context, _ in pairs], [
+        [BlockLayout(line.start, line.length, tuple(line.sources)) for line in placed] for _, placed in pairs
+    ]
 
 
 def _retrieve_missing(config, system, missing, keys, deep_keys, depth, cached, retrievals, episode_id) -> None:

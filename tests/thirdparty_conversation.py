@@ -20,9 +20,17 @@ TURNS = [
 ]
 
 
+def stamp(when: datetime) -> str:
+    """The date as the turn's text writes it (LoCoMo's style)."""
+    return f"{when:%I:%M %p on %d %B, %Y}"
+
+
 def conversation() -> list[Document]:
+    """Four turns in three sessions (one per date), shaped as the LoCoMo loader shapes turns."""
+    sessions = {day: f"session_{n}" for n, day in enumerate(dict.fromkeys(w.date() for *_, w in TURNS), 1)}
     return [
-        Document(f"D1:{i}", f"[{when:%I:%M %p on %d %B, %Y}] {who}: {text}", who, when, "session_1")
+        Document(f"D1:{i}", f"[{stamp(when)}] {who}: {text}", who, when, sessions[when.date()],
+                 author_role="speaker", evidence="as_stored")
         for i, (who, text, when) in enumerate(TURNS)
     ]
 
@@ -34,13 +42,14 @@ def names_in(text: str) -> list[str]:
 
 
 def mem0_extraction_answer(body: dict[str, Any]) -> str:
-    """Mem0's extraction reply: one memory per new message, its text the message after the speaker."""
+    """Mem0's extraction reply: one memory per new ``user`` message (the instructions' rule 4),
+    its text the message after the speaker."""
     prompt = last_user_content(body)
     if "## New Messages" not in prompt:
         return "{}"
-    new = prompt.split("## New Messages", 1)[1].split("## Observation Date", 1)[0].strip()
-    said = new.split("] ", 1)[-1]
-    return json.dumps({"memory": [{"text": f"Remembered: {said}"}]})
+    new = prompt.split("## New Messages", 1)[1].split("## Observation Date", 1)[0]
+    said = [line.split(": ", 2)[-1] for line in new.strip().splitlines() if line.startswith("user: ")]
+    return json.dumps({"memory": [{"text": f"Remembered: {text}"} for text in said]})
 
 
 def current_message(body: dict[str, Any]) -> str:
@@ -61,10 +70,22 @@ def _edges(body: dict[str, Any]) -> dict[str, Any]:
     if len(names) < 2:
         return {"edges": []}
     said = current_message(body).strip().split("] ", 1)[-1]
+    valid_at = "2023-06-01T00:00:00Z" if "Lake Tahoe" in said else "2023-05-01T00:00:00Z"
     fact = {"source_entity_name": names[0], "target_entity_name": names[1], "relation_type": "MENTIONS",
-            "fact": f"{names[0]} said: {said.split(': ', 1)[-1]}", "valid_at": "2023-05-01T00:00:00Z", "invalid_at": None}
+            "fact": f"{names[0]} said: {said.split(': ', 1)[-1]}", "valid_at": valid_at, "invalid_at": None}
     return {"edges": [fact]}
 
 
+def _contradictions(body: dict[str, Any]) -> dict[str, Any]:
+    """The Lake Tahoe fact (June) contradicts the sunrise fact (May): Graphiti then sets the older
+    fact's ``invalid_at`` to the newer one's ``valid_at``, a date after the May questions."""
+    prompt = last_user_content(body)
+    if "Lake Tahoe" not in prompt.split("<NEW FACT>", 1)[-1].split("</NEW FACT>", 1)[0]:
+        return {"duplicate_facts": [], "contradicted_facts": []}
+    ids = [int(i) for i, fact in re.findall(r"""['"]idx['"]:\s*(\d+),\s*['"]fact['"]:\s*['"]([^'"]*)""", prompt) if "sunrise" in fact]
+    return {"duplicate_facts": [], "contradicted_facts": ids}
+
+
 # Graphiti's replies: entities and one fact per turn naming two people; any other schema's minimal instance.
-ZEP_ANSWER = schema_answer({"ExtractedEntities": _entities, "ExtractedEdges": _edges}, fallback=lambda body: "{}")
+ZEP_ANSWER = schema_answer({"ExtractedEntities": _entities, "ExtractedEdges": _edges, "EdgeDuplicate": _contradictions},
+                           fallback=lambda body: "{}")

@@ -35,6 +35,20 @@ def dated_content(doc: Document) -> str:
     return f"[{format_date(doc.date)}] {doc.author or 'unknown'}: {doc.text}"
 
 
+def split_stamp(doc: Document) -> tuple[str, str]:
+    """A document as (its date as the dataset writes it, ``Speaker: text``).
+
+    A conversational turn leads with ``[date] speaker:`` (the loaders put the dataset's own date
+    string in the brackets, e.g. LoCoMo's ``1:56 pm on 8 May, 2023``): the bracket is the date and
+    the rest the line. Any other document is dated by its ``date`` and led by its author.
+    """
+    text = doc.text.lstrip()
+    if text.startswith("[") and "]" in text:
+        stamp, rest = text[1:].split("]", 1)
+        return stamp, rest.lstrip()
+    return format_date(doc.date), f"{doc.author or 'unknown'}: {doc.text}"
+
+
 def corpus_key(documents: Sequence[Document], settings: dict[str, Any]) -> str:
     return stable_hash({"docs": [[d.doc_id, d.text, str(d.date), d.author] for d in documents], **settings})[:20]
 

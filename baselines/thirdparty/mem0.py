@@ -1,4 +1,5 @@
-"""Mem0 (the open-source ``mem0ai`` library) run locally behind the MemorySystem protocol.
+"""Mem0 (the open-source ``mem0ai`` library) run locally behind the MemorySystem protocol, the way
+mem0's own LoCoMo evaluation runs Mem0 (``evaluation/src/memzero/{add,search}.py``).
 
 Its LLM and its embedder are Mem0's own OpenAI providers pointed at the harness proxy: chat calls go
 through the cached client, embeddings come from the harness encoder (the bundled all-MiniLM-L6-v2,
@@ -6,13 +7,21 @@ through the cached client, embeddings come from the harness encoder (the bundled
 cache and nothing is loaded twice. The vector store is Qdrant in local (embedded) mode in
 ``<cache_dir>/mem0/<corpus>/``, with Mem0's SQLite history beside it. Telemetry is switched off.
 
-Each add call carries ``turns_per_add`` documents (default 1: one call per turn or artefact) as
-user messages that lead with their date and speaker, under one ``user_id`` per episode; the
-metadata records the source document ids and the date (``created_at``). Mem0 OSS writes the
-wall-clock date into its extraction prompt ("Observation Date", "Current Date"); the proxy pins
-both to the date of the documents being added, which keeps the prompt (and its cache key) a
-function of the data. Without the optional ``fastembed`` and spaCy extras (which download models at
-run time) Mem0 runs semantic search only, without its BM25 and entity boosts.
+Write (their ``add.py``): conversational turns go to one Mem0 user per speaker, ``<speaker>_<conversation>``;
+each user is sent every turn of the conversation, its own turns as ``user`` messages and the other
+speakers' as ``assistant`` messages, each message ``Speaker: text``, ``turns_per_add`` messages (their
+batch size, 2) per ``add()``, batches never crossing a session, the session's date as the dataset
+writes it in the metadata (``timestamp``). Mem0 is given extraction instructions of ours that state
+their custom instructions' rules (:data:`EXTRACTION_RULES`). Documents that are not speakers' turns
+(OrgMemBench's artefacts) go to one user, all as ``user`` messages.
+
+Read (their ``search.py``): each speaker's memories are searched apart, ``top_k`` (their 30) each,
+and the context lists each speaker's ``timestamp: memory`` lines (``baselines.thirdparty.context``).
+
+Mem0 OSS writes the wall-clock date into its extraction prompt ("Observation Date", "Current
+Date"); the proxy pins both to the date of the turns being added, which keeps the prompt (and its
+cache key) a function of the data. Without the optional ``fastembed`` and spaCy extras (which
+download models at run time) Mem0 runs semantic search only, without its BM25 and entity boosts.
 """
 
 from __future__ import annotations
@@ -20,10 +29,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, dated_content, memory_hit
+from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, corpus_key, split_stamp
+from baselines.thirdparty.context import MEM0_LEG
 from memory_protocol import ConfigError
 from memplusplus.scope import end_of_day
 from memory_protocol.documents import Document, Hit
@@ -33,6 +44,32 @@ from model_clients.llm_client import LLMClient
 os.environ.setdefault("MEM0_TELEMETRY", "False")
 
 _DATE_LINES = re.compile(r"(## (?:Observation|Current) Date\n)[^\n]*")
+SHARED_USER = "episode"  # the one user of documents that are not speakers' turns
+
+# The rules of the custom instructions mem0's evaluation sets on its project (evaluation/src/memzero/
+# add.py:16-42), restated in our words: same five rules, not their sentences.
+EXTRACTION_RULES = """Write down memories about the people in this conversation by these rules.
+
+1. A memory must make sense on its own. Name the person (never call them "user") and keep what
+   matters about them: their circumstances, hobbies and work or study plans, how they feel and
+   react, what they are going through or intend to do, and the dates things happened.
+2. Prefer what tells the person's story: who they are and how they came to accept it, family and
+   children plans, creative pursuits, care for their mental health, ambitions for career and
+   education, and milestones in their life.
+3. Be concrete rather than general: give the time (an exact date when one can be worked out), name
+   the activity precisely (a charity run for mental health, not "exercise"), and keep the feelings
+   and the personal growth involved.
+4. Take memories only from the user's messages; the assistant's messages are context, not a source.
+5. Write each memory as a short narrative paragraph that shows what the person lived through,
+   what was hard and what they hope for."""
+
+
+@dataclass(frozen=True)
+class Mem0User:
+    """One Mem0 user: whose memories they are and the id they are stored under."""
+
+    speaker: str
+    user_id: str
 
 
 def _import_mem0() -> Any:
@@ -41,6 +78,38 @@ def _import_mem0() -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ConfigError('system=mem0 needs the mem0 extra: pip install -e ".[mem0]"') from exc
     return Memory
+
+
+def speakers_of(documents: Sequence[Document]) -> list[str]:
+    """The speakers of a conversation in order of first turn; empty when the documents are not
+    speakers' turns (authored artefacts share one user)."""
+    if not documents or any(d.author_role != "speaker" for d in documents):
+        return []
+    return list(dict.fromkeys(d.author or "unknown" for d in documents))
+
+
+def session_batches(documents: Sequence[Document], size: int) -> list[list[Document]]:
+    """Consecutive documents of one session (``thread``), ``size`` at a time (their add.py batches
+    each session's messages apart)."""
+    batches: list[list[Document]] = []
+    run: list[Document] = []
+    for doc in documents:
+        if run and doc.thread != run[-1].thread:
+            batches += [run[i : i + size] for i in range(0, len(run), size)]
+            run = []
+        run.append(doc)
+    batches += [run[i : i + size] for i in range(0, len(run), size)]
+    return batches
+
+
+def messages_for(user: Mem0User | None, batch: Sequence[Document]) -> list[dict[str, str]]:
+    """The batch as ``user``'s messages: their own turns as ``user``, everyone else's as ``assistant``
+    (their add.py swaps the two roles between the two speakers' users); ``Speaker: text`` each."""
+    return [
+        {"role": "user" if user is None or (d.author or "unknown") == user.speaker else "assistant",
+         "content": split_stamp(d)[1]}
+        for d in batch
+    ]
 
 
 class Mem0Memory(ProxiedMemory):
@@ -54,7 +123,8 @@ class Mem0Memory(ProxiedMemory):
         client: LLMClient,
         store_dir: str,
         encoder: Any,
-        turns_per_add: int = 1,
+        turns_per_add: int = 2,
+        top_k: int = 30,
         threshold: float = 0.1,
         infer: bool = True,
         respect_as_of: bool = False,
@@ -62,11 +132,14 @@ class Mem0Memory(ProxiedMemory):
         super().__init__(client=client, store_dir=store_dir, encoder=encoder, k=k)
         if turns_per_add < 1:
             raise ConfigError("system.turns_per_add must be >= 1")
+        if top_k < 1:
+            raise ConfigError("system.top_k must be >= 1")
         self.turns_per_add = turns_per_add
+        self.top_k = top_k
         self.threshold = threshold
         self.infer = infer
         self.respect_as_of = respect_as_of
-        self.user_id = "episode"
+        self.users: list[Mem0User] = []
         self.sources: dict[str, list[str]] = {}  # memory id -> source document ids
         self._pinned_date: str | None = None
         self._memory: Any = None
@@ -90,10 +163,14 @@ class Mem0Memory(ProxiedMemory):
         ]
         return {**body, "messages": messages}
 
+    def _settings(self) -> dict[str, Any]:
+        return {"turns_per_add": self.turns_per_add, "infer": self.infer, "model": self.model.model,
+                "rules": EXTRACTION_RULES}
+
     def _open(self, documents: Sequence[Document]) -> Any:
         Memory = _import_mem0()
         proxy = self._start_proxy(rewrite=self._pin_dates)
-        folder = self._fresh_folder(documents, {"turns_per_add": self.turns_per_add, "infer": self.infer, "model": self.model.model})
+        folder = self._fresh_folder(documents, self._settings())
         dims = int(self.encoder.dimension)
         config = {
             "llm": {
@@ -112,6 +189,7 @@ class Mem0Memory(ProxiedMemory):
                            "on_disk": True},
             },
             "history_db_path": str(folder / "history.db"),
+            "custom_instructions": EXTRACTION_RULES,
         }
         return Memory.from_config(config)
 
@@ -119,50 +197,62 @@ class Mem0Memory(ProxiedMemory):
         docs = [doc for doc in documents if doc.text.strip()]
         self._memory = self._open(docs)
         assert self.proxy is not None
+        conversation = corpus_key(docs, self._settings())[:8]
+        self.users = [Mem0User(s, f"{s}_{conversation}") for s in speakers_of(docs)]
         before = self._counts()
-        added: dict[str, str | None] = {}
-        for start in range(0, len(docs), self.turns_per_add):
-            group = docs[start : start + self.turns_per_add]
-            when = next((d.date for d in reversed(group) if d.date is not None), None)
+        for batch in session_batches(docs, self.turns_per_add):
+            when = next((d.date for d in reversed(batch) if d.date is not None), None)
             self._pinned_date = when.date().isoformat() if when is not None else None
-            metadata: dict[str, Any] = {"doc_ids": [d.doc_id for d in group]}
+            metadata: dict[str, Any] = {"doc_ids": [d.doc_id for d in batch], "timestamp": split_stamp(batch[-1])[0]}
             if when is not None:
                 metadata["created_at"] = when.isoformat()
-            messages = [{"role": "user", "content": dated_content(d)} for d in group]
-            result = self._memory.add(messages, user_id=self.user_id, metadata=metadata, infer=self.infer)
-            self._check_proxy()
-            for item in result.get("results", []):
-                if item.get("event") == "ADD" and item.get("id"):
-                    self.sources[str(item["id"])] = metadata["doc_ids"]
-            for d in group:
-                added[d.doc_id] = d.doc_id
+            for user in self.users or [None]:
+                user_id = user.user_id if user is not None else SHARED_USER
+                result = self._memory.add(messages_for(user, batch), user_id=user_id, metadata=metadata, infer=self.infer)
+                self._check_proxy()
+                for item in result.get("results", []):
+                    if item.get("event") == "ADD" and item.get("id"):
+                        self.sources[str(item["id"])] = metadata["doc_ids"]
         self._pinned_date = None
         self.ingested += len(docs)
         self._count_write(before)
-        return [added.get(doc.doc_id) for doc in documents]
+        kept = {doc.doc_id for doc in docs}
+        return [doc.doc_id if doc.doc_id in kept else None for doc in documents]
 
     # ------------------------------------------------------------------ read
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
-        """Mem0's search over the episode's memories. With ``respect_as_of`` the as-of date becomes a
-        metadata filter of Mem0's own (``created_at`` <= the end of that day): a memory is dated by the
-        turns it was extracted from, so memories learnt later are not searched. Otherwise (default, as
-        for the other baselines) the date is ignored."""
+        """Each speaker's memories searched apart, ``top_k`` each (their search.py searches both
+        speakers' users); a hit is one ``timestamp: memory`` line under its speaker's leg
+        (``mem0:<speaker>``), carrying the turns it was extracted from. ``k`` is not the count: a
+        ``k`` above the system's own (a deeper ranking for the metrics) widens each search by as much.
+
+        With ``respect_as_of`` the as-of date becomes a metadata filter of Mem0's own (``created_at``
+        <= the end of that day): a memory is dated by the turns it was extracted from, and Mem0's
+        extraction only adds (it never rewrites an older memory), so a memory learnt later is never
+        searched. Otherwise (default, as for the other baselines) the date is ignored."""
         if self._memory is None:
             return []
-        filters: dict[str, Any] = {"user_id": self.user_id}
-        if self.respect_as_of and as_of is not None:
-            filters["created_at"] = {"lte": end_of_day(as_of).isoformat()}
-        found = self._memory.search(query, filters=filters, top_k=k or self.k, threshold=self.threshold)
-        self._check_proxy()
-        items = found.get("results", found) if isinstance(found, dict) else found
-        hits = []
-        for rank, item in enumerate(items):
-            memory_id = str(item["id"])
-            doc_ids = (item.get("metadata") or {}).get("doc_ids") or self.sources.get(memory_id, [])
-            when = _parse_date(item.get("created_at"))
-            hits.append(memory_hit(f"mem0:{memory_id}", str(item.get("memory", "")), when, item.get("score") or 0.0,
-                                   [str(d) for d in doc_ids], rank, "mem0"))
+        per_user = self.top_k + max((k or self.k) - self.k, 0)
+        hits: list[Hit] = []
+        for user in self.users or [Mem0User("everyone", SHARED_USER)]:
+            filters: dict[str, Any] = {"user_id": user.user_id}
+            if self.respect_as_of and as_of is not None:
+                filters["created_at"] = {"lte": end_of_day(as_of).isoformat()}
+            found = self._memory.search(query, filters=filters, top_k=per_user, threshold=self.threshold)
+            self._check_proxy()
+            items = found.get("results", found) if isinstance(found, dict) else found
+            for rank, item in enumerate(items):
+                hits.append(self._hit(item, user, rank))
         return hits
+
+    def _hit(self, item: dict[str, Any], user: Mem0User, rank: int) -> Hit:
+        memory_id = str(item["id"])
+        metadata = item.get("metadata") or {}
+        doc_ids = [str(d) for d in (metadata.get("doc_ids") or self.sources.get(memory_id, []))]
+        line = f"{metadata.get('timestamp', 'undated')}: {item.get('memory', '')}"
+        sources = tuple((doc_id, 0) for doc_id in dict.fromkeys(doc_ids))
+        return Hit(f"mem0:{memory_id}", line, _parse_date(item.get("created_at")), user.speaker,
+                   float(item.get("score") or 0.0), {MEM0_LEG + user.speaker: rank}, False, None, sources)
 
 
 def _parse_date(value: Any) -> datetime | None:

@@ -1,15 +1,22 @@
-"""Zep's open-source core, ``graphiti-core``, run locally on an embedded Kuzu graph database.
+"""Zep's open-source core, ``graphiti-core``, run locally on an embedded Kuzu graph database, the way
+mem0's own LoCoMo evaluation runs Zep (``evaluation/src/zep/{add,search}.py``).
 
-Each document becomes one Graphiti episode (its name is the document id, its reference time the
-document's date, its body the text leading with date and speaker); Graphiti's LLM extracts
-entities and facts (edges with ``valid_at``/``invalid_at``) at write time. A question is answered
-by Graphiti's default hybrid edge search (BM25 full-text plus cosine, fused by RRF, no
-cross-encoder): each fact is a hit whose text carries its valid period and whose sources are the
-documents of the episodes it was extracted from.
+Write: each document becomes one Graphiti message episode (its name is the document id) whose body
+is ``Speaker: text`` and whose reference time is the document's date (the date is nowhere in the
+body); Graphiti's LLM extracts entities (with summaries) and facts (edges with ``valid_at`` /
+``invalid_at``). After each episode the adapter notes the facts and entities it touched as they
+then stood (:class:`Known`), which is what the as-of filter shows.
+
+Read: two hybrid searches (BM25 full text plus cosine, fused by RRF), ``fact_limit`` facts (edges)
+and ``entity_limit`` entities (nodes), both 20 as in their search.py; the context shows the facts
+with their date ranges, then the entities with their summaries (``baselines.thirdparty.context``).
+The cosine leg drops candidates below ``cosine_floor`` (graphiti's default 0.6 suits OpenAI
+embeddings, not the harness encoder: see configs/system/zep.yaml).
 
 The LLM is Graphiti's ``OpenAIGenericClient`` (chat completions with a ``json_schema``
 response format) and the embedder its ``OpenAIEmbedder``, both pointed at the harness proxy (the
-embeddings are the harness encoder's, 384-d); the reranker is never called (a stub refuses).
+embeddings are the harness encoder's, 384-d); the reranker is never called (a stub refuses):
+their edge search reranks with Zep cloud's cross-encoder, which has no local counterpart here.
 The Kuzu database lives in ``<cache_dir>/zep/<corpus>/``; Graphiti's telemetry is switched off.
 """
 
@@ -18,17 +25,21 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
 
-from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, dated_content, memory_hit
+from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, split_stamp
+from baselines.thirdparty.context import ZEP_ENTITY_LEG, ZEP_FACT_LEG, entity_line, fact_line
 from memory_protocol import ConfigError
 from memplusplus.scope import end_of_day, in_scope
 from memory_protocol.documents import Document, Hit
 from model_clients.llm_client import LLMClient
 
-_UNDATED = datetime(1970, 1, 1, tzinfo=timezone.utc)
-OVERFETCH = 4  # with respect_as_of: facts searched per slot, before the as-of filter  # reference time of an undated first document
+_UNDATED = datetime(1970, 1, 1, tzinfo=timezone.utc)  # reference time of an undated first document
+OVERFETCH = 4  # with respect_as_of: results searched per slot, before the as-of filter
+NO_START = "date unknown"  # a fact's missing start, as their layout shows it
+NO_END = "present"  # a fact's missing end
 
 
 def _graphiti() -> dict[str, Any]:
@@ -41,6 +52,7 @@ def _graphiti() -> dict[str, Any]:
         from graphiti_core.llm_client.config import LLMConfig
         from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
         from graphiti_core.nodes import EpisodeType
+        from graphiti_core.search import search_config as sc
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ConfigError('system=zep needs the zep extra: pip install -e ".[zep]"') from exc
 
@@ -53,11 +65,43 @@ def _graphiti() -> dict[str, Any]:
     return dict(
         Graphiti=Graphiti, KuzuDriver=KuzuDriver, OpenAIEmbedder=OpenAIEmbedder, OpenAIEmbedderConfig=OpenAIEmbedderConfig,
         LLMConfig=LLMConfig, OpenAIGenericClient=OpenAIGenericClient, EpisodeType=EpisodeType, NoReranker=NoReranker,
+        search_config=sc,
     )
 
 
 def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+def _naive(value: datetime | None) -> datetime | None:
+    return None if value is None else _utc(value).replace(tzinfo=None)
+
+
+@dataclass(frozen=True)
+class Known:
+    """A fact or an entity as it stood after one episode: ``when`` the episode's document date,
+    ``text`` the fact (or the entity's summary), ``name`` the entity's, ``valid_at`` / ``invalid_at``
+    the fact's period."""
+
+    when: datetime | None
+    text: str
+    name: str = ""
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+
+
+def known_by(history: Sequence[Known], theta: datetime) -> Known | None:
+    """The last state noted from a document dated up to ``theta`` (None: not yet known)."""
+    found = [state for state in history if in_scope(state.when, theta)]
+    return found[-1] if found else None
+
+
+def shown_date(value: datetime | None, missing: str, theta: datetime | None) -> str:
+    """A fact's bound as their layout prints it (the datetime's ``str``), or ``missing``; with an
+    as-of limit ``theta`` a bound after it is not shown (it would tell the answerer the future)."""
+    if value is None or (theta is not None and _naive(value) > theta):
+        return missing
+    return str(_utc(value))
 
 
 class ZepMemory(ProxiedMemory):
@@ -72,16 +116,29 @@ class ZepMemory(ProxiedMemory):
         store_dir: str,
         encoder: Any,
         structured_output: str = "json_schema",
+        fact_limit: int = 20,
+        entity_limit: int = 20,
+        cosine_floor: float = 0.25,
         respect_as_of: bool = False,
     ) -> None:
         super().__init__(client=client, store_dir=store_dir, encoder=encoder, k=k)
         if structured_output not in ("json_schema", "json_object"):
             raise ConfigError("system.structured_output must be json_schema or json_object")
+        if fact_limit < 0 or entity_limit < 0:
+            raise ConfigError("system.fact_limit and system.entity_limit must be >= 0")
+        if not -1.0 <= cosine_floor <= 1.0:
+            raise ConfigError("system.cosine_floor must lie in [-1, 1]")
         self.structured_output = structured_output
+        self.fact_limit = fact_limit
+        self.entity_limit = entity_limit
+        self.cosine_floor = cosine_floor
         self.respect_as_of = respect_as_of
         self.episode_docs: dict[str, str] = {}  # episode uuid -> document id
         self.doc_dates: dict[str, datetime | None] = {}
+        self.fact_history: dict[str, list[Known]] = {}  # edge uuid -> its states, in ingest order
+        self.entity_history: dict[str, list[Known]] = {}  # node uuid -> its states
         self._graph: Any = None
+        self._search_config: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _run(self, coroutine: Any) -> Any:
@@ -105,8 +162,10 @@ class ZepMemory(ProxiedMemory):
     # ------------------------------------------------------------------ write
     def _open(self, documents: Sequence[Document]) -> Any:
         g = _graphiti()
+        self._search_config = g["search_config"]
         proxy = self._start_proxy()
-        folder = self._fresh_folder(documents, {"model": self.model.model, "structured_output": self.structured_output})
+        folder = self._fresh_folder(documents, {"model": self.model.model, "structured_output": self.structured_output,
+                                                "body": "speaker: text"})
         config = g["LLMConfig"](api_key=PROXY_API_KEY, base_url=proxy.base_url, model=self.model.model,
                                 small_model=self.model.model, temperature=self.model.temperature)
         llm = g["OpenAIGenericClient"](config, structured_output_mode=self.structured_output)
@@ -131,46 +190,90 @@ class ZepMemory(ProxiedMemory):
             when = _utc(doc.date) if doc.date is not None else last
             last = when
             result = self._run(self._graph.add_episode(
-                name=doc.doc_id, episode_body=dated_content(doc), source_description="conversation turn or document",
+                name=doc.doc_id, episode_body=split_stamp(doc)[1], source_description="conversation turn or document",
                 reference_time=when, source=episode_type.message,
             ))
             self._check_proxy()
             self.episode_docs[str(result.episode.uuid)] = doc.doc_id
             self.doc_dates[doc.doc_id] = doc.date
+            self._note(result, doc.date)
         self.ingested += len(docs)
         self._count_write(before)
         kept = {doc.doc_id for doc in docs}
         return [doc.doc_id if doc.doc_id in kept else None for doc in documents]
 
-    # ------------------------------------------------------------------ read
-    def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
-        """Graphiti's hybrid edge search; each fact shows its valid period.
+    def _note(self, result: Any, when: datetime | None) -> None:
+        """The facts and entities this episode created or changed, as they now stand."""
+        for edge in result.edges:
+            self.fact_history.setdefault(str(edge.uuid), []).append(
+                Known(when, edge.fact, valid_at=edge.valid_at, invalid_at=edge.invalid_at))
+        for node in result.nodes:
+            self.entity_history.setdefault(str(node.uuid), []).append(Known(when, node.summary or "", node.name))
 
-        With ``respect_as_of`` a fact is kept only when one of the documents it was extracted from is
-        dated up to the end of the as-of day (Graphiti's own filters see ``valid_at``, the model's
-        guess of when a fact became true, and ``created_at``, the wall-clock time of ingest: neither
-        is when the fact was learnt); ``OVERFETCH`` times k facts are searched so k can remain. A
-        kept fact's text and valid period are as the whole ingest left them (a later document may
-        have set ``invalid_at``). Otherwise (default, as for the other baselines) the date is ignored.
+    # ------------------------------------------------------------------ read
+    def _search(self, query: str, scope: str, limit: int) -> list[Any]:
+        sc = self._search_config
+        if scope == "edges":
+            edge = sc.EdgeSearchConfig(search_methods=[sc.EdgeSearchMethod.bm25, sc.EdgeSearchMethod.cosine_similarity],
+                                       reranker=sc.EdgeReranker.rrf, sim_min_score=self.cosine_floor)
+            return self._run(self._graph.search_(query, config=sc.SearchConfig(edge_config=edge, limit=limit))).edges
+        node = sc.NodeSearchConfig(search_methods=[sc.NodeSearchMethod.bm25, sc.NodeSearchMethod.cosine_similarity],
+                                   reranker=sc.NodeReranker.rrf, sim_min_score=self.cosine_floor)
+        return self._run(self._graph.search_(query, config=sc.SearchConfig(node_config=node, limit=limit))).nodes
+
+    def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
+        """Facts (leg ``zep:fact``) then entities (``zep:entity``), as their search.py searches both.
+        ``k`` is not the count (the limits are); a ``k`` above the system's own widens the fact search.
+
+        With ``respect_as_of`` each fact and entity is shown as it stood after the last document
+        dated up to the end of the as-of day (one first known later is left out; a fact invalidated
+        later shows as still holding), and no date after that day is shown (a later bound reads
+        ``date unknown`` / ``present``). A fact's sources are then its documents up to that day.
+        Otherwise (default, as for the other baselines) the graph is shown as the whole ingest left it.
         """
         if self._graph is None:
             return []
-        k = k or self.k
         theta = end_of_day(as_of) if (self.respect_as_of and as_of is not None) else None
-        edges = self._run(self._graph.search(query, num_results=k * OVERFETCH if theta else k))
+        widen = max((k or self.k) - self.k, 0)
+        over = OVERFETCH if theta is not None else 1
+        hits: list[Hit] = []
+        if self.fact_limit + widen:
+            hits += self._facts(self._search(query, "edges", (self.fact_limit + widen) * over), theta,
+                                self.fact_limit + widen)
+        if self.entity_limit:
+            hits += self._entities(self._search(query, "nodes", self.entity_limit * over), theta)
         self._check_proxy()
-        hits = []
+        return hits
+
+    def _facts(self, edges: list[Any], theta: datetime | None, limit: int) -> list[Hit]:
+        hits: list[Hit] = []
         for edge in edges:
             doc_ids = [self.episode_docs[e] for e in (edge.episodes or []) if e in self.episode_docs]
-            if theta is not None and not any(in_scope(self.doc_dates.get(d), theta) for d in doc_ids):
-                continue
+            state = Known(None, edge.fact, valid_at=edge.valid_at, invalid_at=edge.invalid_at)
+            if theta is not None:
+                doc_ids = [d for d in doc_ids if in_scope(self.doc_dates.get(d), theta)]
+                state = known_by(self.fact_history.get(str(edge.uuid), []), theta)
+                if state is None or not doc_ids:
+                    continue
+            line = fact_line(state.text, shown_date(state.valid_at, NO_START, theta), shown_date(state.invalid_at, NO_END, theta))
             rank = len(hits)
-            period = f"valid from {_show(edge.valid_at)} to {_show(edge.invalid_at, 'present')}"
-            when = edge.valid_at.replace(tzinfo=None) if edge.valid_at is not None else None
-            hits.append(memory_hit(f"zep:{edge.uuid}", f"{edge.fact} ({period})", when, float(len(edges) - rank),
-                                   doc_ids, rank, "zep"))
-        return hits[:k]
+            hits.append(Hit(f"zep:{edge.uuid}", line, _naive(state.valid_at), None, float(len(edges) - rank),
+                            {ZEP_FACT_LEG: rank}, False, None, tuple((d, 0) for d in dict.fromkeys(doc_ids))))
+        return hits[:limit]
 
-
-def _show(value: datetime | None, missing: str = "unknown") -> str:
-    return missing if value is None else value.strftime("%Y-%m-%d %H:%M")
+    def _entities(self, nodes: list[Any], theta: datetime | None) -> list[Hit]:
+        """Entities carry no source document: a summary is drawn from many turns, and counting them
+        all as retrieved would hand the entity every turn that names it."""
+        hits: list[Hit] = []
+        for node in nodes:
+            name, summary = node.name, node.summary or ""
+            if theta is not None:
+                state = known_by(self.entity_history.get(str(node.uuid), []), theta)
+                if state is None:
+                    continue
+                name, summary = state.name, state.text
+            rank = len(hits)
+            entity_id = f"zep:entity:{node.uuid}"
+            hits.append(Hit(entity_id, entity_line(name, summary), None, None, float(len(nodes) - rank),
+                            {ZEP_ENTITY_LEG: rank}, False, None, ((entity_id, 0),)))
+        return hits[: self.entity_limit]

@@ -55,6 +55,9 @@ class BuiltSystem:
 
 
 WriteCalls = Callable[[dict[str, Any], Episode], tuple[list[str], str]]
+# A system's own context layout: hits and the reading budget -> the rendered context and, per hit in
+# rank order, (start, length, sources) of its text in the full context (for the in-budget metrics).
+ContextLayout = Callable[[Sequence[Any], "int | None"], tuple[Any, Sequence[Any]]]
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,9 @@ class SystemEntry:
     stops serving older rankings (0 leaves it out of the identity). ``check``: validates the settings
     when the config is read, before any data. ``context_chars``: before retrieval, the characters
     of one retrieved unit when it is not a document (RAG: a chunk). ``leg_note``: the run ends with
-    a note on Mem++ legs that placed no row.
+    a note on Mem++ legs that placed no row. ``context``: the system's own context layout (None:
+    the harness's ranked blocks, ``memplusplus.evidence.render``); it returns the rendered context
+    and where each hit's text sits in it (objects with ``start``, ``length``, ``sources``).
     """
 
     kind: str
@@ -79,6 +84,7 @@ class SystemEntry:
     check: Callable[[SystemSpec], None] | None = None
     context_chars: Callable[[dict[str, Any]], int] | None = None
     leg_note: bool = False
+    context: ContextLayout | None = None
 
     def embed_rule(self, params: dict[str, Any]) -> EmbedRule:
         return self.embeds(params) if self.embeds is not None else EmbedRule()

@@ -33,17 +33,38 @@ def _check(spec: SystemSpec) -> None:
 
 
 def _mem0_calls(params: dict[str, Any], episode: Episode) -> tuple[list[str], str]:
+    """One extraction call per add(): every batch of ``turns_per_add`` turns of a session goes to
+    each speaker's user (mem0's add.py), or once to the shared user for authored documents."""
+    from baselines.thirdparty.mem0 import session_batches, speakers_of
+
     docs = written_documents(episode)
-    per_add = max(int(params.get("turns_per_add", 1)), 1)
-    adds = ["\n".join(d.text for d in docs[i : i + per_add]) for i in range(0, len(docs), per_add)]
-    return adds * 2, f"up to 2 per add() of {per_add} document(s): extraction, then update"
+    per_add = max(int(params.get("turns_per_add", 2)), 1)
+    users = max(len(speakers_of(docs)), 1)
+    adds = ["\n".join(d.text for d in batch) for batch in session_batches(docs, per_add)]
+    return adds * users, f"1 per add() of up to {per_add} turn(s) of a session, for each of {users} user(s)"
 
 
 def _zep_calls(params: dict[str, Any], episode: Episode) -> tuple[list[str], str]:
     return [d.text for d in written_documents(episode)] * 4, "about 4 per document (measured against fixture replies)"
 
 
+def _mem0_context(hits, budget):
+    from baselines.thirdparty.context import render_mem0
+
+    return render_mem0(hits, budget)
+
+
+def _zep_context(hits, budget):
+    from baselines.thirdparty.context import render_zep
+
+    return render_zep(hits, budget)
+
+
+# version 1: one user per speaker, batches of two turns, top 30 per speaker, mem0's context layout
+# (mem0) / facts and entities, "Speaker: text" bodies, the cosine floor, no future date (zep).
 ENTRIES = (
-    SystemEntry("mem0", _thirdparty("mem0", "Mem0Memory"), write_calls=_mem0_calls, check=_check),
-    SystemEntry("zep", _thirdparty("zep", "ZepMemory"), write_calls=_zep_calls, check=_check),
+    SystemEntry("mem0", _thirdparty("mem0", "Mem0Memory"), write_calls=_mem0_calls, check=_check, version=1,
+                context=_mem0_context),
+    SystemEntry("zep", _thirdparty("zep", "ZepMemory"), write_calls=_zep_calls, check=_check, version=1,
+                context=_zep_context),
 )

@@ -68,7 +68,9 @@ class SystemEntry:
     stops serving older rankings (0 leaves it out of the identity). ``check``: validates the settings
     when the config is read, before any data. ``context_chars``: before retrieval, the characters
     of one retrieved unit when it is not a document (RAG: a chunk). ``leg_note``: the run ends with
-    a note on Mem++ legs that placed no row.
+    a note on Mem++ legs that placed no row. ``table_label``: the row name the tables print (None:
+    the system's name). ``not_comparable``: why its numbers cannot stand beside the paper's row of
+    the same name (None: they can); the tables then print ours alone, with this reason as a note.
     """
 
     kind: str
@@ -79,6 +81,8 @@ class SystemEntry:
     check: Callable[[SystemSpec], None] | None = None
     context_chars: Callable[[dict[str, Any]], int] | None = None
     leg_note: bool = False
+    table_label: str | None = None
+    not_comparable: str | None = None
 
     def embed_rule(self, params: dict[str, Any]) -> EmbedRule:
         return self.embeds(params) if self.embeds is not None else EmbedRule()

@@ -14,6 +14,7 @@ from typing import Any
 from memory_protocol import ConfigError
 
 from harness.config import RunConfig
+from harness.encoders import encoder_label
 from harness.errors import RunInterrupted
 from harness.leg_note import silent_legs_note
 from harness.systems import entry_for
@@ -80,6 +81,8 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
         return 130
     if result.estimates or result.embedding_estimate is not None:
         print("\nDry run (estimate=true): nothing was sent.")
+        print(f"{config.system.name} on {config.dataset.name}: encoder "
+              f"{encoder_label(config.encoder.backend, config.encoder.params)}")
         priced = ([result.embedding_estimate] if result.embedding_estimate is not None else []) + result.estimates
         for estimate in priced:
             print(estimate.format())

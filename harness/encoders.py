@@ -38,5 +38,11 @@ def encoder_config(backend: str, params: dict[str, Any]) -> Any:
     return BACKENDS[backend][0](**params)
 
 
+def encoder_label(backend: str, params: dict[str, Any]) -> str:
+    """The encoder in a few words, for a printout: its model, backend and width when it names one."""
+    width = params.get("dimensions")
+    return f"{params.get('model', '?')} ({backend}{f', {width}-d' if width else ''})"
+
+
 def build_encoder(backend: str, params: dict[str, Any], cache: EmbeddingCache | None) -> CachedEncoder:
     return BACKENDS[backend][1](encoder_config(backend, params), cache=cache)

@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAPER_DIR = ROOT / "results" / "paper"
 ORG = ["C1", "C2", "C3", "C4", "C5", "C6", "overall"]
 BASE_TIME = 1_700_000_000
+# A judged run's stats when nothing was lost: every answer given, every grade parsed.
+EVERY_GRADE_PARSED = {"answer_failures": 0, "judge_failures": 0, "judge_unparsed": 0}
 
 
 def write_run(root: Path, dataset: str, folder: str, *, system: str, k: int, answerer: str, summary: dict,
@@ -24,6 +26,8 @@ def write_run(root: Path, dataset: str, folder: str, *, system: str, k: int, ans
     """One run folder as the runner writes it (config.json, metrics.json, optional records.jsonl)."""
     path = root / dataset / folder
     path.mkdir(parents=True)
+    if stats is None and answerer not in (None, "none"):
+        stats = dict(EVERY_GRADE_PARSED)
     config = {
         "answerer": answerer,
         "dataset": {"name": dataset, "limit": limit, "categories": None, "mempp": {"k": default_k}},
@@ -38,17 +42,20 @@ def write_run(root: Path, dataset: str, folder: str, *, system: str, k: int, ans
     return path
 
 
-def org_scores(values: dict[str, float], std: float | None = None) -> dict:
+def org_scores(values: dict[str, float], std: float | None = None, paper: dict[str, float] | None = None) -> dict:
+    """OrgMemBench summary rows: ``score`` (parsed grades only) and ``score_paper`` (100/N; equal to
+    the score unless ``paper`` says otherwise)."""
     out = {}
     for category, value in values.items():
-        out[category] = {"score": value, "n": 10, "n_scored": 10}
+        out[category] = {"score": value, "score_paper": (paper or {}).get(category, value), "n": 10, "n_scored": 10}
         if std is not None:
             out[category]["score_std"] = std
     return out
 
 
-def row(table: T.Table, **match) -> pd.Series:
-    frame = table.frame
+def row(table: T.Table, csv: bool = False, **match) -> pd.Series:
+    """The one row matching ``match`` as printed (``csv``: in the CSV, which also keeps the parsed-only rows)."""
+    frame = table.frame if csv else table.shown
     for column, value in match.items():
         frame = frame[frame[column] == value]
     assert len(frame) == 1, f"expected one row for {match}, got {len(frame)}:\n{table.frame}"
@@ -65,14 +72,15 @@ def judged(tmp_path: Path) -> Path:
     write_run(runs, "orgmem", "mempp-old", system="mempp", k=50, answerer="gpt-4.1-mini",
               summary=org_scores({c: 10.0 for c in ORG}, std=0.0), mtime=10)
     write_run(runs, "orgmem", "mempp-new", system="mempp", k=50, answerer="gpt-4.1-mini", summary=summary,
-              stats={"mean_read_chars": 40000.0}, mtime=20,
+              stats={**EVERY_GRADE_PARSED, "mean_read_chars": 40000.0}, mtime=20,
               records=[{"retrieved_chars": 3_000_000}, {"retrieved_chars": 5_000_000}])
     for k, value, mtime in [(10, 50.0, 30), (30, 55.0, 31)]:
         write_run(runs, "orgmem", f"mempp-k{k}", system="mempp", k=k, answerer="gpt-4.1-mini",
-                  summary=org_scores({"overall": value}, std=1.0), stats={"mean_read_chars": 10000.0 * k / 10},
+                  summary=org_scores({"overall": value}, std=1.0),
+                  stats={**EVERY_GRADE_PARSED, "mean_read_chars": 10000.0 * k / 10},
                   mtime=mtime, records=[{"retrieved_chars": 400_000 * k // 10}])
     write_run(runs, "orgmem", "full_context-a", system="full_context", k=50, answerer="gpt-4.1-mini",
-              summary=org_scores({"overall": 20.0}), stats={"mean_read_chars": 40000.0}, mtime=5)
+              summary=org_scores({"overall": 20.0}), stats={**EVERY_GRADE_PARSED, "mean_read_chars": 40000.0}, mtime=5)
     write_run(runs, "orgmem", "bm25-a", system="bm25", k=50, answerer="gpt-4.1-mini",
               summary=org_scores({c: 40.0 for c in ORG if c != "C6"}), mtime=5)
     write_run(runs, "orgmem", "mempp-plumb", system="mempp", k=50, answerer="qwen-local",
@@ -90,10 +98,11 @@ def judged(tmp_path: Path) -> Path:
         "single-hop": (85.0, 60.0, 50.0), "multi-hop": (70.0, 40.0, 30.0), "temporal": (75.0, 55.5, 45.0),
         "open-domain": (45.0, 25.0, 18.0), "overall": (78.0, 52.0, 42.5), "adversarial": (30.0, 10.0, 5.0),
     }.items():
-        locomo[category] = {"llm_judge": judge, "llm_judge_std": 0.3, "f1": f1, "bleu1": bleu, "n": 5, "n_scored": 5}
+        locomo[category] = {"llm_judge": judge, "llm_judge_paper": judge, "llm_judge_std": 0.3, "f1": f1, "bleu1": bleu,
+                            "n": 5, "n_scored": 5}
     locomo["overall"]["llm_judge_std"] = 0.2
     write_run(runs, "locomo", "mempp-a", system="mempp", k=50, answerer="gpt-4o-mini", summary=locomo, mtime=5)
-    lme = {c: {"accuracy": v, "n": 5, "n_scored": 5} for c, v in {
+    lme = {c: {"accuracy": v, "accuracy_paper": v, "n": 5, "n_scored": 5} for c, v in {
         "single-session-user": 97.0, "single-session-preference": 40.0, "multi-session": 60.0,
         "knowledge-update": 80.0, "temporal-reasoning": 55.0, "task_averaged": 75.0, "overall": 73.0}.items()}
     write_run(runs, "longmemeval_s", "mempp-a", system="mempp", k=50, answerer="gpt-4o-mini", summary=lme, mtime=5)

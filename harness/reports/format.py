@@ -63,10 +63,19 @@ class Table:
     notes: list[str] = field(default_factory=list)
     paper: pd.DataFrame | None = None  # the paper's table as published, appended for reference
     judge: bool = False
+    csv_only: tuple[str, ...] = ()  # columns, and rows by their ``metric``, the CSV keeps and the Markdown leaves out
+
+    @property
+    def shown(self) -> pd.DataFrame:
+        """The frame as printed: without the CSV-only columns and metric rows."""
+        frame = self.frame.drop(columns=[c for c in self.csv_only if c in self.frame.columns])
+        if "metric" in frame.columns:
+            frame = frame[~frame["metric"].isin(self.csv_only)]
+        return frame.reset_index(drop=True)
 
     def markdown(self) -> str:
         parts = [f"## {self.title}", ""]
-        parts.append("_No runs found._" if self.frame.empty else markdown(self.frame))
+        parts.append("_No runs found._" if self.frame.empty else markdown(self.shown))
         if self.notes:
             parts += ["", *[f"- {note}" for note in self.notes]]
         if self.paper is not None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.reports.comparable import NOT_COMPARABLE, PARSED_ONLY, JudgedValue, judged_value, own_wording, paper_metric
 from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt, fmt_mean_std, fmt_millions, fmt_tokens
 from harness.reports.labels import DATASET_LABELS, HEADLINE, K_SWEEP_FALLBACK
 from model_clients.cost import CHARS_PER_TOKEN
@@ -63,6 +64,7 @@ def k_sweep_data(tidy: pd.DataFrame, dataset: str = "orgmem", mode: str = "auto"
         runs = runs.drop_duplicates(["system_name", "k"] if mode == "retrieval" else ["system_name", "k", "answerer"])
     headline = HEADLINE.get(dataset, "score")
     metrics = [headline, f"{headline}_std"] if judge else K_SWEEP_FALLBACK
+    shown = [paper_metric(headline), f"{paper_metric(headline)}_std", "comparable"] if judge else []
     out = []
     for run in runs.itertuples():
         row: dict[str, Any] = {
@@ -73,9 +75,13 @@ def k_sweep_data(tidy: pd.DataFrame, dataset: str = "orgmem", mode: str = "auto"
             "retrieved_tokens_total": retrieved_tokens_total(run.run),
         }
         row.update({metric: view.value(run.run, "overall", metric) for metric in metrics})
+        if judge:
+            cell = judged_value(view, run.run, "overall", headline, bool(run.all_graded))
+            row.update(dict(zip(shown, (cell.value, cell.std, cell.comparable))))
+        row.update({"kind": run.kind, "wording": run.wording, "all_graded": run.all_graded})
         out.append(row)
-    columns = ["answerer", "k", "system", "run", "folder", "n_questions", *metrics, "read_tokens",
-               "retrieved_tokens_total"]
+    columns = ["answerer", "k", "system", "run", "folder", "n_questions", *metrics, *shown, "read_tokens",
+               "retrieved_tokens_total", "kind", "wording", "all_graded"]
     frame = pd.DataFrame(out, columns=columns)
     if not frame.empty:
         frame["_order"] = frame["k"].map(lambda k: math.inf if k == "full_context" else k)
@@ -94,6 +100,8 @@ def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset:
     paper_answerers = list(dict.fromkeys(a for a in part["answerer"] if a))
     paper_ks = ["full_context" if r == "Full Context" else int(r) for r in dict.fromkeys(part["row"])]
     rows = []
+    own: list[str] = []
+    marked = False
     for answerer in list(dict.fromkeys(data["answerer"])) or [MISSING]:
         ours = data[data["answerer"] == answerer]
         keys = sorted(set(ours["k"]) | set(paper_ks), key=lambda k: math.inf if k == "full_context" else k)
@@ -101,11 +109,15 @@ def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset:
             match = ours[ours["k"] == key]
             r = match.iloc[0] if not match.empty else None
             row = {"answerer": answerer, "k": str(key), "system": r["system"] if r is not None else MISSING}
-            for metric in metrics:
-                if r is None:
-                    row[metric] = MISSING
-                else:
-                    row[metric] = fmt_mean_std(r[metric], r.get(f"{metric}_std"), metric) if judge else fmt(r[metric], metric)
+            if judge:  # the paper-comparable number shown, the parsed-only mean kept for the CSV
+                row[paper_metric(headline)] = MISSING if r is None else _judged_text(r, headline)
+                row[headline] = MISSING if r is None else fmt_mean_std(r[headline], r[f"{headline}_std"], headline)
+                if r is not None and own_wording(r["wording"]):
+                    own.append(f"{r['system']} k={key} [{answerer}] ({r['folder']})")
+                marked |= r is not None and not r["comparable"]
+            else:
+                for metric in metrics:
+                    row[metric] = MISSING if r is None else fmt(r[metric], metric)
             row["read tokens / question (est.)"] = fmt_tokens(r["read_tokens"]) if r is not None else MISSING
             row["retrieved tokens, all questions (est.)"] = fmt_millions(r["retrieved_tokens_total"]) if r is not None else MISSING
             label = "Full Context" if key == "full_context" else str(key)
@@ -117,6 +129,7 @@ def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset:
             row["run"] = r["folder"] if r is not None else MISSING
             rows.append(row)
     paper_columns = [f"paper {a}" for a in paper_answerers or ["score"]] + ["paper retrieved tokens"]
+    metrics = [paper_metric(headline), headline] if judge else metrics
     columns = ["answerer", "k", "system", *metrics, "read tokens / question (est.)",
                "retrieved tokens, all questions (est.)", *paper_columns, "run"]
     frame = pd.DataFrame(rows, columns=columns)
@@ -128,8 +141,28 @@ def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset:
         "The paper's columns are its OrgMemBench score per answerer (Mem++; Full Context row = the Full Context "
         "baseline) and its retrieved tokens, summed over its 73 questions.",
     ]
+    if judge:
+        all_notes.append(f"Ours is {paper_metric(headline)}: 100/N over every question, a failed or unparsable grade "
+                         f"counting 0, as the paper's scripts score; the mean over parsed grades only ({headline}) is in "
+                         "the CSV.")
+        if own:
+            all_notes.append("Not comparable (our own answerer/judge wording, not the official upstream files): "
+                             + "; ".join(own) + ".")
+        if marked:
+            all_notes.append(f"'{PARSED_ONLY.strip()}': a run without {paper_metric(headline)} (older) whose grades "
+                             "did not all parse, or whose stats do not say; its mean over parsed grades is not the "
+                             "paper's number.")
     if not judge:
         all_notes.append("No judge metrics: ours are retrieval metrics over the whole returned list and in the budget; "
                          "they are not comparable with the paper's scores.")
     title = f"Table 7: k sweep of Mem++ on {DATASET_LABELS.get(dataset, dataset)}{fallback_note(judge, metrics)}"
-    return Table("table7" if dataset == "orgmem" else f"table7_{dataset}", title, frame, all_notes, None, judge)
+    return Table("table7" if dataset == "orgmem" else f"table7_{dataset}", title, frame, all_notes, None, judge,
+                 csv_only=(headline,) if judge else ())
+
+
+def _judged_text(r: pd.Series, headline: str) -> str:
+    """Our k-sweep cell: ``<headline>_paper`` (marked when only a parsed-only mean of a partly
+    graded run exists, and when the run used our own wording)."""
+    cell = JudgedValue(r[paper_metric(headline)], r[f"{paper_metric(headline)}_std"], bool(r["comparable"]))
+    text = cell.text(headline)
+    return text + NOT_COMPARABLE if own_wording(r["wording"]) and text != MISSING else text

@@ -9,6 +9,7 @@ import pandas as pd
 
 from harness.reports.format import is_missing
 from harness.reports.ksweep import k_sweep_data
+from harness.reports.comparable import paper_metric
 from harness.reports.labels import DATASET_LABELS, HEADLINE, K_SWEEP_FALLBACK
 
 
@@ -31,7 +32,7 @@ def plot_k_sweep(tidy: pd.DataFrame, paper: pd.DataFrame, out_path: str | Path, 
     if sweep.empty:
         raise ValueError(f"no mempp runs on {dataset} to plot")
     headline = HEADLINE.get(dataset, "score")
-    metrics = [headline] if judge else K_SWEEP_FALLBACK
+    metrics = [paper_metric(headline)] if judge else K_SWEEP_FALLBACK  # the paper's curves are this number
     fig, ax = plt.subplots(figsize=(8, 5.6), dpi=150)
     tokens_ax = ax.twinx()
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.reports.comparable import table_label
 from harness.reports.format import is_missing
 from harness.reports.labels import HEADLINE, system_rank
 from harness.reports.store import RunView, runs_of
@@ -27,8 +28,11 @@ def fallback_note(judge: bool, metrics: Sequence[str]) -> str:
 
 
 def row_label(run: Any, labels: dict[str, str] | None = None) -> str:
-    """The row name: the system, then markers for plumbing, failed, partial and tolerated differences."""
+    """The row name: the system (its registry entry's table label, unless the run was given a name of
+    its own), then markers for plumbing, failed, partial and tolerated differences."""
     label = str(run.system)
+    if label == str(getattr(run, "system_name", label)):
+        label = table_label(str(getattr(run, "kind", ""))) or label
     if bool(run.plumbing):
         label += " (plumbing)"
     if bool(getattr(run, "failed", False)):
@@ -85,8 +89,10 @@ def choose_rows(tidy: pd.DataFrame, view: RunView, dataset: str | None, mode: st
     else:
         judged = set(has_judge)
         with_judge = {(r.dataset, r.system_name) for r in runs.itertuples() if r.run in judged}
-        shown = [r.run in judged or (r.dataset, r.system_name) not in with_judge for r in runs.itertuples()]
-        hidden = runs[[not flag for flag in shown]]
+        # a boolean Series, not a list: an empty list would select no column instead of no row
+        shown = pd.Series([r.run in judged or (r.dataset, r.system_name) not in with_judge for r in runs.itertuples()],
+                          index=runs.index, dtype=bool)
+        hidden = runs[~shown]
         if not hidden.empty:
             names = ", ".join(sorted({f"{r.system} [{r.answerer}]" for r in hidden.itertuples()}))
             notes.append(f"Retrieval-only runs of systems shown with judge metrics are not repeated "

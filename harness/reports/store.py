@@ -23,7 +23,7 @@ DEFAULT_RUNS_DIR = Path("outputs/runs")
 RUN_KEYS = ("dataset", "system", "k", "answerer")
 RUN_COLUMNS = [
     "dataset", "system", "system_name", "kind", "k", "answerer", "plumbing", "failed", "limit", "categories_filter",
-    "default_k", "mean_read_chars", "questions", "run", "folder", "mtime", "config",
+    "default_k", "mean_read_chars", "questions", "all_graded", "wording", "run", "folder", "mtime", "config",
 ]
 TIDY_COLUMNS = [*RUN_COLUMNS, "category", "metric", "value"]
 PROVIDER_HOSTS = ("api.openai.com", "api.anthropic.com")
@@ -89,6 +89,22 @@ def is_failed(config: dict[str, Any], metrics: dict[str, Any]) -> bool:
     return all(math.isnan(v) for v in values)
 
 
+GRADE_LOSSES = ("answer_failures", "judge_failures", "judge_unparsed")
+
+
+def all_graded(stats: dict[str, Any]) -> bool:
+    """Every answer was given and every grade parsed (the stats name no loss): then the parsed-only
+    mean equals the paper's 100/N number, run by run. False when a loss is counted or unknown."""
+    return all(key in stats and stats[key] == 0 for key in GRADE_LOSSES)
+
+
+def wording_of(metrics: dict[str, Any]) -> str | None:
+    """Whose wording the run's answerer and judge used: "official" (the upstream files), "own" (ours,
+    not comparable with the paper), or None when the run predates the marker (unknown)."""
+    value = metrics.get("wording")
+    return None if value is None else str(value)
+
+
 def run_info(folder: Path, config: dict[str, Any], metrics: dict[str, Any], root: Path | None = None) -> dict[str, Any]:
     """The run-level columns of one run folder."""
     dataset = config.get("dataset") or {}
@@ -110,6 +126,8 @@ def run_info(folder: Path, config: dict[str, Any], metrics: dict[str, Any], root
         "default_k": (dataset.get("mempp") or {}).get("k"),
         "mean_read_chars": number(stats.get("mean_read_chars")),
         "questions": stats.get("questions"),
+        "all_graded": all_graded(stats),
+        "wording": wording_of(metrics),
         "run": str(folder),
         "folder": str(folder.relative_to(root)) if root is not None else folder.name,
         "mtime": folder.stat().st_mtime,

@@ -74,6 +74,9 @@ class SystemEntry:
     a note on Mem++ legs that placed no row. ``context``: the system's own context layout (None:
     the harness's ranked blocks, ``memplusplus.evidence.render``); it returns the rendered context
     and where each hit's text sits in it (objects with ``start``, ``length``, ``sources``).
+    ``table_label``: the row name the tables print (None: the system's name). ``not_comparable``:
+    why its numbers cannot stand beside the paper's row of the same name (None: they can); the
+    tables then print ours alone, with this reason as a note.
     """
 
     kind: str
@@ -85,6 +88,8 @@ class SystemEntry:
     context_chars: Callable[[dict[str, Any]], int] | None = None
     leg_note: bool = False
     context: ContextLayout | None = None
+    table_label: str | None = None
+    not_comparable: str | None = None
 
     def embed_rule(self, params: dict[str, Any]) -> EmbedRule:
         return self.embeds(params) if self.embeds is not None else EmbedRule()

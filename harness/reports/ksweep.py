@@ -146,7 +146,7 @@ def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset:
                          f"counting 0, as the paper's scripts score; the mean over parsed grades only ({headline}) is in "
                          "the CSV.")
         if own:
-            all_notes.append("Not comparable (our own answerer/judge wording, not the official upstream files): "
+            all_notes.append("Not comparable (our own or a custom answerer/judge wording, not the official upstream files): "
                              + "; ".join(own) + ".")
         if marked:
             all_notes.append(f"'{PARSED_ONLY.strip()}': a run without {paper_metric(headline)} (older) whose grades "

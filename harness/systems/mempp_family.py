@@ -192,7 +192,8 @@ def _check_write_time(spec: SystemSpec) -> None:
 ENTRIES = (
     SystemEntry("mempp", _build_mempp, embeds=_embeds, check=_check, leg_note=True),
     SystemEntry("mempp_plus", _build_plus, embeds=_plus_embeds, check=_check_plus, version=4),
-    SystemEntry("mempp_g", _build_graph, embeds=_embeds, write_calls=_graph_calls, check=_check_write_time),
+    # version 1: the graph read as Mem0^g (entities by embedding >= 0.7, one hop, BM25 top 5)
+    SystemEntry("mempp_g", _build_graph, embeds=_embeds, write_calls=_graph_calls, check=_check_write_time, version=1),
     # version 1: Mem++'s top-k rule (the recency reserve) runs over the documents, not the cards
     SystemEntry("mempp_fact_index", _build_fact_index, embeds=_embeds, write_calls=_fact_calls, check=_check_write_time,
                 version=1),

@@ -1,17 +1,24 @@
 """Write-time consolidation (paper Algorithm 2), run once after ingest and before any retrieval.
 
-Active rows are grouped greedily in ingest order: a row joins the first group whose FIRST row has
-cosine >= tau with it, else it opens a new group. Every group of two or more rows gets one model
-call that labels it:
+The pool is the CURRENT rows: active and not superseded (the authors' pass reads only rows with
+``is_active`` and no ``valid_to``: AIDAChip-Inc/mem-plus-plus@9196597 memory/consolidation.py
+``_consolidate_pool``, L378-388). They are grouped greedily in ingest order: a row joins the first
+group whose FIRST row has cosine >= tau with it, else it opens a new group (``dedup_groups``,
+L179-200). Every group of two or more rows costs at most two model calls:
 
-- conflict: every older row is linked as superseded by the latest-dated one (ties: the last
-  ingested); all stay active and retrievable;
-- restatement: one merged row is added (text cut to at most 220 tokens, the group's earliest
-  date, all its authors) and the originals are archived;
-- distinct, a failed call or an unparsable reply: nothing changes.
+1. a classify call labels the group (``classify_group``, L257-271):
+   - conflict: every older row is linked as superseded by the latest-dated one (ties: the last
+     ingested); all stay active and retrievable (``supersede_conflict``, L274-296);
+   - distinct, a failed call or an unparsable label: nothing changes (the safe default of
+     ``classify_relation``, L135-147);
+   - restatement: go on to 2.
+2. a merge call, made only for a restatement, writes the group as one text (its reply capped at
+   220 tokens, as the authors' ``llm_complete(..., max_tokens=220)``, L419-422). That text, cut
+   to at most 220 cl100k_base tokens (our tokenizer: the paper gives the limit, not the
+   tokenizer), is added as one row (the group's earliest date, all its authors) and the
+   originals are archived. A failed call or an empty text changes nothing (L423-433).
 
-No row is ever deleted. Singletons cost no call. "Token" here is a whitespace-separated word (our
-choice: the paper states the 220 limit but not its tokenizer).
+No row is ever deleted. Singletons cost no call.
 """
 
 from __future__ import annotations
@@ -23,28 +30,34 @@ from datetime import datetime
 import numpy as np
 
 from memplusplus.evidence import NO_AUTHOR, header
-from memplusplus.llm import Complete, ask_json
+from memplusplus.llm import Complete, ask_json, ask_text
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.store import Row
+from memplusplus.tokens import cut_cl100k
 from memory_protocol.documents import Document, Hit
 
 LABELS: tuple[str, ...] = ("conflict", "restatement", "distinct")
 MAX_MERGED_TOKENS = 220
 
-SYSTEM_PROMPT = (
-    "You maintain an organisation's memory. You are shown a few records that look alike. "
-    "Decide how they relate and reply with JSON only.\n"
-    '- "conflict": they state incompatible versions of the same fact (a later one replaces an earlier one).\n'
-    '- "restatement": they say the same thing in different words; then also write "merged": one '
-    f"record of at most {MAX_MERGED_TOKENS} words that keeps every fact, name, number and date of them.\n"
-    '- "distinct": they are about different things, or you are unsure.\n'
-    'Reply as {"label": "conflict" | "restatement" | "distinct", "merged": "..."}.'
+CLASSIFY_PROMPT = (
+    "You look after an organisation's memory. The records below were grouped because they read "
+    "alike. Say how they relate, replying with JSON only.\n"
+    '- "conflict": they give different values for the same fact (one replaced another over time).\n'
+    '- "restatement": they give the same fact with the same values, only worded differently.\n'
+    '- "distinct": they are about different facts, or you cannot tell.\n'
+    'Reply as {"label": "conflict" | "restatement" | "distinct"}.'
 )
-SCHEMA = {
+CLASSIFY_SCHEMA = {
     "type": "object",
-    "properties": {"label": {"type": "string", "enum": list(LABELS)}, "merged": {"type": "string"}},
+    "properties": {"label": {"type": "string", "enum": list(LABELS)}},
     "required": ["label"],
 }
+MERGE_PROMPT = (
+    "You look after an organisation's memory. The records below state the same fact in different "
+    f"words. Write them as one record of at most {MAX_MERGED_TOKENS} tokens that keeps every name, "
+    "number, date, identifier and qualifier exactly as written, leaves nothing out and adds nothing. "
+    "Reply with the record's text only."
+)
 
 
 @dataclass
@@ -54,14 +67,20 @@ class ConsolidationReport:
     groups: int = 0
     calls: int = 0
     labels: dict[str, int] = field(default_factory=lambda: {label: 0 for label in (*LABELS, "failed")})
+    merge_failures: int = 0  # restatements left unchanged: the merge call failed or wrote nothing
     superseded: list[str] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
 
 
+def current(row: Row) -> bool:
+    """A row consolidation may group: active (not archived) and superseded by no other row."""
+    return row.active and row.superseded_by is None
+
+
 def group_rows(memory: MemPlusPlus, tau: float) -> list[list[int]]:
-    """Greedy groups (row seqs, ingest order) of active rows by cosine >= tau to each group's first row."""
-    seqs = [row.seq for row in memory.store.rows if row.active]
+    """Greedy groups (row seqs, ingest order) of current rows by cosine >= tau to each group's first row."""
+    seqs = [row.seq for row in memory.store.rows if current(row)]
     if not seqs:
         return []
     vectors = memory.store.vectors[seqs].astype(np.float64)
@@ -81,12 +100,18 @@ def group_rows(memory: MemPlusPlus, tau: float) -> list[list[int]]:
     return groups
 
 
-def _user_prompt(rows: list[Row]) -> str:
+def classify_prompt(rows: list[Row]) -> str:
+    """The classify call's user message: each row's text with its date and author."""
     lines = []
     for number, row in enumerate(rows, start=1):
         when = row.date.isoformat() if row.date else "undated"
         lines.append(f"Record {number} [{when}] by {row.author or 'unknown'}:\n{row.text}")
     return "\n\n".join(lines)
+
+
+def merge_prompt(rows: list[Row]) -> str:
+    """The merge call's user message: the rows' texts, each whole, in ingest order."""
+    return "\n\n".join(f"Record {number}:\n{row.text}" for number, row in enumerate(rows, start=1))
 
 
 def _latest(rows: list[Row]) -> Row:
@@ -99,12 +124,27 @@ def _authors(rows: list[Row]) -> str | None:
 
 
 def cut_tokens(text: str, limit: int = MAX_MERGED_TOKENS) -> str:
-    tokens = text.split()
-    return text.strip() if len(tokens) <= limit else " ".join(tokens[:limit])
+    """``text`` stripped and cut to at most ``limit`` cl100k_base tokens."""
+    return cut_cl100k(text.strip(), limit)
+
+
+def classify(complete: Complete, rows: list[Row]) -> str | None:
+    """The group's label, or None when the call failed or gave no known label."""
+    reply = ask_json(complete, CLASSIFY_PROMPT, classify_prompt(rows), CLASSIFY_SCHEMA)
+    label = reply.get("label") if isinstance(reply, dict) else None
+    return label if label in LABELS else None
+
+
+def merged_text(complete: Complete, rows: list[Row]) -> str | None:
+    """The group written as one text of at most 220 cl100k tokens; None when the call failed or
+    wrote nothing."""
+    reply = ask_text(complete, MERGE_PROMPT, merge_prompt(rows), max_tokens=MAX_MERGED_TOKENS)
+    text = cut_tokens(reply) if reply else ""
+    return text or None
 
 
 def consolidate(memory: "ConsolidatedMemPP", complete: Complete, tau: float = 0.85) -> ConsolidationReport:
-    """One pass of Algorithm 2 over ``memory``'s active rows (see the module docstring)."""
+    """One pass of Algorithm 2 over ``memory``'s current rows (see the module docstring)."""
     report = ConsolidationReport()
     for group in group_rows(memory, tau):
         if len(group) < 2:
@@ -112,15 +152,8 @@ def consolidate(memory: "ConsolidatedMemPP", complete: Complete, tau: float = 0.
         report.groups += 1
         rows = [memory.store.rows[seq] for seq in group]
         report.calls += 1
-        reply = ask_json(complete, SYSTEM_PROMPT, _user_prompt(rows), SCHEMA)
-        label = reply.get("label") if isinstance(reply, dict) else None
-        merged_text = reply.get("merged") if isinstance(reply, dict) else None
-        if label == "restatement" and not (isinstance(merged_text, str) and merged_text.strip()):
-            label = None  # a restatement without a merged text is unusable: change nothing
-        if label not in LABELS:
-            report.labels["failed"] += 1
-            continue
-        report.labels[label] += 1
+        label = classify(complete, rows)
+        report.labels[label or "failed"] += 1
         if label == "conflict":
             latest = _latest(rows)
             for row in rows:
@@ -128,7 +161,12 @@ def consolidate(memory: "ConsolidatedMemPP", complete: Complete, tau: float = 0.
                     memory.supersede(row.doc_id, latest.doc_id)
                     report.superseded.append(row.doc_id)
         elif label == "restatement":
-            _merge(memory, rows, cut_tokens(merged_text), report)
+            report.calls += 1
+            text = merged_text(complete, rows)
+            if text is None:
+                report.merge_failures += 1
+                continue
+            _merge(memory, rows, text, report)
     return report
 
 
@@ -183,4 +221,4 @@ class ConsolidatedMemPP(MemPlusPlus):
         return ids
 
 
-__all__ = ["ConsolidatedMemPP", "ConsolidationReport", "consolidate", "cut_tokens", "group_rows"]
+__all__ = ["ConsolidatedMemPP", "ConsolidationReport", "consolidate", "current", "cut_tokens", "group_rows"]

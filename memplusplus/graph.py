@@ -3,12 +3,22 @@
 Write: each unit (one document; on conversational sets, ten consecutive speaker turns) costs two
 model calls: one names its entities, one states the relations between them as (subject, relation,
 object) triples. The triples go into an in-process networkx graph whose edges remember the
-documents they came from and the latest of those documents' dates.
+documents they came from and the latest of those documents' dates; every new entity name is
+embedded with the run's encoder (Mem0^g stores an embedding on each node).
 
-Read: one call names the question's entities; the graph is searched breadth-first from the nodes
-they name (nearest edges first, ingest order within a hop) and at most five triples are appended
-after the fused rows as chunk-like hits ("subject — relation — object", sources = their
-documents). As in the paper no as-of filter applies to triples unless ``graph_as_of`` is set.
+Read, as Mem0^g (the graph memory the paper says Mem^g++ adopts; arXiv 2504.19413 §2.2, and
+mem0ai/mem0 mem0/memory/graph_memory.py ``MemoryGraph.search`` / ``_search_graph_db``): one call
+names the question's entities; each is embedded and matched to every graph entity whose cosine
+with it, rounded to 4 places, is >= 0.7 (``self.threshold = 0.7``); the relations one hop from a
+matched entity, outgoing and incoming, are the candidates; they are ranked by BM25 against the
+question and the top five are appended after the fused rows as chunk-like hits
+("subject — relation — object", sources = their documents). As in the paper no as-of filter
+applies to triples unless ``graph_as_of`` is set.
+
+Our choices where Mem0^g's code is no guide: BM25 (bm25s, Lucene idf, k1 = 1.5, b = 0.75, the
+defaults of the rank_bm25 class mem0 uses) reads stemmed content words of "subject relation
+object" and of the question (mem0 splits the question on spaces and takes each triple's three
+names as whole tokens); ties go to the better-matched entity, then the older relation.
 
 The graph is not stored apart: it is rebuilt from the cached model calls (a replay costs none).
 """
@@ -20,13 +30,17 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 import networkx as nx
+import numpy as np
 
 from memplusplus.llm import Complete, ask_json
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.scope import end_of_day
+from memplusplus.text import STOP_WORDS, content_terms, stem, words
 from memory_protocol.documents import Document, Hit
 
 MAX_TRIPLES = 5
+ENTITY_MATCH = 0.7  # Mem0^g's node-similarity threshold (graph_memory.py, MemoryGraph.__init__)
+BM25_K1, BM25_B = 1.5, 0.75
 
 ENTITY_PROMPT = (
     "List the named entities in the text: people, teams, organisations, projects, products, places, "
@@ -76,6 +90,23 @@ def _key(name: str) -> str:
     return " ".join(name.lower().split())
 
 
+def _stems(text: str) -> list[str]:
+    """The stemmed content words of ``text`` in order (the lexical leg's words and stop words)."""
+    return [stem(word) for word in words(text) if word not in STOP_WORDS]
+
+
+def bm25_scores(documents: list[list[str]], query: list[str]) -> np.ndarray:
+    """BM25 of each token list in ``documents`` (the corpus is these alone) against ``query``."""
+    import bm25s
+
+    index = bm25s.BM25(k1=BM25_K1, b=BM25_B)
+    index.index([tokens or [""] for tokens in documents], show_progress=False)
+    known = [term for term in dict.fromkeys(query) if term in index.vocab_dict]
+    if not known:
+        return np.zeros(len(documents), dtype=np.float32)
+    return np.asarray(index.get_scores(known), dtype=np.float32)
+
+
 def units(documents: list[Document], chunk_turns: int) -> list[list[Document]]:
     """Write units: each document alone; runs of consecutive speaker turns in chunks of ``chunk_turns``."""
     out: list[list[Document]] = []
@@ -119,13 +150,23 @@ class GraphMemPP(MemPlusPlus):
         self.write_calls = 0
         self.read_calls = 0
         self._edges = 0
+        self.entity_names: list[str] = []  # graph nodes in the order they were embedded
+        self.entity_vectors = np.zeros((0, self.encoder.dimension), dtype=np.float32)
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         docs = list(documents)
         ids = super().ingest(docs, show_progress)
         for unit in units([d for d in docs if d.text.strip()], self.chunk_turns):
             self._extract(unit)
+        self._embed_new_entities()
         return ids
+
+    def _embed_new_entities(self) -> None:
+        known = set(self.entity_names)
+        fresh = [node for node in self.graph.nodes if node not in known]
+        if fresh:
+            self.entity_vectors = np.vstack([self.entity_vectors, _unit_rows(self.encoder.encode(fresh))])
+            self.entity_names += fresh
 
     def _extract(self, unit: list[Document]) -> None:
         text = "\n".join(doc.text for doc in unit)
@@ -147,28 +188,39 @@ class GraphMemPP(MemPlusPlus):
             self._edges += 1
             self.graph.add_edge(_key(subject), _key(obj), triple=triple)
 
+    def matched_entities(self, names: list[str]) -> dict[str, float]:
+        """Graph entities whose cosine with any of ``names`` (rounded to 4 places) is >= 0.7, each
+        with its best similarity."""
+        if not names or not self.entity_names:
+            return {}
+        sims = _unit_rows(self.encoder.encode(names)) @ self.entity_vectors.T
+        best = np.round(sims.max(axis=0).astype(np.float64), 4)
+        return {self.entity_names[i]: float(best[i]) for i in np.flatnonzero(best >= ENTITY_MATCH)}
+
     def triples_for(self, query: str, as_of: date | datetime | None = None) -> list[Triple]:
-        """At most five triples nearest to the question's entities (one model call)."""
+        """At most five relations one hop from the question's entities, by BM25 against it (one call)."""
         if self.graph.number_of_edges() == 0:
             return []
         self.read_calls += 1
-        names = {_key(n) for n in _strings(ask_json(self.complete, QUESTION_PROMPT, query, ENTITY_SCHEMA), "entities")}
-        starts = [node for node in self.graph.nodes if node in names]
-        if not starts:
+        names = _strings(ask_json(self.complete, QUESTION_PROMPT, query, ENTITY_SCHEMA), "entities")
+        matched = self.matched_entities(names)
+        if not matched:
             return []
         theta = end_of_day(as_of) if (self.graph_as_of and as_of is not None) else None
-        undirected = self.graph.to_undirected(as_view=True)
-        distance = nx.multi_source_dijkstra_path_length(undirected, starts)
-        found: dict[int, tuple[int, Triple]] = {}
-        for u, v, data in self.graph.edges(data=True):
-            if u not in distance and v not in distance:
-                continue
-            triple: Triple = data["triple"]
-            if theta is not None and (triple.date is None or triple.date > theta):
-                continue
-            found[triple.order] = (min(distance.get(u, 1 << 30), distance.get(v, 1 << 30)), triple)
-        ranked = sorted(found.values(), key=lambda pair: (pair[0], pair[1].order))
-        return [triple for _, triple in ranked[:MAX_TRIPLES]]
+        found: dict[int, tuple[float, Triple]] = {}
+        for node, similarity in matched.items():
+            edges = [*self.graph.out_edges(node, data="triple"), *self.graph.in_edges(node, data="triple")]
+            for _, _, triple in edges:
+                if theta is not None and (triple.date is None or triple.date > theta):
+                    continue
+                if triple.order not in found or found[triple.order][0] < similarity:
+                    found[triple.order] = (similarity, triple)
+        if not found:
+            return []
+        candidates = list(found.values())
+        scores = bm25_scores([_stems(f"{t.subject} {t.relation} {t.obj}") for _, t in candidates], content_terms(query))
+        ranked = sorted(zip(scores, candidates), key=lambda item: (-item[0], -item[1][0], item[1][1].order))
+        return [triple for _, (_, triple) in ranked[:MAX_TRIPLES]]
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         hits = super().retrieve(query, as_of, k)
@@ -182,4 +234,10 @@ class GraphMemPP(MemPlusPlus):
     search = retrieve
 
 
-__all__ = ["GraphMemPP", "MAX_TRIPLES", "Triple", "units"]
+def _unit_rows(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
+
+
+__all__ = ["ENTITY_MATCH", "GraphMemPP", "MAX_TRIPLES", "Triple", "bm25_scores", "units"]

@@ -1,7 +1,8 @@
 """How a write-time model call enters memplusplus: a plain callable, nothing of the harness.
 
-``Complete(messages, response_format) -> str`` sends one chat request and returns the reply text
-(the harness builds it over its cached client, so calls are cached, counted and replayable). A
+``Complete(messages, response_format, max_tokens) -> str`` sends one chat request and returns the
+reply text (the harness builds it over its cached client, so calls are cached, counted and
+replayable; ``max_tokens`` caps the reply where a caller needs it, None leaves the client's own). A
 call that failed for good raises ``CallFailed``, which every caller here treats like an unusable
 reply; any other exception (e.g. a cache miss under ``cache_only``) propagates.
 """
@@ -10,11 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-Complete = Callable[[list[dict[str, str]], "dict[str, Any] | None"], str]
 
+class Complete(Protocol):
+    def __call__(
+        self, messages: list[dict[str, str]], response_format: dict[str, Any] | None = None, max_tokens: int | None = None
+    ) -> str: ...
 
 
 class CallFailed(RuntimeError):
@@ -53,4 +56,13 @@ def ask_json(complete: Complete, system: str, user: str, schema: dict[str, Any])
     return parse_json(reply)
 
 
-__all__ = ["CallFailed", "Complete", "ask_json", "parse_json"]
+def ask_text(complete: Complete, system: str, user: str, max_tokens: int | None = None) -> str | None:
+    """One call asking for plain text, its reply capped at ``max_tokens``; None when the call fails."""
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    try:
+        return complete(messages, None, max_tokens=max_tokens)
+    except CallFailed:
+        return None
+
+
+__all__ = ["CallFailed", "Complete", "ask_json", "ask_text", "parse_json"]

@@ -2,6 +2,8 @@
 
 from datetime import datetime
 
+import pytest
+
 from memplusplus import Document, MemPPConfig
 from memplusplus.evidence import render
 from memplusplus.graph import MAX_TRIPLES, GraphMemPP, units
@@ -63,3 +65,73 @@ def test_conversational_turns_are_chunked_by_ten():
     assert [len(u) for u in units(turns, 10)] == [10, 10, 3]
     mixed = [Document("a", "doc a"), *turns[:2], Document("b", "doc b")]
     assert [[d.doc_id for d in u] for u in units(mixed, 10)] == [["a"], ["t0", "t1"], ["b"]]
+
+
+# ---- the read as Mem0^g, on the real all-MiniLM-L6-v2 encoder (the `encoder` fixture)
+def graph_memory(encoder, triples_by_text: dict[str, list[tuple[str, str, str]]], question_entities: list[str]):
+    """A Mem^g++ whose model states ``triples_by_text[text]`` for each document and names
+    ``question_entities`` for any question."""
+
+    def reply(user: str):
+        if user.startswith("Entities:"):
+            text = user.split("Text:\n", 1)[1]
+            return {"triples": [{"subject": s, "relation": r, "object": o} for s, r, o in triples_by_text[text]]}
+        if user.endswith("?"):
+            return {"entities": question_entities}
+        return {"entities": sorted({name for s, _, o in triples_by_text[user] for name in (s, o)})}
+
+    memory = GraphMemPP(CONFIG, ScriptedLLM(reply), encoder=encoder)
+    docs = [Document(f"d{i}", text, "ann", datetime(2024, 1, 1 + i)) for i, text in enumerate(triples_by_text)]
+    memory.ingest(docs)
+    return memory
+
+
+def triple_texts(memory: GraphMemPP, question: str) -> list[str]:
+    return [h.text for h in memory.retrieve(question, k=3) if h.doc_id.startswith("triple:")]
+
+
+def test_question_entities_match_graph_entities_by_embedding_similarity_of_at_least_0_7(encoder):
+    memory = graph_memory(encoder, {
+        "Project Atlas is led by Alice.": [("Project Atlas", "led by", "Alice")],
+        "Atlas Corp supplies the racks.": [("Atlas Corp", "supplies", "racks")],
+        "Atlas Holdings bought a stake.": [("Atlas Holdings", "bought", "stake")],
+        "The payroll system runs on SAP.": [("payroll system", "runs on", "SAP")],
+    }, question_entities=["Atlas project"])
+    assert sorted(triple_texts(memory, "Who leads the Atlas project?")) == [
+        "Atlas Corp — supplies — racks", "Project Atlas — led by — Alice"]
+    matched = memory.matched_entities(["Atlas project"])
+    # cosines with "Atlas project": project atlas 0.8964, atlas corp 0.7399 | atlas holdings 0.6910, payroll system 0.1786
+    assert matched == pytest.approx({"project atlas": 0.8964, "atlas corp": 0.7399}, abs=1e-3)
+
+
+BUSY = [
+    ("Atlas", "located in", "Berlin"),
+    ("Atlas", "uses", "Postgres"),
+    ("Atlas", "owned by", "Alice"),
+    ("Atlas", "ships in", "May"),
+    ("Atlas", "depends on", "Hermes"),
+    ("Atlas", "budget is", "12k"),
+    ("Atlas", "tested by", "QA team"),
+    ("Atlas", "budget approved by", "Carol"),
+]
+
+
+def test_a_busy_entitys_relations_come_back_by_bm25_relevance_not_by_age(encoder):
+    memory = graph_memory(encoder, {f"Atlas note {i}.": [t] for i, t in enumerate(BUSY)}, question_entities=["Atlas"])
+    got = triple_texts(memory, "Who approved the Atlas budget?")
+    assert len(got) == MAX_TRIPLES
+    # the newest relation shares "approved" and "budget" with the question, the sixth "budget": they lead
+    assert got[:2] == ["Atlas — budget approved by — Carol", "Atlas — budget is — 12k"]
+    assert got != [f"Atlas — {r} — {o}" for _, r, o in BUSY[:MAX_TRIPLES]]  # not the five oldest
+
+
+def test_only_relations_one_hop_from_a_matched_entity_are_read(encoder):
+    memory = graph_memory(encoder, {
+        "Atlas depends on Hermes.": [("Atlas", "depends on", "Hermes")],
+        "Hermes was built by the Zed team.": [("Hermes", "built by", "Zed team")],
+        "Carol manages Atlas.": [("Carol", "manages", "Atlas")],
+    }, question_entities=["Atlas"])
+    # outgoing and incoming relations of Atlas; Hermes — Zed team is two hops away
+    assert sorted(triple_texts(memory, "What does Atlas depend on?")) == [
+        "Atlas — depends on — Hermes", "Carol — manages — Atlas"]
+    assert set(memory.matched_entities(["Atlas"])) == {"atlas"}  # hermes 0.4062, carol 0.1815, zed team 0.2727

@@ -74,7 +74,8 @@ def test_a_write_time_system_records_its_calls_per_document_and_per_question(sha
         assert calls["documents"] == 443 and calls["questions"] == 3
         assert 443 < calls["write"]["chat_calls"] <= 2 * 443 and calls["read"]["chat_calls"] == 3
         assert calls["write"]["chat"]["requests_sent"] + calls["read"]["chat"]["requests_sent"] == server.request_count
-        assert calls["write"]["chat"]["cache_hits"] == 0 and calls["write"]["embedded_texts"] == 0  # vectors reused
+        assert calls["write"]["chat"]["cache_hits"] == 0 and calls["write"]["embedding_cache_hits"] == 443  # vectors reused
+        assert calls["write"]["embedded_texts"] == 235  # only the graph's entity names (the fixture's), embedded once
         sent = server.request_count
         again = run(config(folder, "system=mempp_g", "dataset.limit=3", "system.k=10", *llm))  # rebuilt from the cache
         assert server.request_count == sent

@@ -25,7 +25,7 @@ def dry_run(tmp_path, monkeypatch, *overrides: str):
     [
         ("mempp_g", 2 * DOCUMENTS + QUESTIONS),
         ("mempp_fact_index", DOCUMENTS),
-        ("mempp_consolidated", DOCUMENTS // 2),
+        ("mempp_consolidated", 2 * (DOCUMENTS // 2)),  # classify + merge per group of 2 (Algorithm 2)
     ],
 )
 def test_write_time_calls_are_counted_before_anything_is_sent(tmp_path, monkeypatch, system, write_calls):

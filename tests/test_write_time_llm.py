@@ -1,6 +1,7 @@
 """Write-time systems through the harness's cached client against the local fake server:
 calls are counted, cached (a rebuilt system makes zero requests) and replayable with cache_only."""
 
+import json
 from datetime import datetime
 
 import pytest
@@ -12,6 +13,7 @@ from model_clients.kvstore import KVStore
 from model_clients.llm_client import CacheMissError
 from harness.systems import RunContext, build_system
 from memplusplus import Document
+from memplusplus.consolidation import CLASSIFY_PROMPT, MAX_MERGED_TOKENS, MERGE_PROMPT
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.write_time_fakes import fixture_reply
 
@@ -63,6 +65,30 @@ def test_consolidation_through_the_client_supersedes_and_a_cache_miss_is_loud(se
     fresh = build(spec("mempp_consolidated", server.base_url, tau=0.5), encoder, KVStore(tmp_path / "empty.sqlite"), True)
     with pytest.raises(CacheMissError):
         fresh.ingest(DOCS)
+
+
+@pytest.mark.parametrize("label,calls", [("restatement", 2), ("conflict", 1), ("distinct", 1)])
+def test_consolidation_sends_a_classify_request_then_a_merge_request_only_for_a_restatement(encoder, tmp_path, label, calls):
+    def answer(body: dict) -> str:
+        system = body["messages"][0]["content"]
+        return json.dumps({"label": label}) if system == CLASSIFY_PROMPT else "Atlas launch: May (Alice), June (Bob)."
+
+    fake = FakeOpenAIServer(answer_fn=answer).start()
+    try:
+        system = build(spec("mempp_consolidated", fake.base_url, tau=0.5), encoder, KVStore(tmp_path / "llm.sqlite"))
+        system.ingest(DOCS)
+        bodies = [request.body for request in fake.requests]
+    finally:
+        fake.stop()
+    assert [body["messages"][0]["content"] for body in bodies] == [CLASSIFY_PROMPT, MERGE_PROMPT][:calls]
+    for body in bodies:  # the one group (d1, d2) travels whole in each request; d3 is in no group
+        user = body["messages"][-1]["content"]
+        assert DOCS[0].text in user and DOCS[1].text in user and DOCS[2].text not in user
+    assert "[2024-01-02T00:00:00] by Alice" in bodies[0]["messages"][-1]["content"]  # the classify call sees dates
+    assert bodies[0]["max_tokens"] == 512  # the client's own cap (the model config); only the merge call sets one
+    if label == "restatement":
+        assert bodies[1]["max_tokens"] == MAX_MERGED_TOKENS == 220
+        assert [row.text for row in system.store.rows if row.active] == [DOCS[2].text, "Atlas launch: May (Alice), June (Bob)."]
 
 
 def test_a_write_time_system_without_the_run_cache_is_a_config_error(encoder):

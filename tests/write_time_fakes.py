@@ -46,15 +46,17 @@ class TopicEncoder(OneHotEncoder):
 
 
 class ScriptedLLM:
-    """``complete(messages, response_format)``: ``reply(user_text)`` gives a dict (sent as JSON),
-    a str (sent as is) or None (the call fails)."""
+    """``complete(messages, response_format, max_tokens)``: ``reply(user_text)`` gives a dict (sent
+    as JSON), a str (sent as is) or None (the call fails). ``max_tokens`` records each call's cap."""
 
     def __init__(self, reply: Callable[[str], object]) -> None:
         self.reply = reply
         self.calls: list[list[dict[str, str]]] = []
+        self.max_tokens: list[int | None] = []
 
-    def __call__(self, messages, response_format=None) -> str:
+    def __call__(self, messages, response_format=None, max_tokens=None) -> str:
         self.calls.append(list(messages))
+        self.max_tokens.append(max_tokens)
         answer = self.reply(messages[-1]["content"])
         if answer is None:
             raise CallFailed("scripted failure")
@@ -72,8 +74,10 @@ def fixture_reply(body: dict) -> str:
     (fixtures, never a model's output: the figures they give check plumbing only)."""
     system = next((m["content"] for m in body.get("messages", []) if m.get("role") == "system"), "")
     user = body["messages"][-1]["content"]
-    if "organisation's memory" in system:
-        return json.dumps({"label": "conflict"})
+    if "organisation's memory" in system:  # consolidation: classify (JSON label), else merge (text)
+        if '{"label"' in system:
+            return json.dumps({"label": "conflict"})
+        return " ".join(part.split(":\n", 1)[-1] for part in user.split("\n\n"))
     if system.startswith("Given a text and entities"):
         names = _capitalised(user.split("\n\n", 1)[-1]) or ["Record"]
         return json.dumps({"triples": [{"subject": a, "relation": "mentioned with", "object": b}

@@ -112,11 +112,14 @@ def _plus_embeds(params: dict[str, Any]) -> EmbedRule:
 def make_complete(context: RunContext) -> tuple[Complete, LLMClient]:
     """The ``complete(messages, response_format)`` callable over one cached client built from
     ``system.llm``. ``response_format`` is not sent (the client has no such field); it enters the
-    cache key, and the prompts ask for JSON themselves."""
+    cache key, and the prompts ask for JSON themselves. ``max_tokens`` is sent, and keys the cache."""
     client = write_time_client(context)
 
-    def complete(messages: list[dict[str, str]], response_format: dict[str, Any] | None = None) -> str:
-        request = ChatRequest(messages=messages, template_hash=stable_hash({"response_format": response_format}))
+    def complete(
+        messages: list[dict[str, str]], response_format: dict[str, Any] | None = None, max_tokens: int | None = None
+    ) -> str:
+        request = ChatRequest(messages=messages, template_hash=stable_hash({"response_format": response_format}),
+                              max_tokens=max_tokens)
         result = client.complete(request)
         if not result.ok:
             raise CallFailed(result.error or "failed")
@@ -171,9 +174,14 @@ def _fact_calls(params: dict[str, Any], episode: Episode) -> tuple[list[str], st
 
 
 def _consolidation_calls(params: dict[str, Any], episode: Episode) -> tuple[list[str], str]:
+    """At most floor(n/2) groups of 2+ rows, each a classify call and, on a restatement, a merge
+    call carrying the same texts: the upper bound is 2 calls per 2 documents."""
     docs = written_documents(episode)
     pairs = [docs[i].text + "\n" + docs[i + 1].text for i in range(0, len(docs) - 1, 2)]
-    return pairs, "at most 1 per group of 2+ similar rows; counted as 1 per 2 documents (an upper bound)"
+    return pairs * 2, (
+        "at most 2 per group of 2+ similar rows (classify, then merge on a restatement); "
+        "counted as 2 per 2 documents (an upper bound)"
+    )
 
 
 def _check_write_time(spec: SystemSpec) -> None:
@@ -184,10 +192,12 @@ def _check_write_time(spec: SystemSpec) -> None:
 ENTRIES = (
     SystemEntry("mempp", _build_mempp, embeds=_embeds, check=_check, leg_note=True),
     SystemEntry("mempp_plus", _build_plus, embeds=_plus_embeds, check=_check_plus, version=4),
-    SystemEntry("mempp_g", _build_graph, embeds=_embeds, write_calls=_graph_calls, check=_check_write_time),
+    # version 1: the graph read as Mem0^g (entities by embedding >= 0.7, one hop, BM25 top 5)
+    SystemEntry("mempp_g", _build_graph, embeds=_embeds, write_calls=_graph_calls, check=_check_write_time, version=1),
     # version 1: Mem++'s top-k rule (the recency reserve) runs over the documents, not the cards
     SystemEntry("mempp_fact_index", _build_fact_index, embeds=_embeds, write_calls=_fact_calls, check=_check_write_time,
                 version=1),
+    # version 1: Algorithm 2's two calls (classify, then merge), 220 cl100k tokens, current rows only
     SystemEntry("mempp_consolidated", _build_consolidated, embeds=_embeds, write_calls=_consolidation_calls,
-                check=_check_write_time),
+                check=_check_write_time, version=1),
 )

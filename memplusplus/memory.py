@@ -133,7 +133,10 @@ class MemPlusPlus(MemoryFacade):
 
         The paper states the k - 3 fused + 3 latest-dated split; taking unmatched rows from the C
         most recently ingested in-scope rows to fill a short list, and ordering undated rows by
-        ingest time, are our choices where it is silent.
+        ingest time, are our choices where it is silent. Rows of equal date keep their fused
+        order (a stable sort by date), as the authors' reserve does (AIDAChip-Inc/mem-plus-plus,
+        memory/store.py, ``_recall_scoped``: the matched leftovers, in fused order, are sorted by
+        date with Python's stable sort).
         """
         rows = self.store.rows
         reserve_size = min(self.config.recency_reserve, k)
@@ -142,7 +145,8 @@ class MemPlusPlus(MemoryFacade):
         unmatched = [FusedRow(int(seq), 0.0) for seq in recent_pool if int(seq) not in matched]
         ordered = fused + unmatched
         head, leftovers = ordered[: k - reserve_size], ordered[k - reserve_size :]
-        pool = sorted((f for f in leftovers if f.seq in matched), key=lambda f: (rows[f.seq].recency, f.seq), reverse=True)
+        # A stable sort: rows of equal date keep their fused order, as in the authors' reserve.
+        pool = sorted((f for f in leftovers if f.seq in matched), key=lambda f: rows[f.seq].recency, reverse=True)
         pool += [f for f in leftovers if f.seq not in matched]  # already newest first
         reserve = pool[:reserve_size]
         chosen = {f.seq for f in head} | {f.seq for f in reserve}

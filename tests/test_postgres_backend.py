@@ -234,6 +234,32 @@ def test_postgres_url_names_the_server(dsn, monkeypatch, tmp_path):
     assert resolve_dsn("postgresql://elsewhere/db") == "postgresql://elsewhere/db"
 
 
+def test_top_k_cut_keeps_fused_order_among_equal_dates():
+    """Seqs 2 and 4 share a date; 2 is fused first though ingested earlier and must stay first
+    (the old rule put the later-ingested 4 first); 3, ingested after 2 with an earlier date, comes
+    after both: the authors' reserve sorts by date only, stably."""
+    fused = [FusedRow(seq, 1.0 - rank / 10) for rank, seq in enumerate([0, 1, 2, 4, 3])]
+    recency = {0: datetime(2023, 1, 1), 1: datetime(2023, 1, 2), 2: datetime(2023, 6, 1),
+               3: datetime(2023, 2, 1), 4: datetime(2023, 6, 1)}
+    chosen = select_top_k(fused, recent_pool=[], recency=recency, k=4, reserve=2)
+    assert [(row.seq, reserve) for row, reserve in chosen] == [(0, False), (1, False), (2, True), (4, True)]
+    chosen = select_top_k(fused, recent_pool=[], recency=recency, k=5, reserve=3)
+    assert [row.seq for row, _ in chosen] == [0, 1, 2, 4, 3]
+
+
+def test_reserve_ties_follow_fused_order_in_postgres(dsn, encoder):
+    from tests.test_mempp import reserve_tie_docs
+
+    settings = {"k": 4, "recency_reserve": 3, "weights": {"lexical": 1.0, "tag": 0.0, "vector": 0.0}}
+    pg, mem = pg_memory(dsn, encoder, **settings), mem_memory(encoder, **settings)
+    pg.ingest(reserve_tie_docs())
+    mem.ingest(reserve_tie_docs())
+    got = [(h.doc_id, h.reserve) for h in pg.retrieve("alpha")]
+    assert got == [("top", False), ("x", True), ("y", True), ("z", True)]
+    assert got == [(h.doc_id, h.reserve) for h in mem.retrieve("alpha")]
+    pg.close()
+
+
 def test_top_k_cut_keeps_the_reserve_for_the_latest_dated_matches():
     fused = [FusedRow(seq, 1.0 - seq / 10) for seq in range(6)]  # fused order 0..5
     recency = {0: datetime(2023, 1, 1), 1: datetime(2023, 1, 2), 2: datetime(2023, 1, 3),

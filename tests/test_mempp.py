@@ -62,6 +62,30 @@ def test_reserve_holds_the_latest_dated_remaining_matched_rows(encoder):
     assert len(fused) == 12 and len(set(head_expected) | set(latest)) == 6
 
 
+def reserve_tie_docs() -> list[Document]:
+    """Fused order by cover density (one cover per 'alpha'): top, x, y, z, w. x and y share a date
+    but y is ingested later; z is ingested after both with an earlier date."""
+    return [
+        Document("top", "alpha alpha alpha alpha alpha", None, datetime(2023, 1, 1)),
+        Document("x", "alpha alpha alpha alpha", None, datetime(2023, 3, 1)),
+        Document("y", "alpha alpha alpha", None, datetime(2023, 3, 1)),
+        Document("z", "alpha alpha", None, datetime(2023, 2, 1)),
+        Document("w", "alpha", None, datetime(2022, 12, 1)),
+    ]
+
+
+def test_reserve_keeps_fused_order_among_equal_dates_not_ingest_order(encoder):
+    """The authors' reserve sorts the matched leftovers (in fused order) by date with a stable
+    sort (AIDAChip-Inc/mem-plus-plus memory/store.py, _recall_scoped), so x (fused before y) comes
+    first though y was ingested later; z, ingested last, still ranks by its earlier date."""
+    mem = memory(encoder, k=4, recency_reserve=3, weights={"lexical": 1.0, "tag": 0.0, "vector": 0.0})
+    mem.ingest(reserve_tie_docs())
+    hits = mem.retrieve("alpha")
+    assert [h.doc_id for h in hits] == ["top", "x", "y", "z"]
+    assert [h.reserve for h in hits] == [False, True, True, True]
+    assert [h.leg_ranks["lexical"] for h in hits] == [0, 1, 2, 3]
+
+
 def test_short_reserve_is_filled_with_most_recently_ingested_unmatched_rows(encoder):
     mem = memory(encoder, k=5, recency_reserve=3, weights={"lexical": 1.0, "tag": 0.0, "vector": 0.0})
     mem.ingest(

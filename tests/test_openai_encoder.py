@@ -161,3 +161,39 @@ def test_runner_embeds_through_the_endpoint_once(fake_server, tmp_path):
     assert fake_server.request_count == sent
     assert second.stats["embedded_texts"] == 0
     assert [r["qid"] for r in second.records] == [r["qid"] for r in first.records]
+
+
+def rag_documents() -> list[Document]:
+    return [Document(f"d{i}", f"Turn {i}: the launch plan moved again, says note {i}. " * 6, "Maya", datetime(2023, 1, 1 + i))
+            for i in range(12)]
+
+
+def test_rag_sends_each_chunk_whole_once_to_a_remote_encoder(fake_server):
+    """text-embedding-3-small reads 8,191 tokens per input, so a 2048/4096-token chunk is one input:
+    the server receives every chunk's text exactly once, no 128-token windows."""
+    from baselines.rag import RAGMemory
+    from harness.systems import REGISTRY
+    from model_clients.embedding_cost import texts_to_embed
+
+    memory = RAGMemory(chunk_tokens=200, k=2, encoder=make_encoder(fake_server))
+    memory.ingest(rag_documents())
+    sent = [text for request in fake_server.requests for text in request.body["input"]]
+    chunks = [chunk.text for chunk in memory._chunks]
+    assert len(chunks) > 2 and sent == chunks
+    assert memory.embeds_whole_chunks and all(chunk.windows == (chunk.text,) for chunk in memory._chunks)
+    # The dry-run estimate counts the very texts sent (chunks, not documents), before any request.
+    estimator = make_encoder(fake_server)
+    rule = REGISTRY["rag"].embed_rule({"chunk_tokens": 200, "tokenizer": "cl100k"})
+    episode = type("Episode", (), {"documents": rag_documents(), "questions": []})()
+    question = type("Question", (), {"text": "When did the launch move?"})()
+    assert texts_to_embed(rule, [episode], lambda ep: [question], estimator) == chunks + [question.text]
+    assert not rule.approximate
+
+
+def test_rag_keeps_windows_where_the_encoder_window_is_shorter(fake_server):
+    """A chunk longer than the model's 8,191-token window is still embedded by windows."""
+    from baselines.rag import RAGMemory
+
+    memory = RAGMemory(chunk_tokens=9000, window_tokens=128, k=1, encoder=make_encoder(fake_server))
+    memory.ingest(rag_documents())
+    assert not memory.embeds_whole_chunks and len(memory._chunks[0].windows) > 1

@@ -234,6 +234,32 @@ def test_postgres_url_names_the_server(dsn, monkeypatch, tmp_path):
     assert resolve_dsn("postgresql://elsewhere/db") == "postgresql://elsewhere/db"
 
 
+def test_top_k_cut_keeps_fused_order_among_equal_dates():
+    """Seqs 2 and 4 share a date; 2 is fused first though ingested earlier and must stay first
+    (the old rule put the later-ingested 4 first); 3, ingested after 2 with an earlier date, comes
+    after both: the authors' reserve sorts by date only, stably."""
+    fused = [FusedRow(seq, 1.0 - rank / 10) for rank, seq in enumerate([0, 1, 2, 4, 3])]
+    recency = {0: datetime(2023, 1, 1), 1: datetime(2023, 1, 2), 2: datetime(2023, 6, 1),
+               3: datetime(2023, 2, 1), 4: datetime(2023, 6, 1)}
+    chosen = select_top_k(fused, recent_pool=[], recency=recency, k=4, reserve=2)
+    assert [(row.seq, reserve) for row, reserve in chosen] == [(0, False), (1, False), (2, True), (4, True)]
+    chosen = select_top_k(fused, recent_pool=[], recency=recency, k=5, reserve=3)
+    assert [row.seq for row, _ in chosen] == [0, 1, 2, 4, 3]
+
+
+def test_reserve_ties_follow_fused_order_in_postgres(dsn, encoder):
+    from tests.test_mempp import reserve_tie_docs
+
+    settings = {"k": 4, "recency_reserve": 3, "weights": {"lexical": 1.0, "tag": 0.0, "vector": 0.0}}
+    pg, mem = pg_memory(dsn, encoder, **settings), mem_memory(encoder, **settings)
+    pg.ingest(reserve_tie_docs())
+    mem.ingest(reserve_tie_docs())
+    got = [(h.doc_id, h.reserve) for h in pg.retrieve("alpha")]
+    assert got == [("top", False), ("x", True), ("y", True), ("z", True)]
+    assert got == [(h.doc_id, h.reserve) for h in mem.retrieve("alpha")]
+    pg.close()
+
+
 def test_top_k_cut_keeps_the_reserve_for_the_latest_dated_matches():
     fused = [FusedRow(seq, 1.0 - seq / 10) for seq in range(6)]  # fused order 0..5
     recency = {0: datetime(2023, 1, 1), 1: datetime(2023, 1, 2), 2: datetime(2023, 1, 3),
@@ -279,3 +305,60 @@ def test_speakers_feed_the_tag_leg_only_when_asked_and_rows_keep_their_evidence_
     assert [(h.doc_id, h.leg_ranks, h.evidence) for h in pg_hits] == [(h.doc_id, h.leg_ranks, h.evidence) for h in mem_hits]
     assert all(h.evidence == "as_stored" for h in pg_hits)
     assert any("tag" in h.leg_ranks for h in pg_hits) == (tags == "speaker")
+
+
+TRICKY_TEXTS = [
+    "Meeting on 2023-05-15 at 10:30 about internal tools.",
+    "Email maya.patel@helix.com or visit https://helix.example.com/path/to/doc.html and www.helix.com",
+    "Caroline's self-driving car costs $1,234.56 and version 1.2.3 v2 3rd 1st 42 -7 +8 3.14 1e5",
+    "I'm can't won't LGBTQ e-mail co-op state-of-the-art foo_bar a/b/c.txt /usr/local/bin 192.168.0.1",
+    "Café naïve résumé über-cool 10am 5pm 2pm-3pm #hashtag @mention <b>bold</b> &amp; ~tilde",
+    "maya.patel e.g. U.S. node.js file.txt Mr.Smith covid-19 x-ray-3 well-known. 5-year-old mid-2023",
+    "2023/05/15 15.05.2023 3:30pm 1990s '90s $5 no.1 100k 1.5k 10-20 10 - 20 user@localhost a@b.co",
+    "Adding it, she added organized international evenings for biologists; emergency at the interval.",
+    "I'm losing it every week.. Yeah.. well... ok",
+]
+
+
+def test_english_lexemes_are_postgres_to_tsvector(dsn):
+    """memplusplus.english_tsearch gives the lexemes and positions of to_tsvector('english', ...):
+    dates split into '2023' '-05' '-15', hosts and e-mail addresses whole, 'internal' -> 'intern'."""
+    from memplusplus.english_tsearch import tsvector_positions
+
+    conn = connect(dsn)
+    register_tsvector(conn)
+    for text in TRICKY_TEXTS:
+        postgres, ours = conn.execute(
+            "SELECT to_tsvector('english', %s)::text, %s::tsvector::text", (text, Lexemes(tsvector_positions(text)))
+        ).fetchone()
+        assert ours == postgres, text
+    conn.close()
+
+
+def test_authors_or_query_is_postgres_to_tsquery(dsn):
+    """The OR query's lexemes are those to_tsquery('english') makes of the authors' question words."""
+    from memplusplus.authors_lexical import authors_or_terms, authors_query_words
+
+    conn = connect(dsn)
+    for question in ["When would Melanie and Caroline probably visit where Jon painted sunsets?",
+                     "Did Caroline's internal 5k run on 2023-05-15 go OK? Tell me about organizing it."]:
+        words = authors_query_words(question, 3, 8)
+        postgres = conn.execute("SELECT to_tsquery('english', %s)::text", (" | ".join(words),)).fetchone()[0]
+        assert postgres == " | ".join(f"'{lexeme}'" for lexeme in authors_or_terms(question, 3, 8)), question
+    conn.close()
+
+
+def test_postgres_or_leg_is_the_in_process_one(dsn, encoder):
+    settings = {"conjunctive": False, "k": 5, "min_term_chars": 3, "max_query_terms": 8, "recency_reserve": 0,
+                "weights": {"lexical": 1.0, "tag": 0.0, "vector": 0.0}}
+    docs = [Document(f"t{i}", text, None, datetime(2023, 1, 1 + i)) for i, text in enumerate(TRICKY_TEXTS)]
+    pg, mem = pg_memory(dsn, encoder, **settings), mem_memory(encoder, **settings)
+    pg.ingest(docs)
+    mem.ingest(docs)
+    for question in ["Which internal meeting was on 2023?", "Who emailed helix about the self-driving car?"]:
+        got = [(h.doc_id, h.leg_ranks) for h in pg.retrieve(question)]
+        assert got == [(h.doc_id, h.leg_ranks) for h in mem.retrieve(question)], question
+        assert any(ranks for _, ranks in got)
+    stored = pg.conn.execute(f"SELECT lex = to_tsvector('english', text) FROM {pg.table} ORDER BY seq").fetchall()
+    assert all(same for (same,) in stored)
+    pg.close()

@@ -31,6 +31,16 @@ def with_settings(factory: Callable[..., MemorySystem], uses_encoder: bool, uses
     return build
 
 
+def _rag_embeds(params: dict[str, Any]) -> EmbedRule:
+    """RAG embeds its chunks (whole on a remote encoder, else by windows) and the questions."""
+
+    def chunk_texts(documents: list, encoder) -> list[str]:
+        settings = {key: value for key, value in params.items() if key in ("chunk_tokens", "window_tokens", "tokenizer")}
+        return RAGMemory(encoder=encoder, **settings).texts_to_embed(documents)
+
+    return EmbedRule(questions=True, history_views=chunk_texts)
+
+
 def _rag_chunk_chars(params: dict[str, Any]) -> int:
     return int(params.get("chunk_tokens", 0)) * CHARS_PER_TOKEN
 
@@ -40,7 +50,7 @@ ENTRIES = (
     SystemEntry("vector", with_settings(VectorMemory, uses_encoder=True),
                 embeds=lambda params: EmbedRule(documents=True, questions=True)),
     SystemEntry("rag", with_settings(RAGMemory, uses_encoder=True),
-                embeds=lambda params: EmbedRule(documents=True, questions=True, approximate=True),
+                embeds=_rag_embeds, version=1,  # 1: chunks whole on a remote encoder
                 context_chars=_rag_chunk_chars),
     SystemEntry("full_context", with_settings(FullContextMemory, uses_encoder=False, uses_k=False)),
 )

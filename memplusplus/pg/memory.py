@@ -7,7 +7,9 @@ every leg's WHERE clause (rows not archived, dated up to the end of the as-of da
 fail a dated question; no filter without an as-of date), so filtering happens before ranking.
 
 - lexical: rows whose tsvector matches the question's stems (``&`` conjunctive, ``|``
-  disjunctive), ranked by ``ts_rank_cd`` (cover density), the paper's own engine;
+  disjunctive), ranked by ``ts_rank_cd`` (cover density), the paper's own engine; the
+  disjunctive leg uses the authors' question words and Postgres' English lexemes
+  (``memplusplus.authors_lexical``), the conjunctive one our own stems;
 - tag: rows whose author-tag stems overlap the question's (``&&``, GIN index), most shared first;
 - vector: exact inner product (``<#>``, a sequential scan, no ANN index) of the L2-normalised
   embeddings, which is the cosine the in-process leg computes as a dot product;
@@ -31,7 +33,9 @@ from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from pathlib import Path
 
+from memplusplus.authors_lexical import authors_or_terms
 from memplusplus.encoder import CachedEncoder
+from memplusplus.english_tsearch import tsvector_positions
 from memplusplus.evidence import RenderedContext, render
 from memplusplus.facade import MemoryFacade, plan_ingest
 from memplusplus.fusion import weighted_rrf
@@ -114,7 +118,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         for offset, ((index, doc), vector) in enumerate(zip(pending, vectors)):
             author_terms = list(dict.fromkeys(content_terms(tag_source(doc, self.config.tags) or "")))
             rows.append((self._rows + offset, doc.doc_id, doc.text, doc.author, doc.date, doc.thread, doc.evidence, now,
-                         Lexemes.of(doc.text), author_terms, vector))
+                         self._lexemes(doc.text), author_terms, vector))
             result[index] = doc.doc_id
         self._write(rows, aliases)
         self._rows += len(rows)
@@ -127,6 +131,16 @@ class PostgresMemPlusPlus(MemoryFacade):
 
     def _active_repeat(self, doc: Document) -> str | None:
         return self._active.get(_text_key(doc.author, doc.text))
+
+    @property
+    def _authors_or_leg(self) -> bool:
+        """The disjunctive leg follows the authors' rules (``memplusplus.authors_lexical``)."""
+        return not self.config.conjunctive
+
+    def _lexemes(self, text: str) -> Lexemes:
+        """The row's tsvector: Postgres' English lexemes for the authors' OR leg, else our stems.
+        (A named table keeps the lexemes it was written with: reopen it with the same setting.)"""
+        return Lexemes(tsvector_positions(text)) if self._authors_or_leg else Lexemes.of(text)
 
     def _write(self, rows: list[tuple], aliases: list[tuple[str, str]]) -> None:
         import psycopg
@@ -164,7 +178,8 @@ class PostgresMemPlusPlus(MemoryFacade):
         terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         legs = []
         params: dict[str, object] = {"limit": cfg.candidates, "theta": None if as_of is None else end_of_day(as_of)}
-        text_query = tsquery(terms, cfg.conjunctive)
+        lexical_terms = authors_or_terms(query, cfg.min_term_chars, cfg.max_query_terms) if self._authors_or_leg else terms
+        text_query = tsquery(lexical_terms, cfg.conjunctive)
         if cfg.weight("lexical") > 0 and text_query:
             legs.append("lexical")
             params["tsquery"] = text_query

@@ -5,8 +5,8 @@ database backend can use it: the fused matched rows, the recency pool (the C mos
 ingested in-scope rows, newest first) and each matched row's recency (its date, or its ingest
 time when undated). Candidates are the matched rows by fused score followed by the pool's
 unmatched rows; the first k - reserve are taken; the reserve then holds the latest-dated
-remaining matched rows or, short of those, the next unmatched pool rows; any free slot takes the
-next candidates.
+remaining matched rows (equal dates in fused order) or, short of those, the next unmatched pool
+rows; any free slot takes the next candidates.
 """
 
 from __future__ import annotations
@@ -32,9 +32,8 @@ def select_top_k(
     unmatched = [FusedRow(seq, 0.0) for seq in recent_pool if seq not in matched]
     ordered = list(fused) + unmatched
     head, leftovers = ordered[: k - reserve_size], ordered[k - reserve_size :]
-    pool = sorted(
-        (row for row in leftovers if row.seq in matched), key=lambda row: (recency[row.seq], row.seq), reverse=True
-    )
+    # Stable: rows of equal recency keep their fused order (the authors' reserve does the same).
+    pool = sorted((row for row in leftovers if row.seq in matched), key=lambda row: recency[row.seq], reverse=True)
     pool += [row for row in leftovers if row.seq not in matched]  # already newest first
     reserved = pool[:reserve_size]
     chosen = {row.seq for row in head} | {row.seq for row in reserved}

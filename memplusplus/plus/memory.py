@@ -72,7 +72,7 @@ class PlusMemory(MemPlusPlus):
         rankings: dict[str, list[int]] = {}
         if not opt.any_term_lexical:  # the paper's leg; the other levers stay as they are
             if cfg.weight("lexical") > 0:
-                rankings["lexical"] = self.paper_lexical_leg(terms, scope)
+                rankings["lexical"] = self.paper_lexical_leg(query, terms, scope)
         elif opt.lexical_weight > 0:
             rankings["lexical"] = any_term_leg(self.store, terms, scope, cfg.candidates, opt.lexical_ranker, self._bm25)
         if cfg.weight("tag") > 0:

@@ -1,0 +1,193 @@
+"""Postgres' ``to_tsvector('english', text)``, reproduced in Python for the disjunctive lexical leg.
+
+The authors' implementation indexes each memory with Postgres' English text-search configuration
+(AIDAChip-Inc/mem-plus-plus, memory/store.py: ``_TS_CONFIG = "english"``, ``to_tsvector`` in
+``_populate_search_fields``). On the disjunctive path (LoCoMo) our leg matches the same lexemes, so
+the in-process backend needs Postgres' tokens without a server. What is reproduced here, checked
+against a real Postgres in tests/test_english_tsearch.py:
+
+- Postgres' default parser splits text into typed tokens. Markup tags (``<b>``), entities
+  (``&amp;``), protocols (``https://``) and blanks take no position; every other token takes the
+  next position, stop words included.
+- Words (letters only) are lower-cased, dropped if on Postgres' English stop list (their position
+  stays taken) and reduced to their Snowball English stem ("internal" -> 'intern'). Postgres 18
+  ships an older Snowball than PyStemmer 3 (whose English stemmer keeps "internal", "organize"
+  -> 'organiz', "biologists" -> 'biolog'); nltk's Snowball English stemmer is the closer one: on the
+  16,225 distinct words of LoCoMo, OrgMemBench and three LongMemEval histories it differs from
+  Postgres' ``english_stem`` on 3 ("added", "adding": nltk 'ad', Postgres 'add', corrected in
+  ``stem``; "realization": nltk 'realize', Postgres 'realiz', left as is).
+- A hyphenated word whose every part holds a letter is one compound token followed by each of its
+  parts ("self-driving" -> 'self-driv', 'self', 'drive'); a part that is a bare number ends it.
+- Everything else is kept whole, lower-cased and unstemmed: words mixing letters and digits
+  ('3rd', 'k8s'), e-mail addresses, URLs (also as their host and path), host names
+  ('helix.example.com'), paths and dotted abbreviations ('a/b.txt', 'e.g'), versions ('1.2.3'),
+  floats ('3.14'), numbers, and numbers with a sign: a date "2023-05-15" is '2023', '-05', '-15'.
+
+Known gaps (rare in conversational text): Postgres' parser has more states than this one (for
+example '+.5' or dots before a word), and a non-ASCII digit or symbol ('²', '½') is treated as a
+blank. On the 5,882 distinct LoCoMo turns the lexemes and positions equal Postgres 18's on all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+# Postgres' English stop list (share/tsearch_data/english.stop, 127 words; the Snowball English
+# list), as data: a stop word takes a position but yields no lexeme.
+POSTGRES_ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
+    """
+    i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she
+    her hers herself it its itself they them their theirs themselves what which who whom this that
+    these those am is are was were be been being have has had having do does did doing a an the and
+    but if or because as until while of at by for with about against between into through during
+    before after above below to from up down in out on off over under again further then once here
+    there when where why how all any both each few more most other some such no nor not only own
+    same so than too very s t can will just don should now
+    """.split()
+)
+
+_LABEL = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+_HOST = rf"(?:{_LABEL}\.)+[a-z][a-z0-9]*[a-z]"  # at least one dot; the last label 2+ chars, letters at both ends
+_PATH = r"/[^\s\"'<>]*"
+_WORD_PART = r"[^\W_]+"  # letters and ASCII digits (other word characters are blanked first)
+
+_TOKEN = re.compile(
+    rf"""
+    (?P<tag></?[a-z][^<>]*>)
+  | (?P<entity>&\#?[a-z0-9]+;)
+  | (?P<protocol>[a-z][a-z0-9+.-]*://)
+  | (?P<email>[a-z0-9][a-z0-9._+-]*@{_HOST})(?![a-z0-9])
+  | (?P<url>(?P<url_host>{_HOST})(?P<url_path>{_PATH}))
+  | (?P<version>\d+(?:\.\d+){{2,}})(?![a-z0-9])
+  | (?P<sfloat>\d+(?:\.\d+)?e[-+]?\d+)(?![a-z0-9.])
+  | (?P<float>[-+]?\d+\.\d+)
+  | (?P<host>{_HOST})(?![a-z0-9])
+  | (?P<dots>(?<=[^\W_])\.\.(?!\.))
+  | (?P<file>(?:[a-z0-9_.-]*/[a-z0-9_.-]+(?:/[a-z0-9_.-]+)*|[a-z0-9_-]+(?:\.[a-z0-9_-]+)+))
+  | (?P<hword>{_WORD_PART}(?:-{_WORD_PART})+)
+  | (?P<int>[-+]\d+)(?![^\W_])
+  | (?P<word>{_WORD_PART})
+    """,
+    re.VERBOSE,
+)
+_HAS_LETTER = re.compile(r"[^\W\d_]")
+_SIGN_AFTER_COMPOUND = re.compile(r"-(?=\d)")
+
+
+@dataclass(frozen=True)
+class TsToken:
+    """One token of Postgres' parser: its text (lower-cased) and whether it is a stemmed word."""
+
+    text: str
+    stemmed: bool
+
+
+@lru_cache(maxsize=1)
+def _snowball():
+    from nltk.stem.snowball import SnowballStemmer
+
+    return SnowballStemmer("english")
+
+
+_SHORT_DOUBLED = re.compile(r"^([aeiouy])([b-df-hj-np-tv-z])\2(?:ed|ing)$")
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """A lower-case word's Snowball English stem, as Postgres' ``english_stem`` gives it.
+
+    One correction to nltk: a vowel-initial three-letter stem ending in a doubled consonant keeps
+    it when -ed/-ing goes ("added", "adding" -> 'add', as Postgres stems them; nltk gives 'ad')."""
+    doubled = _SHORT_DOUBLED.match(word)
+    if doubled:
+        return word[:3]
+    return _snowball().stem(word)
+
+
+def _blank_other_word_chars(text: str) -> str:
+    """Word characters Postgres' parser does not treat as letters or digits ('²', '½', '٣') -> ' '."""
+    return "".join(
+        ch if not ch.isalnum() or ch.isalpha() and not ch.isnumeric() or "0" <= ch <= "9" else " " for ch in text
+    )
+
+
+def _compound(token: str) -> list[TsToken]:
+    """A hyphenated word: the compound, then each part, as Postgres lists them; a part that is a
+    bare number (and every part after it) is not part of the compound."""
+    parts = token.split("-")
+    kept: list[str] = []
+    for part in parts:
+        if not _HAS_LETTER.search(part):
+            break
+        kept.append(part)
+    if len(kept) < 2:
+        return []
+    letters_only = all(part.isalpha() for part in kept)  # a compound with digits is not stemmed
+    return [TsToken("-".join(kept), letters_only)] + [TsToken(part, part.isalpha()) for part in kept]
+
+
+def ts_tokens(text: str) -> list[TsToken]:
+    """The tokens of ``text`` that take a position, in order."""
+    source = _blank_other_word_chars(text.lower())
+    tokens: list[TsToken] = []
+    at = 0
+    while at < len(source):
+        match = _TOKEN.search(source, at)
+        if match is None:
+            break
+        kind = match.lastgroup if match.lastgroup not in ("url_host", "url_path") else "url"
+        value = match.group(0)
+        at = match.end()
+        if kind in ("tag", "entity", "protocol"):
+            continue
+        if kind == "url":
+            tokens += [TsToken(value, False), TsToken(match.group("url_host"), False), TsToken(match.group("url_path"), False)]
+        elif kind in ("host", "file", "dots"):  # "week.." ends in a file token '..' (not "well...")
+            tokens.append(TsToken(value, False))
+        elif kind == "hword":
+            parts = _compound(value)
+            if not parts:  # the first part is a bare number or stands alone: take it and go on
+                first = value.split("-")[0]
+                at = match.start() + len(first)
+                tokens.append(TsToken(first, first.isalpha()))
+                continue
+            tokens += parts
+            consumed = len(parts[0].text)
+            at = match.start() + consumed
+            if _SIGN_AFTER_COMPOUND.match(source, at):  # "x-ray-3": the number after it has no sign
+                at += 1
+        elif kind == "word":
+            tokens.append(TsToken(value, value.isalpha()))
+        else:  # email, version, sfloat, float, int
+            tokens.append(TsToken(value, False))
+    return tokens
+
+
+def tsvector_positions(text: str) -> dict[str, list[int]]:
+    """Lexeme -> 1-based positions, as ``to_tsvector('english', text)`` gives them."""
+    positions: dict[str, list[int]] = {}
+    for position, token in enumerate(ts_tokens(text), start=1):
+        if token.stemmed:
+            if token.text in POSTGRES_ENGLISH_STOP_WORDS:
+                continue
+            lexeme = stem(token.text)
+        else:
+            lexeme = token.text
+        positions.setdefault(lexeme, []).append(position)
+    return positions
+
+
+def query_lexemes(words: list[str]) -> list[str]:
+    """What ``to_tsquery('english', 'w1 | w2 | ...')`` keeps of single ASCII words or numbers:
+    each word's stem (stop words dropped), numbers and letter-digit mixes as they are; distinct."""
+    kept: list[str] = []
+    for word in words:
+        if word.isalpha():
+            if word in POSTGRES_ENGLISH_STOP_WORDS:
+                continue
+            kept.append(stem(word))
+        else:
+            kept.append(word)
+    return list(dict.fromkeys(kept))

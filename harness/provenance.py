@@ -20,6 +20,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from harness.safe_write import atomic_write
+
 ROOT = Path(__file__).resolve().parent.parent
 KEY_PACKAGES = (
     "mempp-harness", "torch", "sentence-transformers", "transformers", "onnxruntime", "bm25s", "PyStemmer",
@@ -115,10 +117,7 @@ def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path 
             changed = True
         out[os.path.relpath(path, str(root))] = entry["sha256"]
     if changed and cache_file is not None:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, cache_file)
+        atomic_write(cache_file, json.dumps(known, sort_keys=True))
     return out
 
 

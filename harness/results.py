@@ -1,7 +1,8 @@
 """The results store: one folder per run with its config, per-question records and summary.
 
-Files are written to a temporary name unique to the writer and renamed, so a killed run never
-leaves half a file and two identical runs writing the same folder never share a temporary file.
+Files are written to a temporary name unique to the writer and renamed (:mod:`harness.safe_write`),
+so a killed run or a full disk never leaves half a file and two identical runs writing the same
+folder never share a temporary file.
 Every label that becomes part of a path (dataset, system, ``run_name``, overrides) is reduced to a
 safe path part first, so no setting can place a folder outside ``results_dir``.
 
@@ -12,14 +13,14 @@ configuration (typically a cached re-run) appends its own to ``history.jsonl`` i
 from __future__ import annotations
 
 import json
-import os
 import re
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from harness.safe_write import append_line, atomic_write, read_lines
 
 HASH_CHARS = 10
 MAX_NAME_CHARS = 120
@@ -35,17 +36,6 @@ def safe_part(text: Any, fallback: str = "run") -> str:
     cleaned = re.sub(r"\.{2,}", "_", cleaned)  # no '..' anywhere
     cleaned = cleaned.strip("._-")
     return cleaned[:MAX_NAME_CHARS] or fallback
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 class _InRoot:
@@ -126,19 +116,23 @@ def write_run(
         for key in ("stats", "provenance"):
             if key in previous:
                 metrics[key] = previous[key]
-    _atomic_write(paths.config, json.dumps(config, indent=2, sort_keys=True, default=str))
-    _atomic_write(paths.records, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records))
-    _atomic_write(paths.summary_csv, summary.to_csv(index_label="category"))
-    _atomic_write(paths.summary_md, summary_text + "\n")
-    _atomic_write(paths.metrics, json.dumps(metrics, indent=2, sort_keys=True))
+    atomic_write(paths.config, json.dumps(config, indent=2, sort_keys=True, default=str))
+    atomic_write(paths.records, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records))
+    atomic_write(paths.summary_csv, summary.to_csv(index_label="category"))
+    atomic_write(paths.summary_md, summary_text + "\n")
+    atomic_write(paths.metrics, json.dumps(metrics, indent=2, sort_keys=True))
     append_history(paths, {**extra, "first_run": first})
 
 
 def append_history(paths: RunPaths, entry: dict[str, Any]) -> None:
-    """One line per run of this folder (first run included), appended."""
-    paths.root.mkdir(parents=True, exist_ok=True)
-    with paths.history.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(entry, sort_keys=True, default=str) + "\n")
+    """One line per run of this folder (first run included), appended whole: one write, fsynced; a
+    line torn by an earlier crash or full disk is set aside in ``history.jsonl.torn`` first."""
+    append_line(paths.history, json.dumps(entry, sort_keys=True, default=str))
+
+
+def read_history(paths: RunPaths) -> list[dict[str, Any]]:
+    """The runs recorded in ``history.jsonl``, oldest first (a torn last line is set aside, not read)."""
+    return [json.loads(line) for line in read_lines(paths.history) if line.strip()]
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.safe_write import atomic_write
 from judges.metrics.registry import SWEEP_COLUMNS, by_stage
 
 POINTER_NAME = "sweep_job.json"
@@ -33,9 +34,7 @@ class JobPointer:
 
 
 def write_pointer(path: str | Path, pointer: JobPointer) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(pointer.__dict__, indent=2, sort_keys=True), encoding="utf-8")
+    atomic_write(path, json.dumps(pointer.__dict__, indent=2, sort_keys=True))
 
 
 def read_pointers(sweep_dir: str | Path) -> list[JobPointer]:

@@ -115,10 +115,12 @@ class ServedOnLoopback:
         return self._server.base_url
 
 
-def read_body(handler: BaseHTTPRequestHandler) -> Any:
-    """The request's JSON body (``{}`` when empty); raises ``json.JSONDecodeError`` when it is not JSON."""
+def read_body(handler: BaseHTTPRequestHandler, *, parse: bool = True) -> Any:
+    """The request's JSON body (``{}`` when empty); raises ``json.JSONDecodeError`` when it is not JSON.
+    ``parse=False`` only reads it (a refused request's body, so the connection can be reused)."""
     length = int(handler.headers.get("Content-Length") or 0)
-    return json.loads(handler.rfile.read(length) if length else b"{}")
+    raw = handler.rfile.read(length) if length else b""
+    return json.loads(raw or b"{}") if parse else None
 
 
 def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None) -> bool:

@@ -9,6 +9,11 @@ as its ``with`` block (or ``start()``/``stop()``) lasts.
 
 Routes: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``GET /v1/models``.
 
+Only the libraries the proxy serves may spend through it: each proxy draws a random bearer token
+(:attr:`LLMProxy.token`, ``secrets.token_urlsafe``) that the adapters give the libraries as their
+``api_key``; any request without ``Authorization: Bearer <token>`` -- another local user's, say --
+is answered 401 and reaches neither the cache nor the upstream key.
+
 A request's ``response_format`` (``json_object`` or ``json_schema``), ``tools``, ``tool_choice`` and
 ``parallel_tool_calls`` travel upstream as they are (``ChatRequest.extra``, part of the cache key),
 and the model's ``tool_calls`` come back as they were given (also from the cache). Messages travel
@@ -22,7 +27,9 @@ result becomes a user message that names its call id.
 from __future__ import annotations
 
 import base64
+import hmac
 import json
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -139,6 +146,7 @@ class LLMProxy(ServedOnLoopback):
         self.encoder = encoder
         self.rewrite = rewrite
         self.errors: list[str] = []
+        self.token = secrets.token_urlsafe(32)  # the libraries' api_key; never a real credential
         self._tally = Tally(ProxyCounters)
         self._encode_lock = threading.Lock()
         self._server = LoopbackServer(self._handle_post, self._handle_get, name="llm-proxy")
@@ -153,7 +161,19 @@ class LLMProxy(ServedOnLoopback):
             raise RuntimeError(f"{len(self.errors)} proxied model call(s) failed; first: {self.errors[0]}")
 
     # ----------------------------------------------------------------- serving
+    def _authorised(self, handler: BaseHTTPRequestHandler) -> bool:
+        """True when the request carries this proxy's token; otherwise it is answered 401 here."""
+        scheme, _, given = (handler.headers.get("Authorization") or "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode()):
+            return True
+        read_body(handler, parse=False)  # drain the body so the connection stays usable
+        message = "this proxy serves only the libraries it was started for: send its token as the bearer api_key"
+        send_json(handler, 401, {"error": {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}})
+        return False
+
     def _handle_get(self, handler: BaseHTTPRequestHandler) -> None:
+        if not self._authorised(handler):
+            return
         if handler.path.rstrip("/") == "/v1/models":
             model = self.client.config.model
             send_json(handler, 200, {"object": "list", "data": [{"id": model, "object": "model", "owned_by": "mempp"}]})
@@ -161,6 +181,8 @@ class LLMProxy(ServedOnLoopback):
             send_json(handler, 404, _error(f"no route GET {handler.path}"))
 
     def _handle_post(self, handler: BaseHTTPRequestHandler) -> None:
+        if not self._authorised(handler):
+            return
         try:
             body = read_body(handler)
             if not isinstance(body, dict):

@@ -40,6 +40,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from harness.safe_write import atomic_write  # noqa: E402
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from memplusplus import Document, MemPPConfig  # noqa: E402
@@ -306,7 +307,7 @@ def main() -> None:
             entry["loadavg_before"], entry["loadavg_after"] = [round(x, 2) for x in load_before], load_after
             results.append(entry)
         print(json.dumps(refs), flush=True)
-        args.out.write_text(json.dumps(results, indent=1))
+        atomic_write(args.out, json.dumps(results, indent=1))
 
 if __name__ == "__main__":
     main()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from harness.safe_write import atomic_write  # noqa: E402
 
 from harness.compose import compose_config  # noqa: E402
 from harness.config import RunConfig  # noqa: E402
@@ -89,8 +90,7 @@ def main() -> int:
         actual = golden_values(json.loads(result.summary.to_json(orient="index")))
         elapsed = time.perf_counter() - started
         if args.update:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"overrides": extra, "summary": actual}, indent=1, sort_keys=True) + "\n")
+            atomic_write(path, json.dumps({"overrides": extra, "summary": actual}, indent=1, sort_keys=True) + "\n")
             print(f"wrote {path.relative_to(ROOT)} ({elapsed:.1f} s)")
             continue
         if not path.exists():

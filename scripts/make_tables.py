@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.reports.selection import Options  # noqa: E402
+from harness.safe_write import DiskFullError  # noqa: E402
 from harness.reports.tables import DEFAULT_OUT_DIR, DEFAULT_PAPER_DIR, DEFAULT_RUNS_DIR, TABLES, build_tables, write_tables  # noqa: E402
 
 
@@ -71,7 +72,11 @@ def main(argv: list[str] | None = None) -> int:
         jobs = {number: table_jobs(number) for number in args.tables}
     tables = build_tables(args.runs, args.paper, args.tables, mode=args.mode, jobs=jobs,
                           options=selection_options(args))
-    written = write_tables(tables, args.out)
+    try:
+        written = write_tables(tables, args.out)
+    except DiskFullError as exc:  # nothing was replaced: the previous tables stay whole
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if not args.quiet:
         for table in tables:
             print(table.markdown())

@@ -33,6 +33,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from harness.safe_write import atomic_write  # noqa: E402
 from harness.systems import write_time_kinds  # noqa: E402
 
 SYSTEMS = ("mempp", *write_time_kinds())  # Mem++ (no write-time call) beside every system that makes some
@@ -149,7 +150,7 @@ def main() -> None:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 if args.json:
-                    args.json.write_text(json.dumps(rows, indent=1))
+                    atomic_write(args.json, json.dumps(rows, indent=1))
     print(f"finished {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {os.getloadavg()}\n")
     print(table(rows))
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from harness.safe_write import atomic_write  # noqa: E402
 
 from harness.compose import compose_config  # noqa: E402
 from harness.config import RunConfig  # noqa: E402
@@ -246,7 +247,7 @@ def main() -> int:
     ]
     footer = [f"Wall {time.perf_counter() - started:.0f} s, process CPU {time.process_time() - cpu:.0f} s "
               f"(max RSS {usage.ru_maxrss // 1024} MB) for this script's last run (cached runs are cheap)."]
-    Path(args.out).write_text("\n".join(header + sections + footer) + "\n")
+    atomic_write(args.out, "\n".join(header + sections + footer) + "\n")
     print(f"wrote {args.out}")
     return 0
 

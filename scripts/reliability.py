@@ -33,6 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from harness.safe_write import atomic_write  # noqa: E402
 
 from tests.fake_openai_server import (  # noqa: E402
     Drop, EmptyChoices, Fail, FakeOpenAIServer, Hang, Malformed, NullContent, last_user_content,
@@ -290,7 +291,7 @@ def main() -> int:
     print(text)
     print(f"\n{time.monotonic() - started:.0f} s; scratch folder {root}")
     if args.write:
-        (ROOT / "results" / "RELIABILITY.md").write_text(
+        atomic_write(ROOT / "results" / "RELIABILITY.md",
             "# Reliability\n\nMeasured by `python scripts/reliability.py` (see its docstring) on "
             f"{time.strftime('%Y-%m-%d')}, 2 shared CPU cores, in {time.monotonic() - started:.0f} s.\n\n{text}\n"
         )

@@ -38,7 +38,7 @@ def client_for(server: FakeOpenAIServer, path: Path, **overrides: Any) -> LLMCli
 
 
 def sdk(proxy: LLMProxy) -> openai.OpenAI:
-    return openai.OpenAI(base_url=proxy.base_url, api_key="anything", max_retries=0, timeout=30)
+    return openai.OpenAI(base_url=proxy.base_url, api_key=proxy.token, max_retries=0, timeout=30)
 
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Where is Oslo?"}]
@@ -143,3 +143,38 @@ def test_bad_requests_are_refused_with_a_reason(fake_server: FakeOpenAIServer, t
         with pytest.raises(openai.NotFoundError):
             sdk(proxy).embeddings.create(model="x", input="no encoder configured")
     assert fake_server.request_count == 0
+
+
+# ---------------------------------------------------------------- only its own libraries (issue 23, item 9)
+def _raw_post(proxy: LLMProxy, route: str, body: dict, authorization: str | None) -> tuple[int, dict]:
+    import urllib.error
+    import urllib.request
+
+    headers = {"Content-Type": "application/json", **({"Authorization": authorization} if authorization else {})}
+    request = urllib.request.Request(f"{proxy.base_url}{route}", data=json.dumps(body).encode(), headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 (loopback)
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_a_request_without_the_proxys_token_is_refused_and_spends_nothing(fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
+    body = {"model": "m", "messages": MESSAGES}
+    with LLMProxy(client_for(fake_server, tmp_path), StubEncoder()) as proxy, \
+            LLMProxy(client_for(fake_server, tmp_path / "other")) as other:
+        assert len(proxy.token) >= 40 and proxy.token != other.token  # random per proxy
+        for authorization in (None, "Bearer ", "Bearer mempp-local-proxy", f"Bearer {other.token}", proxy.token):
+            status, payload = _raw_post(proxy, "/chat/completions", body, authorization)
+            assert status == 401 and payload["error"]["code"] == "invalid_api_key", authorization
+        assert _raw_post(proxy, "/embeddings", {"input": "x"}, None)[0] == 401
+        with pytest.raises(openai.AuthenticationError):
+            openai.OpenAI(base_url=proxy.base_url, api_key="sk-someone-else", max_retries=0).chat.completions.create(
+                model="m", messages=MESSAGES)
+        assert fake_server.request_count == 0 and proxy.counters.chat_requests == 0
+        assert proxy.encoder.seen == []
+        status, payload = _raw_post(proxy, "/chat/completions", body, f"Bearer {proxy.token}")
+        assert status == 200 and payload["choices"][0]["message"]["content"]
+        assert fake_server.request_count == 1
+        # the real credential the proxy spends is never what the caller sent
+        assert proxy.token not in (fake_server.requests[0].authorization or "")

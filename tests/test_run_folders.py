@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness import results
+from harness import safe_write
 from harness.provenance import file_hashes, git_state, recording_reads
 from harness.results import RunPaths, readable_suffix, run_folder, safe_part, write_run
 
@@ -45,15 +45,15 @@ def test_readable_names_from_the_overrides(tmp_path):
 
 def test_two_writers_never_share_a_temporary_file(tmp_path, monkeypatch):
     names = []
-    real_replace = results.os.replace
+    real_replace = safe_write.os.replace
 
     def spy(src, dst):
         names.append(Path(src).name)
         real_replace(src, dst)
 
-    monkeypatch.setattr(results.os, "replace", spy)
+    monkeypatch.setattr(safe_write.os, "replace", spy)
     target = tmp_path / "records.jsonl"
-    threads = [threading.Thread(target=results._atomic_write, args=(target, f"{i}\n")) for i in range(8)]
+    threads = [threading.Thread(target=safe_write.atomic_write, args=(target, f"{i}\n")) for i in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -2,8 +2,9 @@
 
 Each adapter instance holds one episode's memory. It is given an :class:`~model_clients.llm_client.LLMClient`
 (the write-time model, over the run's LLM cache) and puts an :class:`~model_clients.proxy.LLMProxy`
-in front of it and of the harness encoder; the library is pointed at the proxy, so every model call
-is cached, counted and replayable with ``cache_only``. The proxy starts on first use and stops on
+in front of it and of the harness encoder; the library is pointed at the proxy, with the proxy's
+per-run token as its api_key (the proxy refuses any request without it), so every model call is
+cached, counted and replayable with ``cache_only``. The proxy starts on first use and stops on
 :meth:`ProxiedMemory.close` (or when the adapter is garbage-collected). The library's own store
 lives under ``store_dir`` (the run's cache folder), which is not one of the system's settings.
 """
@@ -24,8 +25,6 @@ from model_clients.proxy import LLMProxy
 from model_clients.tally import difference
 from memplusplus.evidence import RenderedContext, format_date, render
 from memory_protocol.documents import Document, Hit
-
-PROXY_API_KEY = "mempp-local-proxy"  # what the libraries send to the proxy; never a real credential
 
 
 def dated_content(doc: Document) -> str:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, corpus_key, split_stamp
+from baselines.thirdparty.common import ProxiedMemory, corpus_key, split_stamp
 from baselines.thirdparty.context import MEM0_LEG
 from memory_protocol import ConfigError
 from memplusplus.scope import end_of_day
@@ -175,12 +175,12 @@ class Mem0Memory(ProxiedMemory):
         config = {
             "llm": {
                 "provider": "openai",
-                "config": {"model": self.model.model, "openai_base_url": proxy.base_url, "api_key": PROXY_API_KEY,
+                "config": {"model": self.model.model, "openai_base_url": proxy.base_url, "api_key": proxy.token,
                            "temperature": self.model.temperature},
             },
             "embedder": {
                 "provider": "openai",
-                "config": {"model": "harness-encoder", "openai_base_url": proxy.base_url, "api_key": PROXY_API_KEY,
+                "config": {"model": "harness-encoder", "openai_base_url": proxy.base_url, "api_key": proxy.token,
                            "embedding_dims": dims},
             },
             "vector_store": {

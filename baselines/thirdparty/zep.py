@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
 
-from baselines.thirdparty.common import PROXY_API_KEY, ProxiedMemory, split_stamp
+from baselines.thirdparty.common import ProxiedMemory, split_stamp
 from baselines.thirdparty.context import ZEP_ENTITY_LEG, ZEP_FACT_LEG, entity_line, fact_line
 from memory_protocol import ConfigError
 from memplusplus.scope import end_of_day, in_scope
@@ -166,11 +166,11 @@ class ZepMemory(ProxiedMemory):
         proxy = self._start_proxy()
         folder = self._fresh_folder(documents, {"model": self.model.model, "structured_output": self.structured_output,
                                                 "body": "speaker: text"})
-        config = g["LLMConfig"](api_key=PROXY_API_KEY, base_url=proxy.base_url, model=self.model.model,
+        config = g["LLMConfig"](api_key=proxy.token, base_url=proxy.base_url, model=self.model.model,
                                 small_model=self.model.model, temperature=self.model.temperature)
         llm = g["OpenAIGenericClient"](config, structured_output_mode=self.structured_output)
         embedder = g["OpenAIEmbedder"](g["OpenAIEmbedderConfig"](
-            api_key=PROXY_API_KEY, base_url=proxy.base_url, embedding_model="harness-encoder",
+            api_key=proxy.token, base_url=proxy.base_url, embedding_model="harness-encoder",
             embedding_dim=int(self.encoder.dimension)))
         driver = g["KuzuDriver"](db=str(folder / "graph.kuzu"))
         graph = g["Graphiti"](graph_driver=driver, llm_client=llm, embedder=embedder, cross_encoder=g["NoReranker"](),

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.reports.format import is_missing
+from harness.safe_write import atomic_write_with
 from harness.reports.ksweep import k_sweep_data
 from harness.reports.comparable import paper_metric
 from harness.reports.labels import DATASET_LABELS, HEADLINE, K_SWEEP_FALLBACK
@@ -88,6 +89,6 @@ def plot_k_sweep(tidy: pd.DataFrame, paper: pd.DataFrame, out_path: str | Path, 
     fig.tight_layout(rect=(0, 0.04 + 0.035 * math.ceil(len(labels + labels2) / 2), 1, 1))
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_path)
+    atomic_write_with(out_path, lambda tmp: fig.savefig(tmp, format=out_path.suffix.lstrip(".") or "png"))
     plt.close(fig)
     return out_path

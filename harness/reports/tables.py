@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.safe_write import StagedWrites
 from harness.reports.comparable import (
     RowOrigin, beside_paper, judged_value, pairing_notes, paper_metric, parsed_only_text,
 )
@@ -229,20 +230,18 @@ def build_tables(runs_dir: str | Path = DEFAULT_RUNS_DIR, paper_dir: str | Path 
 
 def write_tables(tables: Sequence[Table], out_dir: str | Path = DEFAULT_OUT_DIR) -> list[Path]:
     """``<key>.md`` and ``<key>.csv`` per table (plus ``<key>_paper.csv`` for the paper's
-    reference table) and ``tables.md`` with all of them."""
+    reference table) and ``tables.md`` with all of them.
+
+    Every file is written to a temporary name first and all are renamed together at the end
+    (:class:`~harness.safe_write.StagedWrites`): a kill or a full disk while writing leaves the
+    previous set of tables whole -- never a mix of new and old, never an empty table."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for table in tables:
-        md, csv = out_dir / f"{table.key}.md", out_dir / f"{table.key}.csv"
-        md.write_text(table.markdown(), encoding="utf-8")
-        table.frame.to_csv(csv, index=False)
-        written += [md, csv]
-        if table.paper is not None and not table.paper.empty:
-            paper_csv = out_dir / f"{table.key}_paper.csv"
-            table.paper.to_csv(paper_csv, index=False)
-            written.append(paper_csv)
-    index = out_dir / "tables.md"
-    index.write_text("\n".join(t.markdown() for t in tables), encoding="utf-8")
-    written.append(index)
+    with StagedWrites() as staged:
+        for table in tables:
+            staged.write(out_dir / f"{table.key}.md", table.markdown())
+            staged.write(out_dir / f"{table.key}.csv", table.frame.to_csv(index=False))
+            if table.paper is not None and not table.paper.empty:
+                staged.write(out_dir / f"{table.key}_paper.csv", table.paper.to_csv(index=False))
+        staged.write(out_dir / "tables.md", "\n".join(t.markdown() for t in tables))
+        written = staged.paths
     return written

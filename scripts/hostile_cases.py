@@ -1,0 +1,306 @@
+"""Measure issue 23's hostile cases (items 6-10) on a checkout of the harness: one row per case.
+
+    python scripts/hostile_cases.py                        # this checkout
+    python scripts/hostile_cases.py --code /tmp/old-clone  # another checkout (e.g. before the fix)
+
+Every case runs in a subprocess whose PYTHONPATH and run.py are those of ``--code``, in a scratch
+folder. The disk-full cases use a real 1 MiB tmpfs filled to the last page, so they need root (they
+are reported as skipped otherwise); the make_tables case fails the third file it writes with ENOSPC
+after 7 bytes, at the system-call level for either code (``builtins.open`` and ``os.write``). The
+key is a fake one; it is searched for in every file under the scratch folder and in the console.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+FAKE_KEY = "sk-proj-hostileFakeKey0123456789abcdef"
+GUARD_S = 900
+
+
+def _python(code: Path, script: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{ROOT}", **(env or {})}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=GUARD_S)
+
+
+class Tmpfs:
+    """A 1 MiB tmpfs; ``fill()`` takes every free page, ``free()`` gives them back."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(path)], check=True, capture_output=True)
+
+    def fill(self) -> None:
+        with open(self.path / "filler", "wb", buffering=0) as handle:
+            try:
+                while True:
+                    handle.write(b"\0" * 4096)
+            except OSError:
+                pass
+
+    def free(self) -> None:
+        (self.path / "filler").unlink(missing_ok=True)
+
+    def close(self) -> None:
+        subprocess.run(["umount", str(self.path)], check=False)
+
+
+def can_mount() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+# ------------------------------------------------------------------------------------------ cases
+def torn_history(code: Path, scratch: Path) -> str:
+    """Three appends to history.jsonl, the second on a full disk: which entries are readable after."""
+    fs = Tmpfs(scratch / "fs-history")
+    try:
+        step = '''
+            import json, sys
+            from pathlib import Path
+            from harness.results import RunPaths, append_history
+            paths = RunPaths(Path(sys.argv[1]) / "run")
+            n = int(sys.argv[2])
+            pad = "x" * (4096 - 60) if n == 1 else "y" * 200  # entry 1 leaves ~40 bytes of its page
+            try:
+                append_history(paths, {"n": n, "pad": pad})
+                print("ok")
+            except BaseException as exc:
+                print(type(exc).__name__)
+        '''
+        results = []
+        for n in (1, 2, 3):
+            if n == 2:
+                fs.fill()
+            proc = subprocess.run([sys.executable, "-c", textwrap.dedent(step), str(fs.path), str(n)], cwd=scratch,
+                                  env={**os.environ, "PYTHONPATH": str(code)}, capture_output=True, text=True)
+            results.append(proc.stdout.strip() or proc.stderr.strip().splitlines()[-1])
+            if n == 2:
+                fs.free()
+        lines = (fs.path / "run" / "history.jsonl").read_bytes().decode(errors="replace").splitlines()
+        readable = []
+        for line in lines:
+            try:
+                readable.append(json.loads(line)["n"])
+            except (json.JSONDecodeError, KeyError):
+                pass
+        torn = (fs.path / "run" / "history.jsonl.torn").exists()
+        return (f"append on the full disk: {results[1]}; entries readable after: {readable} of the 2 completed "
+                f"(1, 3); {len(lines) - len(readable)} broken line(s){'; fragment in history.jsonl.torn' if torn else ''}")
+    finally:
+        fs.close()
+
+
+def run_on_full_disk(code: Path, scratch: Path) -> str:
+    """``run.py`` whose results store is on a full disk: exit code, what the console says, temp files left."""
+    fs = Tmpfs(scratch / "fs-run")
+    try:
+        fs.fill()
+        env = {**os.environ, "PYTHONPATH": str(code), "MEMPP_RESULTS_DIR": str(fs.path / "runs")}
+        proc = subprocess.run([sys.executable, str(code / "run.py"), "dataset.limit=3", "progress=false"],
+                              cwd=scratch, env=env, capture_output=True, text=True, timeout=GUARD_S)
+        temps = sorted(p.name for p in fs.path.rglob("*.tmp"))
+        err = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+        shown = "traceback" if "Traceback" in proc.stderr else f"{len(err)} line: `{err[-1][:90]}…`" if err else "nothing"
+        return f"exit {proc.returncode}; stderr: {shown}; temp files left: {len(temps)}"
+    finally:
+        fs.close()
+
+
+def tables_on_full_disk(code: Path, scratch: Path) -> str:
+    """make_tables over a previous set of tables, the third file failing with ENOSPC after 7 bytes."""
+    script = '''
+        import builtins, errno, io, json, os, sys
+        from pathlib import Path
+        code, runs, out, fail = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4] == "fail"
+        sys.argv = [sys.argv[0]]
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("make_tables", code / "scripts" / "make_tables.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        opened = []
+        real_open, real_write = builtins.open, os.write
+
+        class FullAfter7(io.RawIOBase):
+            def __init__(self, handle): self.handle, self.room = handle, 7
+            def writable(self): return True
+            def write(self, data):
+                if self.room <= 0: raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                n = self.handle.write(bytes(data[:self.room])); self.room -= n; return n
+            def close(self): self.handle.close(); super().close()
+
+        def is_third(path):
+            path = str(path)
+            if str(out) not in path: return False
+            if path not in opened: opened.append(path)
+            return len(opened) == 3 and opened[2] == path
+
+        def fake_open(file, mode="r", *args, **kwargs):
+            if fail and "w" in mode and is_third(file):
+                raw = FullAfter7(real_open(file, "wb"))
+                return io.TextIOWrapper(io.BufferedWriter(raw), encoding=kwargs.get("encoding") or "utf-8") if "b" not in mode else io.BufferedWriter(raw)
+            return real_open(file, mode, *args, **kwargs)
+
+        def fake_write(fd, data):
+            if fail and is_third(os.readlink(f"/proc/self/fd/{fd}")):
+                size = os.fstat(fd).st_size
+                if size == 0 and len(data) > 7: return real_write(fd, bytes(data[:7]))
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return real_write(fd, data)
+
+        builtins.open, io.open, os.write = fake_open, fake_open, fake_write
+        try:
+            code_ = module.main(["--runs", str(runs), "--out", str(out), "--tables", "1,7", "--quiet", "--newest"])
+            print(json.dumps({"exit": code_}))
+        except BaseException as exc:
+            print(json.dumps({"exit": "traceback " + type(exc).__name__}))
+    '''
+    from tests.tables_support import write_run  # the tables tests' hand-written run folders
+
+    runs, out = scratch / "tables-runs", scratch / "tables-out"
+    overall = {"overall": {"n": 73, "recall_any@10": 0.5, "ndcg_any@10": 0.4, "budget_recall": 0.3}}
+    write_run(runs, "orgmem", "mempp-a", system="mempp", k=10, answerer="none", summary=overall)
+    ok = subprocess.run([sys.executable, "-c", textwrap.dedent(script), str(code), str(runs), str(out), "ok"],
+                        cwd=scratch, env={**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{ROOT}"},
+                        capture_output=True, text=True, timeout=GUARD_S)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    write_run(runs, "orgmem", "mempp-b", system="mempp", k=10, answerer="none",
+              summary={"overall": {**overall["overall"], "recall_any@10": 0.9}}, mtime=10)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(script), str(code), str(runs), str(out), "fail"],
+                          cwd=scratch, env={**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{ROOT}"},
+                          capture_output=True, text=True, timeout=GUARD_S)
+    outcome = json.loads(proc.stdout.strip().splitlines()[-1])["exit"] if proc.stdout.strip() else proc.stderr[-300:]
+    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    changed = sorted(name for name in before if after.get(name) != before[name])
+    partial = sorted(name for name, data in after.items() if name in before and data != before[name] and len(data) <= 7)
+    temps = sorted(name for name in after if name.endswith(".tmp"))
+    return (f"exit {outcome}; {len(changed)} of {len(before)} files replaced ({len(partial)} cut to 7 bytes or less), "
+            f"{len(before) - len(changed)} old; temp files left: {len(temps)}")
+
+
+def sweeps_in_one_second(code: Path, scratch: Path) -> str:
+    """Two one-job sweeps with Hydra's clock stopped at the same second: how many multirun folders."""
+    frozen = f'''
+        import datetime, runpy, sys
+        import hydra.core.utils as hydra_utils
+        class Frozen(datetime.datetime):
+            @classmethod
+            def now(cls, tz=None):
+                return cls(2026, 1, 2, 3, 4, 5)
+        hydra_utils.datetime = Frozen
+        sys.path.insert(0, {str(code)!r})
+        sys.argv = ["run.py", *sys.argv[1:]]
+        runpy.run_path({str(code / "run.py")!r}, run_name="__main__")
+    '''
+    folder = scratch / "sweeps"
+    folder.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(code), "MEMPP_RESULTS_DIR": str(folder / "runs")}
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(frozen), "-m", f"system.k={k}", "dataset.limit=3",
+                               "progress=false"], cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for k in (5, 7)]
+    for proc in procs:
+        proc.communicate(timeout=GUARD_S)
+    day = folder / "outputs" / "hydra" / "multirun" / "2026-01-02"
+    sweeps = sorted(p.name for p in day.iterdir()) if day.is_dir() else []
+    pointers = list(day.glob("*/*/sweep_job.json"))
+    return (f"{len(sweeps)} multirun folder(s) for 2 sweeps ({', '.join(sweeps)}); {len(pointers)} job pointer(s) "
+            f"left of 2 (exit codes {[p.returncode for p in procs]})")
+
+
+def proxy_without_token(code: Path, scratch: Path) -> str:
+    """A local request to the Mem0/Zep caching proxy that carries no token: status, and what reached upstream."""
+    script = '''
+        import json, urllib.error, urllib.request
+        from pathlib import Path
+        from model_clients.kvstore import KVStore
+        from model_clients.llm_client import LLMClient, LLMConfig
+        from model_clients.proxy import LLMProxy
+        from tests.fake_openai_server import FakeOpenAIServer
+        with FakeOpenAIServer() as server:
+            config = LLMConfig(model="gpt-4o-mini", base_url=server.base_url, api_key_env=None, timeout_s=10, max_retries=0)
+            with LLMProxy(LLMClient(config, KVStore(Path("llm.sqlite")))) as proxy:
+                body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "spend the owner's key"}]}).encode()
+                request = urllib.request.Request(proxy.base_url + "/chat/completions", data=body,
+                                                 headers={"Content-Type": "application/json"})
+                try:
+                    with urllib.request.urlopen(request, timeout=30) as response:
+                        status = response.status
+                except urllib.error.HTTPError as exc:
+                    status = exc.code
+            print(json.dumps({"status": status, "upstream": server.request_count}))
+    '''
+    proc = _python(code, script, scratch)
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return f"HTTP {result['status']}; requests sent upstream on the owner's key: {result['upstream']}"
+
+
+def key_in_env_setting(code: Path, scratch: Path) -> str:
+    """``run.py answerer.api_key_env=<a key>`` (answered by a local fake server): files and console holding the key."""
+    script = f'''
+        import os, subprocess, sys
+        from tests.fake_openai_server import FakeOpenAIServer
+        with FakeOpenAIServer() as server:
+            url = server.base_url
+            args = ["answerer=openai_compatible", "answerer.model=fake", "answerer.base_url=" + url,
+                    "answerer.api_key_env={FAKE_KEY}", "judge.model=fake-judge", "judge.base_url=" + url,
+                    "judge.api_key_env=null", "dataset.limit=2", "progress=false"]
+            env = {{**os.environ, "{FAKE_KEY}": "x", "MEMPP_RESULTS_DIR": "runs", "MEMPP_CACHE_DIR": "cache"}}
+            proc = subprocess.run([sys.executable, {str(code / "run.py")!r}, *args], env=env, capture_output=True, text=True)
+        print(proc.returncode)
+        sys.stderr.write(proc.stdout + proc.stderr)
+    '''
+    folder = scratch / "key"
+    folder.mkdir()
+    proc = _python(code, script, folder)
+    exit_code = proc.stdout.strip().splitlines()[-1]
+    holding = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                     if p.is_file() and FAKE_KEY.encode() in p.read_bytes())
+    names = sorted({Path(p).name for p in holding})
+    console = FAKE_KEY in proc.stderr
+    return (f"exit {exit_code}; {len(holding)} file(s) hold the key ({', '.join(names) or 'none'}); "
+            f"console {'echoes it' if console else 'does not show it'}")
+
+
+CASES = {
+    "full disk during a history.jsonl append, then a normal run": (torn_history, True),
+    "run.py with its results store on a full disk": (run_on_full_disk, True),
+    "make_tables over old tables, the 3rd file hits a full disk": (tables_on_full_disk, False),
+    "two sweeps started in the same second": (sweeps_in_one_second, False),
+    "a local request to the caching proxy without its token": (proxy_without_token, False),
+    "answerer.api_key_env=sk-… (the key itself)": (key_in_env_setting, False),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
+    parser.add_argument("--only", default="", help="a word of the case names to run")
+    args = parser.parse_args(argv)
+    code = args.code.resolve()
+    rows = []
+    for name, (case, needs_root) in CASES.items():
+        if args.only and args.only not in name:
+            continue
+        if needs_root and not can_mount():
+            rows.append((name, "skipped (needs root to mount a tmpfs)"))
+            continue
+        with tempfile.TemporaryDirectory(prefix="mempp-hostile-") as scratch:
+            rows.append((name, case(code, Path(scratch))))
+        print(f"{name}: {rows[-1][1]}", flush=True)
+    print(json.dumps(dict(rows), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,7 +1,14 @@
 """The reliability suite: kills, faults, bad inputs and key leaks, measured and printed as tables.
 
     python scripts/reliability.py                 # prints the tables (a few minutes on 2 cores)
-    python scripts/reliability.py --write         # also writes results/RELIABILITY.md
+    python scripts/reliability.py --write         # also writes its part of results/RELIABILITY.md
+    python scripts/reliability.py --data-dir D    # the benchmark data (default: as run.py finds it,
+                                                  # $MEMPP_DATA_DIR first)
+
+Each stage's table is printed as soon as it is measured, and with ``--write`` stored at once, so a
+crash in a later stage loses nothing measured before it; a stage that fails becomes one row saying
+so. ``--write`` replaces only the part of RESULTS between this script's markers (the sections other
+scripts measured stay). The scratch folder is removed however the script ends.
 
 Everything runs against a local fault-injecting OpenAI-compatible server (tests/fake_openai_server.py)
 on OrgMemBench with a throwaway cache, never a real endpoint; its answers are fixtures, not scores.
@@ -34,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from harness.safe_write import atomic_write  # noqa: E402
+from loaders.datadir import resolve_data_dir  # noqa: E402
 
 from tests.fake_openai_server import (  # noqa: E402
     Drop, EmptyChoices, Fail, FakeOpenAIServer, Hang, Malformed, NullContent, last_user_content,
@@ -42,12 +50,15 @@ from tests.fake_openai_server import (  # noqa: E402
 FAKE_KEY = "sk-reliability-FAKE-7c1d9e5b3a2f4e6d8c0b"
 KEY_ENV = "MEMPP_RELIABILITY_KEY"
 GUARD_S = 1800  # hang guard for one subprocess
+RELIABILITY_MD = ROOT / "results" / "RELIABILITY.md"
+BEGIN, END = "<!-- scripts/reliability.py: begin -->", "<!-- scripts/reliability.py: end -->"
 
 
 @dataclass
 class Suite:
     root: Path
     server: FakeOpenAIServer
+    data_dir: Path
     console: list[str] = field(default_factory=list)
 
     def overrides(self, cache: Path, *extra: str, answered: bool = True) -> list[str]:
@@ -63,7 +74,7 @@ class Suite:
         return base + list(extra)
 
     def spawn(self, args: list[str]) -> subprocess.Popen:
-        env = {**os.environ, KEY_ENV: FAKE_KEY, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, KEY_ENV: FAKE_KEY, "PYTHONPATH": str(ROOT), "MEMPP_DATA_DIR": str(self.data_dir)}
         return subprocess.Popen([sys.executable, "run.py", *args], cwd=ROOT, env=env, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -207,8 +218,8 @@ def faults(suite: Suite, warm: Path) -> list[list[str]]:
 
 
 # ---------------------------------------------------------------------------- bad inputs
-def broken_data(root: Path) -> dict[str, Path]:
-    source = ROOT.parent / "shared" / "data" / "orgmembench"
+def broken_data(root: Path, data_dir: Path) -> dict[str, Path]:
+    source = data_dir / "orgmembench"
     made = {}
     for name in ("benchmark_v0.0.jsonl", "corpus_index.jsonl"):
         folder = root / f"data-empty-{name}"
@@ -225,7 +236,7 @@ def broken_data(root: Path) -> dict[str, Path]:
 
 
 def bad_inputs(suite: Suite) -> list[list[str]]:
-    data = broken_data(suite.root)
+    data = broken_data(suite.root, suite.data_dir)
     cases = [
         ("system.gamma=0", ["system.gamma=0"]),
         ("system.gamma=-0.5", ["system.gamma=-0.5"]),
@@ -263,8 +274,8 @@ def key_leaks(suite: Suite) -> list[list[str]]:
         if FAKE_KEY.encode() in path.read_bytes():
             found.append(str(path))
     found += ["console output" for text in suite.console if FAKE_KEY in text]
-    return [[f"requests that carried the fake key: {sent}", f"files searched under the run's folders and caches, "
-             f"Hydra logs, console output", f"{len(found)} leaks" + (f": {found[:5]}" if found else "")]]
+    return [[f"requests that carried the fake key: {sent}", "files searched under the run's folders and caches, "
+             "Hydra logs, console output", f"{len(found)} leaks" + (f": {found[:5]}" if found else "")]]
 
 
 def markdown(header: list[str], body: list[list[str]]) -> str:
@@ -272,31 +283,71 @@ def markdown(header: list[str], body: list[list[str]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in body])
 
 
+def with_section(document: str, text: str) -> str:
+    """``document`` with the part between this script's markers replaced by ``text`` (appended
+    with markers when the document has none)."""
+    block = f"{BEGIN}\n{text}\n{END}"
+    if BEGIN in document and END in document.split(BEGIN, 1)[1]:
+        head, rest = document.split(BEGIN, 1)
+        return head + block + rest.split(END, 1)[1]
+    return document.rstrip("\n") + "\n\n" + block + "\n"
+
+
+def stage(title: str, header: list[str], measure) -> tuple[str, list[str], list[list[str]]]:
+    """One section; a stage that raises becomes a single row saying what failed."""
+    try:
+        return title, header, measure()
+    except Exception as exc:  # noqa: BLE001 - the suite reports every failure and goes on
+        return title, header, [[f"stage failed: {type(exc).__name__}: {str(exc)[:200]}"] + [""] * (len(header) - 1)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="write results/RELIABILITY.md")
+    parser.add_argument("--write", action="store_true", help="write this script's part of results/RELIABILITY.md")
+    parser.add_argument("--data-dir", default=None, help="benchmark data (default: as run.py finds it)")
     args = parser.parse_args()
     started = time.monotonic()
+    data_dir = resolve_data_dir(args.data_dir)
     root = Path(tempfile.mkdtemp(prefix="mempp-reliability-"))
-    sections = []
-    with FakeOpenAIServer() as server:
-        suite = Suite(root, server)
-        kill_rows, warm = kills(suite)
-        sections.append(("Kills (SIGKILL) and resume", ["stage", "kept at the kill", "on resume", "bound", "resumed run"], kill_rows))
-        sections.append(("Faults injected (one bad reply each, 3 questions answered and judged)",
-                         ["fault", "requests sent", "outcome"], faults(suite, warm)))
-        sections.append(("Bad inputs", ["input", "exit code", "verdict", "what the user sees"], bad_inputs(suite)))
-        sections.append(("Key leaks", ["key sent", "searched", "found"], key_leaks(suite)))
-    text = "\n\n".join(f"### {title}\n\n{markdown(header, body)}" for title, header, body in sections)
-    print(text)
-    print(f"\n{time.monotonic() - started:.0f} s; scratch folder {root}")
-    if args.write:
-        atomic_write(ROOT / "results" / "RELIABILITY.md",
-            "# Reliability\n\nMeasured by `python scripts/reliability.py` (see its docstring) on "
-            f"{time.strftime('%Y-%m-%d')}, 2 shared CPU cores, in {time.monotonic() - started:.0f} s.\n\n{text}\n"
-        )
-    shutil.rmtree(root, ignore_errors=True)
-    return 0
+    sections: list[tuple[str, list[str], list[list[str]]]] = []
+
+    def report(section: tuple[str, list[str], list[list[str]]]) -> None:
+        sections.append(section)
+        title, header, body = section
+        print(f"### {title}\n\n{markdown(header, body)}\n", flush=True)
+        if args.write:
+            text = "\n\n".join(f"### {t}\n\n{markdown(h, b)}" for t, h, b in sections)
+            note = (f"Measured by `python scripts/reliability.py --write` on {time.strftime('%Y-%m-%d')}, "
+                    f"{time.monotonic() - started:.0f} s so far, data from {data_dir}.")
+            current = RELIABILITY_MD.read_text(encoding="utf-8") if RELIABILITY_MD.exists() else "# Reliability\n"
+            atomic_write(RELIABILITY_MD, with_section(current, f"{note}\n\n{text}"))
+
+    try:
+        with FakeOpenAIServer() as server:
+            suite = Suite(root, server, data_dir)
+            warm: list[Path] = []
+
+            def kill_stage() -> list[list[str]]:
+                kill_rows, cache = kills(suite)
+                warm.append(cache)
+                return kill_rows
+
+            report(stage("Kills (SIGKILL) and resume", ["stage", "kept at the kill", "on resume", "bound", "resumed run"],
+                         kill_stage))
+            def fault_stage() -> list[list[str]]:
+                if not warm:
+                    raise RuntimeError("no warm cache: the kill stage failed")
+                return faults(suite, warm[0])
+
+            report(stage("Faults injected (one bad reply each, 3 questions answered and judged)",
+                         ["fault", "requests sent", "outcome"], fault_stage))
+            report(stage("Bad inputs", ["input", "exit code", "verdict", "what the user sees"], lambda: bad_inputs(suite)))
+            report(stage("Key leaks", ["key sent", "searched", "found"], lambda: key_leaks(suite)))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"{time.monotonic() - started:.0f} s; data {data_dir}; scratch folder {root} removed")
+    failed = sum(1 for _, _, body in sections for row in body if row and row[0].startswith("stage failed"))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

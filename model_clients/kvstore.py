@@ -140,8 +140,7 @@ class KVStore:
         found: dict[str, bytes] = {}
         bad: list[tuple[str, bytes | None]] = []
         for key, value, digest in rows:
-            value = bytes(value)
-            digest = None if digest is None else bytes(digest)
+            value, digest = _as_bytes(value), None if digest is None else _as_bytes(digest)
             wrong = self.problem(key, value, digest)
             if wrong is None:
                 found[key] = value
@@ -177,7 +176,7 @@ class KVStore:
     def scan(self) -> Iterator[EntryReport]:
         """Every bad entry of the whole file (nothing dropped; see ``drop``)."""
         for key, value, digest in self._connect().execute("SELECT key, value, digest FROM kv"):
-            wrong = self.problem(key, bytes(value), None if digest is None else bytes(digest))
+            wrong = self.problem(key, _as_bytes(value), None if digest is None else _as_bytes(digest))
             if wrong is not None:
                 yield EntryReport(key, wrong)
 
@@ -215,6 +214,15 @@ class KVStore:
         return int(self._connect().execute("SELECT COUNT(*) FROM kv").fetchone()[0])
 
 
+def _as_bytes(stored: Any) -> bytes:
+    """A column as bytes: an edit through the sqlite3 shell may have left TEXT (or a number) there."""
+    if isinstance(stored, str):
+        return stored.encode("utf-8")
+    if isinstance(stored, (int, float)):
+        return str(stored).encode("ascii")
+    return bytes(stored)
+
+
 def embedding_store(path: str | Path, *, repair: bool = False) -> KVStore:
     """The store of embedding vectors: float32 bytes, NaN/inf refused at write and at read."""
     return KVStore(path, repair=repair, value_check=finite_float32_vector)
@@ -245,7 +253,7 @@ def adopt_legacy(path: Path, value_check: ValueCheck | None = None) -> list[Entr
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("CREATE TABLE kv_checked (key TEXT PRIMARY KEY, value BLOB NOT NULL, digest BLOB NOT NULL)")
         for key, value in conn.execute("SELECT key, value FROM kv").fetchall():
-            value = bytes(value)
+            value = _as_bytes(value)
             wrong = value_check(value) if value_check is not None else None
             if wrong:
                 dropped.append(EntryReport(key, f"holds {wrong}"))

@@ -27,7 +27,7 @@ from model_clients.kvstore import (  # noqa: E402
     KVStore,
     ValueCheck,
     adopt_legacy,
-    finite_float32_vector,
+    finite_float32_vectors,
     legacy_entries,
 )
 
@@ -48,7 +48,7 @@ class FileReport:
 
 def value_check_for(path: Path) -> ValueCheck | None:
     """Embedding files (``embeddings.sqlite``, ``<dataset>-embeddings.sqlite``) hold float32 vectors."""
-    return finite_float32_vector if path.name.endswith("embeddings.sqlite") else None
+    return finite_float32_vectors if path.name.endswith("embeddings.sqlite") else None
 
 
 def is_cache_store(path: Path) -> str:

@@ -202,3 +202,28 @@ def test_an_empty_old_file_is_upgraded_and_a_full_one_is_refused(tmp_path):
         else:
             with pytest.raises(LegacyCacheError, match=f"{path} is a cache written before checksums"):
                 KVStore(path)
+
+
+def test_a_tampered_reply_behind_the_proxy_is_raised_as_itself_after_the_library_swallowed_it(tmp_path):
+    """mem0 / Zep call the model through the proxy and may swallow a failed call; the caller's
+    ``raise_errors`` must then give the one-line integrity error, not a count of failed calls."""
+    import openai
+
+    from model_clients.llm_client import LLMClient, LLMConfig
+    from model_clients.proxy import LLMProxy
+    from tests.fake_openai_server import FakeOpenAIServer
+
+    messages = [{"role": "user", "content": "Where is Oslo?"}]
+    with FakeOpenAIServer() as server:
+        config = LLMConfig(model="gpt-4o-mini", base_url=server.base_url, api_key_env=None, timeout_s=10, max_retries=0)
+        with LLMProxy(LLMClient(config, KVStore(tmp_path / "llm.sqlite"))) as proxy:
+            sdk = openai.OpenAI(base_url=proxy.base_url, api_key="anything", max_retries=0, timeout=30)
+            sdk.chat.completions.create(model="m", messages=messages, temperature=0)
+        tamper.random_bytes(tmp_path / "llm.sqlite", 1)
+        with LLMProxy(LLMClient(config, KVStore(tmp_path / "llm.sqlite"))) as proxy:
+            sdk = openai.OpenAI(base_url=proxy.base_url, api_key="anything", max_retries=0, timeout=30)
+            with pytest.raises(openai.BadRequestError):
+                sdk.chat.completions.create(model="m", messages=messages, temperature=0)
+            with pytest.raises(CacheIntegrityError, match=f"{tmp_path / 'llm.sqlite'}: cache entry [0-9a-f]{{64}} fails its checksum"):
+                proxy.raise_errors()
+        assert server.request_count == 1

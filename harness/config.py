@@ -22,6 +22,13 @@ def _take(cls, section: str, values: dict[str, Any]):
     return cls(**values)
 
 
+def _store(values: dict[str, Any]) -> "StoreSpec":
+    store = _take(StoreSpec, "store", values)
+    if not isinstance(store.repair_cache, bool):
+        raise ConfigError(f"store.repair_cache={store.repair_cache!r}: must be true or false")
+    return store
+
+
 def _optional_path(key: str, value: Any) -> str | None:
     """A directory setting: null, or a non-empty string."""
     if value is None:
@@ -139,6 +146,7 @@ class EncoderSpec:
 class StoreSpec:
     cache_dir: str = "~/.cache/mempp"
     results_dir: str = "outputs/runs"
+    repair_cache: bool = False  # a cache entry failing its checksum is dropped and recomputed, not an error
 
 
 @dataclass(frozen=True)
@@ -174,7 +182,7 @@ class RunConfig:
             dataset=dataset,
             system=system,
             encoder=_encoder_spec(dict(raw.pop("encoder", None) or {})),
-            store=_take(StoreSpec, "store", dict(raw.pop("store", {}))),
+            store=_store(dict(raw.pop("store", {}))),
             answerer=answerer,
             judge=judge,
             estimate=bool(raw.pop("estimate", False)),

@@ -26,6 +26,7 @@ from harness.encoders import build_encoder
 from memplusplus.encoder import CachedEncoder
 from harness.answering import display_name
 from harness.qa import QAItem, check_qa_ready, qa_summary, run_qa
+from harness.caches import EMBEDDINGS, LLM_REPLIES, RETRIEVALS, run_cache
 from model_clients.kvstore import KVStore, stable_hash
 from harness.benchmarks import Benchmark
 from harness.records import build_record, episode_metrics, ranked_ids
@@ -101,15 +102,15 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     loaded = time.perf_counter()
     cache_dir = Path(config.cache_dir())
     data_files = file_hashes(set(read_files), data_root, cache_dir / "data_hashes.json")
-    embeddings = KVStore(cache_dir / "embeddings.sqlite")
-    retrievals = KVStore(cache_dir / "retrieval.sqlite")
+    embeddings = run_cache(config, EMBEDDINGS)
+    retrievals = run_cache(config, RETRIEVALS)
     encoder = build_encoder(config.encoder.backend, config.encoder.params, cache=embeddings)
     identity = system_identity(config)
     sessions = any(benchmark.scorer_for(ep) is not None for ep in episodes)
     items: list[QAItem] = []
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
     if config.estimate and entry_for(config.system).write_calls is not None:  # ingesting would spend the calls
-        write = estimate_write_time(config, episodes, KVStore(cache_dir / "llm.sqlite"))
+        write = estimate_write_time(config, episodes, run_cache(config, LLM_REPLIES))
         answers = _price_answers_before_retrieval(config, episodes, cache_dir) if config.answerer else []
         return RunResult(None, None, "", [], stats, [write, *answers])
     embedding = _embedding_estimate(config, episodes, encoder, retrievals, identity) if config.estimate else None
@@ -130,7 +131,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     metric_keys = retrieval_summary_keys(ks, sessions)
     qa = None
     if config.answerer is not None:
-        qa = run_qa(config, items, KVStore(cache_dir / "llm.sqlite"))
+        qa = run_qa(config, items, run_cache(config, LLM_REPLIES))
         if config.estimate:
             return RunResult(None, None, "", records, stats, qa.estimates, embedding)
         stats.update(qa.stats)
@@ -174,7 +175,7 @@ def _price_answers_before_retrieval(config: RunConfig, episodes: list[Episode], 
     """A dry run that cannot retrieve: answers and grades priced over contexts of the size
     retrieval would give (exact call counts, approximate prompt tokens)."""
     items = [QAItem(q, "x" * approximate_context_chars(config, ep), {"metrics": {}}) for ep in episodes for q in ep.questions]
-    return run_qa(config, items, KVStore(cache_dir / "llm.sqlite")).estimates
+    return run_qa(config, items, run_cache(config, LLM_REPLIES)).estimates
 
 
 def _embedding_estimate(config, episodes, encoder, retrievals, identity):
@@ -211,7 +212,7 @@ def _run_episode(
     stats["retrieval_cache_hits"] += sum(1 for key in keys.values() if key in cached)
     missing = [q for q in episode.questions if keys[q.qid] not in cached or deep_keys.get(q.qid, keys[q.qid]) not in cached]
     if missing:
-        context = RunContext(config.system, encoder, config.cache_dir(), KVStore(Path(config.cache_dir()) / "llm.sqlite"),
+        context = RunContext(config.system, encoder, config.cache_dir(), run_cache(config, LLM_REPLIES),
                              config.cache_only, config.progress)
         built = build_system(context)
         system = built.memory

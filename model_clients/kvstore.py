@@ -3,16 +3,40 @@
 Every expensive stage (embeddings, retrieval, LLM calls) keys its output by a hash of its inputs
 and keeps it here, so a killed run resumes and a repeated run recomputes nothing. Each put is its
 own committed transaction: a crash loses at most the write in flight, never earlier ones.
+
+Integrity: every row carries a sha256 digest of its key and its bytes (``entry_digest``), written with
+the value and checked on every read, so a value edited on disk, overwritten with other bytes or
+moved under another key is an error naming the file and the key -- never a silently changed
+number. A store may also check what its values mean (``value_check``: the embedding store refuses
+NaN/inf vectors), at write and at read. With ``repair=True`` a bad entry is dropped instead (one
+warning line each) and reads as missing, so its caller recomputes it.
+
+Schema: ``PRAGMA user_version`` 2 marks a file with digests. A file from before (no digest column)
+is refused in one line unless it is empty; ``adopt_legacy`` (``scripts/check_cache.py --adopt``)
+checksums its entries as they stand, for a cache its owner trusts.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+
+from memory_protocol import ConfigError
+
+SCHEMA_VERSION = 2  # PRAGMA user_version of a store whose rows carry digests; 0 = older (no digests)
+CHECKSUM_PROBLEM = "fails its checksum (its bytes were changed, or it was moved from another key)"
+REPAIR_HINT = "re-run with store.repair_cache=true to drop and recompute it (scripts/check_cache.py checks a whole cache)"
+
+ValueCheck = Callable[[list[bytes]], list["str | None"]]  # per value: what is wrong with it, or None
+
+logger = logging.getLogger(__name__)
 
 
 def stable_hash(obj: Any) -> str:
@@ -21,16 +45,61 @@ def stable_hash(obj: Any) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-class KVStore:
-    """Bytes values under string keys, in one SQLite file per namespace."""
+def entry_digest(key: str, value: bytes) -> bytes:
+    """sha256 of a domain tag, the key (length-prefixed) and the value: a value under another key
+    fails. (sha256 over BLAKE2b: hardware-accelerated on common CPUs, the faster of the two here.)"""
+    key_bytes = key.encode("utf-8")
+    return hashlib.sha256(b"mempp-kv-v2\x00" + len(key_bytes).to_bytes(8, "little") + key_bytes + value).digest()
 
-    def __init__(self, path: str | Path):
+
+def finite_float32_vectors(values: list[bytes]) -> list[str | None]:
+    """The embedding store's value check: float32 bytes, every component finite. One numpy pass
+    over the whole batch when all is well (the common case); per value only to say what is wrong."""
+    import numpy as np
+
+    if all(value and len(value) % 4 == 0 for value in values) and np.isfinite(np.frombuffer(b"".join(values), dtype=np.float32)).all():
+        return [None] * len(values)
+    problems: list[str | None] = []
+    for value in values:
+        if not value or len(value) % 4:
+            problems.append(f"{len(value)} bytes, not a float32 vector")
+            continue
+        vector = np.frombuffer(value, dtype=np.float32)
+        bad = int(np.count_nonzero(~np.isfinite(vector)))
+        problems.append(f"a vector with {bad} NaN/inf component(s) of {vector.size}" if bad else None)
+    return problems
+
+
+class CacheIntegrityError(ConfigError):
+    """A cache entry that fails its checksum or its value check; names the file and the key."""
+
+    def __init__(self, path: Path, key: str, problem: str, hint: str = REPAIR_HINT):
+        super().__init__(f"{path}: cache entry {key} {problem}; {hint}")
+        self.path, self.key, self.problem = path, key, problem
+
+
+class LegacyCacheError(ConfigError):
+    """A cache file written before digests existed, holding entries (refused, never read unchecked)."""
+
+
+@dataclass(frozen=True)
+class EntryReport:
+    """One bad entry found by ``KVStore.scan``."""
+
+    key: str
+    problem: str
+
+
+class KVStore:
+    """Bytes values under string keys, in one SQLite file per namespace, each checked on read."""
+
+    def __init__(self, path: str | Path, *, repair: bool = False, value_check: ValueCheck | None = None):
         self.path = Path(path)
+        self.repair = repair
+        self.value_check = value_check
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._connect() as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+        self._prepare(self._connect())
 
     def _connect(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -39,9 +108,68 @@ class KVStore:
             self._local.conn = conn
         return conn
 
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """Create the table (schema 2), or refuse a file this code cannot check, in one transaction."""
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            columns = [row[1] for row in conn.execute("PRAGMA table_info(kv)")]
+            if version == 0 and "digest" not in columns:
+                if columns:
+                    count = int(conn.execute("SELECT COUNT(*) FROM kv").fetchone()[0])
+                    if count:
+                        raise LegacyCacheError(legacy_message(self.path, count))
+                    conn.execute("DROP TABLE kv")  # empty: nothing to lose
+                conn.execute("CREATE TABLE kv (key TEXT PRIMARY KEY, value BLOB NOT NULL, digest BLOB NOT NULL)")
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif version != SCHEMA_VERSION:
+                raise ConfigError(f"{self.path}: cache schema {version}, this code reads schema {SCHEMA_VERSION} only")
+            conn.commit()
+        except BaseException:
+            conn.rollback()
+            raise
+
+    # ------------------------------------------------------------------ checks
+    def problems(self, rows: Iterable[tuple[str, Any, Any]]) -> list[tuple[str, bytes, bytes | None, str | None]]:
+        """Each stored row (key, value, digest) with why it cannot be trusted, or None."""
+        checked: list[tuple[str, bytes, bytes | None, str | None]] = []
+        for key, value, digest in rows:
+            value, digest = _as_bytes(value), None if digest is None else _as_bytes(digest)
+            matches = digest is not None and digest == entry_digest(key, value)
+            checked.append((key, value, digest, None if matches else CHECKSUM_PROBLEM))
+        if self.value_check is not None:
+            verified = [index for index, row in enumerate(checked) if row[3] is None]
+            for index, wrong in zip(verified, self.value_check([checked[index][1] for index in verified])):
+                if wrong:
+                    key, value, digest, _ = checked[index]
+                    checked[index] = (key, value, digest, f"holds {wrong}")
+        return checked
+
+    def _checked(self, rows: Iterable[tuple[str, Any, Any]]) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        bad: list[tuple[str, bytes | None]] = []
+        for key, value, digest, wrong in self.problems(rows):
+            if wrong is None:
+                found[key] = value
+            elif not self.repair:
+                raise CacheIntegrityError(self.path, key, wrong)
+            else:
+                logger.warning("%s: dropped cache entry %s, which %s; it is recomputed", self.path, key, wrong)
+                bad.append((key, digest))
+        if bad:
+            self._drop_rows(bad)
+        return found
+
+    def _drop_rows(self, rows: list[tuple[str, bytes | None]]) -> None:
+        conn = self._connect()
+        with conn:  # only the row as read: a good value written meanwhile by another run stays
+            conn.executemany("DELETE FROM kv WHERE key = ? AND digest IS ?", rows)
+
+    # ------------------------------------------------------------------ reads
     def get(self, key: str) -> bytes | None:
-        row = self._connect().execute("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
-        return None if row is None else bytes(row[0])
+        rows = self._connect().execute("SELECT key, value, digest FROM kv WHERE key = ?", (key,)).fetchall()
+        return self._checked(rows).get(key)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
         keys = list(dict.fromkeys(keys))
@@ -50,17 +178,37 @@ class KVStore:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for key, value in conn.execute(f"SELECT key, value FROM kv WHERE key IN ({marks})", chunk):
-                found[key] = bytes(value)
+            found.update(self._checked(conn.execute(f"SELECT key, value, digest FROM kv WHERE key IN ({marks})", chunk)))
         return found
 
+    def scan(self) -> Iterator[EntryReport]:
+        """Every bad entry of the whole file (nothing dropped; see ``drop``)."""
+        cursor = self._connect().execute("SELECT key, value, digest FROM kv")
+        while rows := cursor.fetchmany(1000):
+            for key, _, _, wrong in self.problems(rows):
+                if wrong is not None:
+                    yield EntryReport(key, wrong)
+
+    def drop(self, keys: Iterable[str]) -> None:
+        conn = self._connect()
+        with conn:
+            conn.executemany("DELETE FROM kv WHERE key = ?", [(key,) for key in keys])
+
+    # ------------------------------------------------------------------ writes
     def put(self, key: str, value: bytes) -> None:
         self.put_many([(key, value)])
 
     def put_many(self, items: Iterable[tuple[str, bytes]]) -> None:
+        pairs = [(key, bytes(value)) for key, value in items]
+        if self.value_check is not None:
+            for (key, _), wrong in zip(pairs, self.value_check([value for _, value in pairs])):
+                if wrong:
+                    raise CacheIntegrityError(self.path, key, f"was refused at write: {wrong}",
+                                              "the code that computed it produced a bad value")
+        rows = [(key, value, entry_digest(key, value)) for key, value in pairs]
         conn = self._connect()
         with conn:
-            conn.executemany("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", list(items))
+            conn.executemany("INSERT OR REPLACE INTO kv (key, value, digest) VALUES (?, ?, ?)", rows)
 
     def get_json(self, key: str) -> Any | None:
         raw = self.get(key)
@@ -71,3 +219,60 @@ class KVStore:
 
     def __len__(self) -> int:
         return int(self._connect().execute("SELECT COUNT(*) FROM kv").fetchone()[0])
+
+
+def _as_bytes(stored: Any) -> bytes:
+    """A column as bytes: an edit through the sqlite3 shell may have left TEXT (or a number) there."""
+    if isinstance(stored, str):
+        return stored.encode("utf-8")
+    if isinstance(stored, (int, float)):
+        return str(stored).encode("ascii")
+    return bytes(stored)
+
+
+def embedding_store(path: str | Path, *, repair: bool = False) -> KVStore:
+    """The store of embedding vectors: float32 bytes, NaN/inf refused at write and at read."""
+    return KVStore(path, repair=repair, value_check=finite_float32_vectors)
+
+
+def legacy_message(path: Path, count: int) -> str:
+    return (f"{path} is a cache written before checksums ({count} entries without digests); "
+            f"`python scripts/check_cache.py {path.parent} --adopt` checksums them as they stand, "
+            "or delete the file to recompute them")
+
+
+def legacy_entries(path: Path) -> int | None:
+    """How many entries a pre-checksum file holds (None: not such a file)."""
+    with sqlite3.connect(path, timeout=60.0) as conn:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(kv)")]
+        if version != 0 or not columns or "digest" in columns:
+            return None
+        return int(conn.execute("SELECT COUNT(*) FROM kv").fetchone()[0])
+
+
+def adopt_legacy(path: Path, value_check: ValueCheck | None = None) -> list[EntryReport]:
+    """Give a pre-checksum file digests for its entries as they stand (trusting them); entries
+    failing ``value_check`` are dropped and returned. One transaction: a crash leaves the old file."""
+    conn = sqlite3.connect(path, timeout=60.0)
+    dropped: list[EntryReport] = []
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("CREATE TABLE kv_checked (key TEXT PRIMARY KEY, value BLOB NOT NULL, digest BLOB NOT NULL)")
+        rows = [(key, _as_bytes(value)) for key, value in conn.execute("SELECT key, value FROM kv").fetchall()]
+        wrongs = value_check([value for _, value in rows]) if value_check is not None else [None] * len(rows)
+        for (key, value), wrong in zip(rows, wrongs):
+            if wrong:
+                dropped.append(EntryReport(key, f"holds {wrong}"))
+                continue
+            conn.execute("INSERT INTO kv_checked VALUES (?, ?, ?)", (key, value, entry_digest(key, value)))
+        conn.execute("DROP TABLE kv")
+        conn.execute("ALTER TABLE kv_checked RENAME TO kv")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.commit()
+    except BaseException:
+        conn.rollback()
+        raise
+    finally:
+        conn.close()
+    return dropped

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from model_clients.kvstore import stable_hash
+from model_clients.kvstore import CacheIntegrityError, stable_hash
 from model_clients.chat_types import EXTRA_FIELDS, CacheMissError, ChatRequest, MissingAPIKeyError
 from model_clients.llm_client import LLMClient
 from model_clients.loopback import LoopbackServer, ServedOnLoopback, read_body, send_json
@@ -147,6 +147,7 @@ class LLMProxy(ServedOnLoopback):
         self.rewrite = rewrite
         self.errors: list[str] = []
         self.token = secrets.token_urlsafe(32)  # the libraries' api_key; never a real credential
+        self.integrity_error: CacheIntegrityError | None = None  # a bad cache entry: re-raised as itself
         self._tally = Tally(ProxyCounters)
         self._encode_lock = threading.Lock()
         self._server = LoopbackServer(self._handle_post, self._handle_get, name="llm-proxy")
@@ -157,6 +158,8 @@ class LLMProxy(ServedOnLoopback):
 
     def raise_errors(self) -> None:
         """Raise the first failure the proxy answered, if any (the libraries may have swallowed it)."""
+        if self.integrity_error is not None:  # one line naming the cache file and key, not a count
+            raise self.integrity_error
         if self.errors:
             raise RuntimeError(f"{len(self.errors)} proxied model call(s) failed; first: {self.errors[0]}")
 
@@ -199,6 +202,8 @@ class LLMProxy(ServedOnLoopback):
             else:
                 status, payload = 404, _error(f"no route POST {handler.path}")
         except Exception as exc:  # answered, never crash the server thread
+            if isinstance(exc, CacheIntegrityError) and self.integrity_error is None:
+                self.integrity_error = exc
             status, payload = 500, _error(f"proxy error: {type(exc).__name__}: {exc}")
             self.errors.append(payload["error"]["message"])
         send_json(handler, status, payload)
@@ -210,6 +215,9 @@ class LLMProxy(ServedOnLoopback):
                 body = self.rewrite(body)
             request = chat_request_from_body(body)
             result = self.client.complete(request)
+        except CacheIntegrityError as exc:
+            self.integrity_error = self.integrity_error or exc
+            return self._failed(str(exc))
         except (ProxyError, ValueError, CacheMissError, MissingAPIKeyError) as exc:
             return self._failed(str(exc))
         if not result.ok:

@@ -47,7 +47,7 @@ def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: s
     from harness.compose import compose_config
     from harness.config import RunConfig
     from harness.encoders import build_encoder
-    from model_clients.kvstore import KVStore
+    from model_clients.kvstore import KVStore, embedding_store
     from model_clients.call_counts import snapshot
     from model_clients.tally import difference
     from harness.systems import RunContext, build_system
@@ -61,7 +61,7 @@ def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: s
     wanted = EPISODE[dataset]
     episode = next(e for e in episodes if wanted is None or e.episode_id == wanted)
     documents = episode.documents[:max_docs] if max_docs else episode.documents
-    encoder = build_encoder(config.encoder.backend, config.encoder.params, cache=KVStore(Path(embeddings)))
+    encoder = build_encoder(config.encoder.backend, config.encoder.params, cache=embedding_store(Path(embeddings)))
     built = build_system(RunContext(config.system, encoder, workdir, KVStore(Path(workdir) / "llm.sqlite")))
     memory = built.memory
     try:

@@ -1,0 +1,80 @@
+"""What checking every cache read costs on a warm cache: ``get_many`` of N stored vectors through
+the checked stores vs the plain SELECT the store did before digests (same file, same rows).
+
+    python scripts/bench_cache_reads.py            # 20,000 vectors of 384 float32
+    python scripts/bench_cache_reads.py --n 100000 --repeat 7
+
+Prints the best of ``--repeat`` timings per way of reading, in ms and microseconds per entry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from model_clients.kvstore import KVStore, embedding_store  # noqa: E402
+
+
+def best_of(repeat: int, read: Callable[[], object]) -> float:
+    read()  # warm the page cache and the connection
+    timings = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        read()
+        timings.append(time.perf_counter() - start)
+    return min(timings)
+
+
+def unchecked_reader(path: Path, keys: list[str]) -> Callable[[], dict[str, bytes]]:
+    """The read before digests: SELECT key, value in chunks of 500, nothing verified."""
+    conn = sqlite3.connect(path)
+
+    def read() -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update((k, bytes(v)) for k, v in conn.execute(f"SELECT key, value FROM kv WHERE key IN ({marks})", chunk))
+        return found
+
+    return read
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=20_000)
+    parser.add_argument("--dimension", type=int, default=384)
+    parser.add_argument("--repeat", type=int, default=9)
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(0)
+    items = [(f"{i:064x}", rng.standard_normal(args.dimension).astype(np.float32).tobytes()) for i in range(args.n)]
+    keys = [key for key, _ in items]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "embeddings.sqlite"
+        embedding_store(path).put_many(items)
+        plain, vectors = KVStore(path), embedding_store(path)
+        ways = {
+            "unchecked SELECT (the store before digests)": unchecked_reader(path, keys),
+            "KVStore.get_many (digest)": lambda: plain.get_many(keys),
+            "embedding_store.get_many (digest + finite)": lambda: vectors.get_many(keys),
+        }
+        base = None
+        for name, read in ways.items():
+            seconds = best_of(args.repeat, read)
+            base = base or seconds
+            print(f"{name:46s} {args.n} entries: {seconds * 1000:8.1f} ms  {seconds / args.n * 1e6:6.2f} us/entry  x{seconds / base:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

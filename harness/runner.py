@@ -37,7 +37,7 @@ from harness.systems import RunContext, build_system, entry_for
 from harness.write_time_estimate import approximate_context_chars, estimate_write_time
 from judges.aggregate import format_table, summarize
 from judges.metrics.registry import retrieval_summary_keys
-from loaders import load_dataset, prepare_data_dir
+from loaders import dataset_notes, load_dataset, prepare_data_dir
 from memory_protocol import Episode
 from judges.metrics.budget_chars import BlockLayout
 from memory_protocol.documents import Hit
@@ -108,7 +108,9 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     identity = system_identity(config)
     sessions = any(benchmark.scorer_for(ep) is not None for ep in episodes)
     items: list[QAItem] = []
-    stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0}
+    stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0,
+             # known upstream quirks, questions without gold, questions dated before their documents (loaders.notes)
+             "dataset_notes": dataset_notes(episodes).as_dict()}
     if config.estimate and entry_for(config.system).write_calls is not None:  # ingesting would spend the calls
         write = estimate_write_time(config, episodes, run_cache(config, LLM_REPLIES))
         answers = _price_answers_before_retrieval(config, episodes, cache_dir) if config.answerer else []

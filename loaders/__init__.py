@@ -19,6 +19,7 @@ from typing import Any
 from loaders import locomo, longmemeval, orgmem
 from loaders.autofetch import prepare_data_dir
 from loaders.datadir import resolve_data_dir
+from loaders.notes import DatasetNotes, dataset_notes, log_notes
 from memory_protocol import DatasetError, Episode, Question, RubricFacet
 from loaders.selection import Selection, make_selection, select
 
@@ -74,8 +75,12 @@ def load_dataset(
         raise DatasetError(name, f"unknown options {unknown}; {name} accepts {spec.options()}")
     selection = make_selection(name, limit, categories, spec.categories)
     root = resolve_data_dir(None if data_dir is None else str(data_dir))
-    counted = _Counted(spec.load(root, **options))
+    loaded = spec.load(root, **options)
+    counted = _Counted(loaded, name)
     episodes = select(counted, selection, keep_empty=spec.keep_empty)
+    close = getattr(loaded, "close", None)
+    if close is not None:  # a lazy loader stopped at a limit checks what it did not build (unique ids)
+        close()
     if counted.exhausted and (counted.questions == 0 or counted.documents == 0):
         missing = "questions" if counted.questions == 0 else "documents"
         raise DatasetError(
@@ -83,19 +88,25 @@ def load_dataset(
             f"the data files yield no {missing} ({counted.episodes} episode(s), {counted.questions} questions, "
             f"{counted.documents} documents); is a file empty or truncated?",
         )
+    log_notes(name, dataset_notes(episodes))
     return episodes
 
 
 class _Counted:
-    """Passes a loader's episodes through, counting what the data files held (as far as read)."""
+    """Passes a loader's episodes through, counting what the data files held (as far as read),
+    and refusing an episode without documents."""
 
-    def __init__(self, episodes: Iterable[Episode]) -> None:
+    def __init__(self, episodes: Iterable[Episode], dataset: str) -> None:
         self._episodes = episodes
+        self._dataset = dataset
         self.episodes = self.questions = self.documents = 0
         self.exhausted = False
 
     def __iter__(self) -> Iterator[Episode]:
         for episode in self._episodes:
+            if not episode.documents:  # every loader refuses this itself; a benchmark's own loader may not
+                raise DatasetError(self._dataset, "the episode has no documents, so there is nothing to retrieve "
+                                                  "from", record=episode.episode_id)
             self.episodes += 1
             self.questions += len(episode.questions)
             self.documents += len(episode.documents)
@@ -107,10 +118,12 @@ __all__ = [
     "DATASETS",
     "DatasetError",
     "DatasetLoader",
+    "DatasetNotes",
     "Episode",
     "Question",
     "RubricFacet",
     "Selection",
+    "dataset_notes",
     "load_dataset",
     "prepare_data_dir",
     "resolve_data_dir",

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from loaders.jsonguard import LIMITS, check_file_size, check_json_text
 from memory_protocol import DatasetError
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -16,8 +18,14 @@ _MISSING = object()
 
 
 def read_bytes(path: Path) -> bytes:
-    """The file's bytes, gunzipped when it starts with the gzip magic number."""
+    """The file's bytes, gunzipped when it starts with the gzip magic number.
+
+    A file read whole is capped (``jsonguard.LIMITS.max_file_bytes``), before and after gunzip,
+    so neither a huge file nor a gzip bomb is ever held in memory.
+    """
+    cap = LIMITS.max_file_bytes
     try:
+        check_file_size(path, path.stat().st_size)
         raw = path.read_bytes()
     except FileNotFoundError:
         raise DatasetError(str(path), "file not found") from None
@@ -26,9 +34,12 @@ def read_bytes(path: Path) -> bytes:
     if not raw.startswith(GZIP_MAGIC):
         return raw
     try:
-        return gzip.decompress(raw)
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unpacking:
+            data = unpacking.read(cap + 1)
     except (EOFError, OSError, zlib.error) as exc:
         raise DatasetError(str(path), f"truncated or corrupt gzip data: {exc}") from None
+    check_file_size(path, len(data), unpacked=True)
+    return data
 
 
 def read_text(path: Path) -> str:
@@ -49,8 +60,9 @@ def _decode_error(path: Path, exc: json.JSONDecodeError, record: str | None = No
 
 
 def read_json(path: Path) -> Any:
-    """Parse a whole JSON file (plain or gzip)."""
+    """Parse a whole JSON file (plain or gzip), its depth and string lengths checked first."""
     text = read_text(path)
+    check_json_text(text, path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -60,8 +72,10 @@ def read_json(path: Path) -> Any:
 def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """Parse a JSON-lines file into (1-based line number, object) pairs; blank lines are skipped."""
     records: list[tuple[int, dict[str, Any]]] = []
+    text = read_text(path)
+    check_json_text(text, path)
     # split on "\n" only: str.splitlines() would also break inside strings holding U+2028 and friends
-    for lineno, line in enumerate(read_text(path).split("\n"), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

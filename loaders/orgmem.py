@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from loaders.dates import find_date_in_text, parse_iso_date
+from loaders.jsonguard import LIMITS
 from loaders.jsonio import get_field, get_str_list, read_jsonl, read_text, require_file
 from memory_protocol import DatasetError, Episode, Question, RubricFacet
 from memory_protocol.documents import Document
@@ -139,7 +140,11 @@ def build_document(
     does, the evidence header shows a placeholder (``memplusplus.evidence.NO_AUTHOR``).
     """
     path = root / row["path"]
-    artefact = split_artefact(read_text(require_file(path, f"artefact {row['slot_id']}")), path)
+    text = read_text(require_file(path, f"artefact {row['slot_id']}"))
+    if len(text) > LIMITS.max_token_bytes:
+        raise DatasetError(str(path), f"artefact longer than {LIMITS.max_token_bytes:,} characters, the cap for one "
+                                      f"document (the longest real one is 11,632 bytes); refused", row["slot_id"])
+    artefact = split_artefact(text, path)
     check_header_agrees(artefact, row, path)
     event = events.get(row["event_id"])
     if event is None:
@@ -180,7 +185,10 @@ def load_documents(root: Path, author_mode: str | None) -> list[Document]:
     """Every artefact listed in corpus_index.jsonl, in index order."""
     events = load_events(root / "source_of_truth" / "events.jsonl")
     personas = load_persona_names(root / "helix_canon" / "personas.jsonl") if author_mode else {}
-    docs = [build_document(row, root, events, author_mode, personas) for row in read_index(root / "corpus_index.jsonl")]
+    index = root / "corpus_index.jsonl"
+    docs = [build_document(row, root, events, author_mode, personas) for row in read_index(index)]
+    if not docs:
+        raise DatasetError(str(index), "the corpus index lists no artefacts, so there is nothing to retrieve from")
     if author_mode:
         unknown = sorted({d.meta["persona_id"] for d in docs} - personas.keys())
         if unknown:
@@ -261,6 +269,8 @@ def build_question(record: Mapping[str, Any], lineno: int, path: Path) -> Questi
     if category not in CATEGORIES:
         raise DatasetError(str(path), f"unknown category {category!r}; expected one of {list(CATEGORIES)}", rec, "category")
     text = get_field(record, "text", path, rec, str)
+    if not text.strip():
+        raise DatasetError(str(path), "empty question", rec, "text")
     ground_truth = get_field(record, "ground_truth_answer", path, rec, dict)
     meta: dict[str, Any] = {
         "ground_truth": ground_truth,

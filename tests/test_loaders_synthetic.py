@@ -57,7 +57,7 @@ def locomo_sample() -> dict[str, Any]:
         },
         "qa": [
             {"question": "Who said hi?", "answer": "Ann", "evidence": ["D1:1"], "category": 4},
-            {"question": "Did Bob say bye?", "adversarial_answer": "yes", "evidence": ["D1:2", "D9:9"],
+            {"question": "Did Bob say bye?", "adversarial_answer": "yes", "evidence": ["D1:2; D1:2"],
              "category": 5},
         ],
     }
@@ -193,7 +193,7 @@ def test_locomo_synthetic_sessions_and_evidence(tmp_path: Path) -> None:
     assert [d.doc_id for d in episode.documents] == ["D1:1", "D1:2"]  # session_2 has only a date_time
     adversarial = episode.questions[1]
     assert (adversarial.qid, adversarial.answer, adversarial.category) == ("conv-1/1", "", "adversarial")
-    assert adversarial.evidence_ids == ("D1:2",) and adversarial.meta["missing_evidence"] == ["D9:9"]
+    assert adversarial.evidence_ids == ("D1:2",) and "missing_evidence" not in adversarial.meta
     assert adversarial.meta["adversarial_answer"] == "yes"
 
 
@@ -310,20 +310,39 @@ def test_bad_limit(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("gz", [False, True])
-def test_longmemeval_reads_only_as_far_as_the_selection_needs(tmp_path: Path, gz: bool) -> None:
-    # two good entries, then a cut-off third: a limit met by the first two never reaches the cut
+def test_longmemeval_builds_only_what_the_selection_needs(tmp_path: Path, gz: bool, monkeypatch) -> None:
+    from loaders import longmemeval
+
+    built: list[str] = []
+    build = longmemeval.build_episode
+
+    def counting_build(entry, index, path):
+        built.append(entry["question_id"])
+        return build(entry, index, path)
+
+    monkeypatch.setattr(longmemeval, "build_episode", counting_build)
+    entries = [lme_entry("a"), lme_entry("b", "temporal-reasoning"), lme_entry("c", "temporal-reasoning")]
+    write_lme(tmp_path, entries, gz=gz)
+    assert [e.episode_id for e in load_dataset("longmemeval_s", data_dir=str(tmp_path), limit=2)] == ["a", "b"]
+    assert built == ["a", "b"]  # 'c' is read for its id, never built
+    # the category filter applies while streaming: the first temporal-reasoning question is 'b'
+    built.clear()
+    episodes = load_dataset("longmemeval_s", data_dir=str(tmp_path), limit=1, categories=["temporal-reasoning"])
+    assert [e.episode_id for e in episodes] == ["b"] and built == ["a", "b"]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_longmemeval_truncated_file_fails_whatever_the_limit(tmp_path: Path, gz: bool) -> None:
+    # two good entries, then a cut-off third: the ids of the entries beyond a limit are still read
     entries = [lme_entry("a"), lme_entry("b", "temporal-reasoning"), lme_entry("c", "temporal-reasoning")]
     text = json.dumps(entries)
     cut = text[: text.index('"question_id": "c"') + 10]
     path = tmp_path / "longmemeval" / "longmemeval_s_cleaned.json"
     path.parent.mkdir(parents=True)
     path.write_bytes(gzip.compress(cut.encode()) if gz else cut.encode())
-    assert [e.episode_id for e in load_dataset("longmemeval_s", data_dir=str(tmp_path), limit=2)] == ["a", "b"]
-    # the category filter applies while streaming: the first temporal-reasoning question is 'b'
-    episodes = load_dataset("longmemeval_s", data_dir=str(tmp_path), limit=1, categories=["temporal-reasoning"])
-    assert [e.episode_id for e in episodes] == ["b"]
-    message = error_of(lambda: load_dataset("longmemeval_s", data_dir=str(tmp_path)))
-    assert str(path) in message and "invalid or truncated JSON" in message
+    for limit in (2, None):
+        message = error_of(lambda: load_dataset("longmemeval_s", data_dir=str(tmp_path), limit=limit))
+        assert str(path) in message and "invalid or truncated JSON" in message and "\n" not in message
 
 
 def test_longmemeval_top_level_must_be_a_list_and_ids_unique(tmp_path: Path) -> None:

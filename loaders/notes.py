@@ -1,0 +1,89 @@
+"""What a run should know about the questions it loaded: known upstream quirks made visible.
+
+The loaders keep a few documented upstream quirks as they are (LoCoMo's evidence ids that match no
+turn, ``data/locomo/SOURCE.md``; OrgMemBench evidence missing from the corpus), and some
+questions carry no gold evidence at all, or are dated before every document of their episode.
+(Abstention questions have no gold by design and are not listed.) None of these is an error, but none may pass silently: :func:`dataset_notes` names the questions,
+``loaders.load_dataset`` logs one warning per kind, and the runner records the counts and ids in
+the run's stats (``metrics.json`` -> ``stats.dataset_notes``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+
+from memory_protocol import Episode
+
+log = logging.getLogger(__name__)
+
+# question meta keys under which a loader lists gold references it dropped as a known quirk
+DROPPED_EVIDENCE_KEYS: tuple[str, ...] = ("missing_evidence", "unparsed_evidence")
+MAX_NAMED = 20  # a warning names at most this many questions; the stats keep them all
+
+
+@dataclass(frozen=True)
+class DatasetNotes:
+    """Question ids by kind of note, in load order."""
+
+    dropped_evidence: tuple[str, ...] = ()
+    without_gold: tuple[str, ...] = ()
+    dated_before_documents: tuple[str, ...] = ()
+
+    def kinds(self) -> dict[str, tuple[str, ...]]:
+        return {
+            "dropped_evidence": self.dropped_evidence,
+            "without_gold": self.without_gold,
+            "dated_before_documents": self.dated_before_documents,
+        }
+
+    def as_dict(self) -> dict[str, dict[str, object]]:
+        """``{kind: {"count": n, "questions": [...]}}`` for the kinds that occur."""
+        return {kind: {"count": len(ids), "questions": list(ids)} for kind, ids in self.kinds().items() if ids}
+
+    def warnings(self, dataset: str) -> list[str]:
+        """One line per kind that occurs, naming the questions."""
+        lines = []
+        for kind, ids in self.kinds().items():
+            if ids:
+                named = ", ".join(ids[:MAX_NAMED]) + (f" and {len(ids) - MAX_NAMED} more" if len(ids) > MAX_NAMED else "")
+                lines.append(f"{dataset}: {len(ids)} question(s) {EXPLANATIONS[kind]}: {named}")
+        return lines
+
+
+EXPLANATIONS: dict[str, str] = {
+    "dropped_evidence": "cite gold evidence that matches no document (a known upstream quirk; the reference "
+                        "is dropped, the question kept)",
+    "without_gold": "have no gold evidence, so no retrieval score",
+    "dated_before_documents": "are dated before every document of their episode (a system that honours the "
+                              "question date sees nothing)",
+}
+
+
+def _earliest_day(episode: Episode) -> date | None:
+    days = [doc.date.date() for doc in episode.documents if doc.date is not None]
+    return min(days) if days else None
+
+
+def dataset_notes(episodes: Iterable[Episode]) -> DatasetNotes:
+    """The notes for these episodes' questions."""
+    dropped: list[str] = []
+    without_gold: list[str] = []
+    early: list[str] = []
+    for episode in episodes:
+        earliest = _earliest_day(episode)
+        for question in episode.questions:
+            if any(question.meta.get(key) for key in DROPPED_EVIDENCE_KEYS):
+                dropped.append(question.qid)
+            if not question.evidence_ids and not question.meta.get("abstention"):
+                without_gold.append(question.qid)
+            if question.as_of is not None and earliest is not None and question.as_of < earliest:
+                early.append(question.qid)
+    return DatasetNotes(tuple(dropped), tuple(without_gold), tuple(early))
+
+
+def log_notes(dataset: str, notes: DatasetNotes) -> None:
+    for line in notes.warnings(dataset):
+        log.warning(line)

@@ -21,6 +21,9 @@ on OrgMemBench with a throwaway cache, never a real endpoint; its answers are fi
 * Bad inputs: each meaningless setting and each broken data file; exit code and the one line shown.
 * Key leaks: a fake key is sent to the server; run folders, caches, logs and console output are
   searched for it.
+* Issue 23's hostile cases: cache bit-rot and hostile data files (the tests that run the harness on
+  each), the embedded Postgres probe (root), and history, full disk, tables, sweeps, proxy and keys
+  (``scripts/hostile_cases.py``).
 """
 
 from __future__ import annotations
@@ -278,6 +281,47 @@ def key_leaks(suite: Suite) -> list[list[str]]:
              "Hydra logs, console output", f"{len(found)} leaks" + (f": {found[:5]}" if found else "")]]
 
 
+# ---------------------------------------------------------------------------- issue 23's hostile cases
+def _script_output(args: list[str], data_dir: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMPP_DATA_DIR": str(data_dir)}
+    proc = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, text=True, capture_output=True, timeout=GUARD_S)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-200:]}")
+    return proc.stdout
+
+
+def hostile_cases(data_dir: Path) -> list[list[str]]:
+    """scripts/hostile_cases.py on this checkout: history, disk, tables, sweeps, proxy, keys."""
+    out = _script_output(["scripts/hostile_cases.py"], data_dir)
+    found = json.loads(out[out.index("{"):])
+    return [[name, str(outcome)] for name, outcome in found.items()]
+
+
+def postgres_cases(data_dir: Path) -> list[list[str]]:
+    """scripts/pg_lockdown_probe.py (root only): other users, permissions, kill -9."""
+    if os.geteuid() != 0:
+        return [["skipped", "the probe switches to user nobody: run as root"]]
+    lines = [line for line in _script_output(["scripts/pg_lockdown_probe.py"], data_dir).splitlines()
+             if line.startswith("| ") and not line.startswith("| case |")]
+    return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines]
+
+
+def pinned_by_tests(data_dir: Path) -> list[list[str]]:
+    """The cache bit-rot and hostile-data cases, each a test that runs the harness on the bad input."""
+    files = ["tests/test_cache_integrity.py", "tests/test_loaders_hostile.py"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMPP_DATA_DIR": str(data_dir)}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", *files], cwd=ROOT,
+                          env=env, text=True, capture_output=True, timeout=GUARD_S)
+    rows = []
+    for line in proc.stdout.splitlines():
+        for verdict in ("PASSED", "FAILED", "ERROR", "SKIPPED"):
+            if line.startswith(verdict + " "):
+                rows.append([line[len(verdict) + 1:].split(" - ")[0], verdict.lower()])
+    if not rows:
+        raise RuntimeError(f"pytest gave no results (exit {proc.returncode}): {proc.stdout.strip()[-200:]}")
+    return rows
+
+
 def markdown(header: list[str], body: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in body])
@@ -343,6 +387,12 @@ def main() -> int:
                          ["fault", "requests sent", "outcome"], fault_stage))
             report(stage("Bad inputs", ["input", "exit code", "verdict", "what the user sees"], lambda: bad_inputs(suite)))
             report(stage("Key leaks", ["key sent", "searched", "found"], lambda: key_leaks(suite)))
+        report(stage("Cache bit-rot and hostile data (issue 23, items 1-3): each case a test that runs the harness on it",
+                     ["case (test)", "outcome"], lambda: pinned_by_tests(data_dir)))
+        report(stage("Embedded Postgres (issue 23, items 4-5; scripts/pg_lockdown_probe.py)", ["case", "outcome"],
+                     lambda: postgres_cases(data_dir)))
+        report(stage("History, disk, tables, sweeps, proxy, keys (issue 23, items 6-10; scripts/hostile_cases.py)",
+                     ["case", "outcome"], lambda: hostile_cases(data_dir)))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"{time.monotonic() - started:.0f} s; data {data_dir}; scratch folder {root} removed")

@@ -1,9 +1,11 @@
-"""Postgres' ``to_tsvector('english', text)``, reproduced in Python for the disjunctive lexical leg.
+"""Postgres' ``to_tsvector('english', text)``, reproduced in Python for the authors' lexical legs.
 
 The authors' implementation indexes each memory with Postgres' English text-search configuration
 (AIDAChip-Inc/mem-plus-plus, memory/store.py: ``_TS_CONFIG = "english"``, ``to_tsvector`` in
-``_populate_search_fields``). On the disjunctive path (LoCoMo) our leg matches the same lexemes, so
-the in-process backend needs Postgres' tokens without a server. What is reproduced here, checked
+``_populate_search_fields``). Both our lexical legs (disjunctive on LoCoMo, conjunctive through
+``websearch_to_tsquery`` elsewhere) match the same lexemes, so the in-process backend needs
+Postgres' tokens without a server; ``memplusplus.websearch_query`` runs a question's words through
+the same parser. What is reproduced here, checked
 against a real Postgres in tests/test_english_tsearch.py:
 
 - Postgres' default parser splits text into typed tokens. Markup tags (``<b>``), entities

@@ -19,7 +19,13 @@ from datetime import date, datetime
 import numpy as np
 
 from memplusplus.ann import make_index
-from memplusplus.authors_lexical import EnglishTextIndex, authors_disjunctive_leg, authors_or_terms
+from memplusplus.authors_lexical import (
+    EnglishTextIndex,
+    authors_disjunctive_leg,
+    authors_or_terms,
+    authors_query_words,
+    authors_websearch_leg,
+)
 from memplusplus.facade import MemoryFacade, plan_ingest
 from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.legs import BM25Index, lexical_leg, tag_leg, vector_leg
@@ -27,6 +33,7 @@ from memplusplus.settings import MemPPConfig, tag_source
 from memplusplus.scope import end_of_day
 from memplusplus.store import Row, RowStore
 from memplusplus.text import content_terms
+from memplusplus.websearch_query import websearch_query
 from memory_protocol.documents import Document, Hit
 
 
@@ -37,7 +44,7 @@ class MemPlusPlus(MemoryFacade):
         self.store = RowStore(self.encoder.dimension)
         self._ann = make_index(self.config, self.encoder.dimension)
         self._bm25 = BM25Index()  # the bm25 lexical ranker's index, built at its first use
-        self._english = EnglishTextIndex()  # the authors' disjunctive leg's index, built at its first use
+        self._english = EnglishTextIndex()  # the authors' lexical legs' index, built at its first use
 
     # ----- write ---------------------------------------------------------------------------
     def _stored_ids(self) -> int:
@@ -107,14 +114,18 @@ class MemPlusPlus(MemoryFacade):
     def paper_lexical_leg(self, query: str, terms: list[str], scope: np.ndarray) -> list[int]:
         """The lexical leg as configured (conjunctive or not, cover density or BM25), best first.
 
-        Disjunctive with cover density is the authors' OR leg (``memplusplus.authors_lexical``):
-        their question words, Postgres' English lexemes; ``terms`` (our content stems) serve the
-        conjunctive leg and the BM25 ranker."""
+        With cover density it is the authors' leg (``memplusplus.authors_lexical``) over Postgres'
+        English lexemes: disjunctive, the OR of their question words (the whole question through
+        ``websearch_to_tsquery`` when no word is left); conjunctive, the whole question through
+        ``websearch_to_tsquery``. ``terms`` (our content stems) serve the BM25 ranker."""
         cfg = self.config
-        if not cfg.conjunctive and cfg.lexical_ranker == "cover_density":
+        if cfg.lexical_ranker == "cover_density":
+            words = authors_query_words(query, cfg.min_term_chars, cfg.max_query_terms)
+            if cfg.conjunctive or not words:
+                return authors_websearch_leg(self._english, self.store, websearch_query(query), scope, cfg.candidates)
             or_terms = authors_or_terms(query, cfg.min_term_chars, cfg.max_query_terms)
             return authors_disjunctive_leg(self._english, self.store, or_terms, scope, cfg.candidates)
-        bm25 = self._bm25.scores(self.store, terms) if cfg.lexical_ranker == "bm25" else None
+        bm25 = self._bm25.scores(self.store, terms)
         return lexical_leg(self.store, terms, cfg.conjunctive, scope, cfg.candidates, cfg.lexical_ranker, bm25)
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:

@@ -1,4 +1,4 @@
-"""The disjunctive lexical leg (LoCoMo) as the authors' implementation runs it.
+"""The lexical legs as the authors' implementation runs them: disjunctive (LoCoMo) and conjunctive.
 
 AIDAChip-Inc/mem-plus-plus memory/store.py: question words (``_query_terms``: ASCII letter/digit
 runs of 3+ characters minus their stop list, the first 8), OR-ed through
@@ -109,3 +109,61 @@ def test_or_leg_ranks_by_cover_density_later_row_first_on_ties(encoder):
 def matched(mem: MemPlusPlus, question: str) -> list[str]:
     """The rows the lexical leg ranked, in rank order (rows filling up to k carry no leg rank)."""
     return [h.doc_id for h in mem.retrieve(question) if "lexical" in h.leg_ranks]
+
+
+# ---------------------------------------------------------------- the conjunctive leg (websearch_to_tsquery)
+def conjunctive_only(encoder) -> MemPlusPlus:
+    """OrgMemBench's leg alone: conjunctive, no length rule, no cut (configs/dataset/orgmem.yaml)."""
+    config = MemPPConfig(weights={"lexical": 1.0}, recency_reserve=0, conjunctive=True, tags="none")
+    return MemPlusPlus(config, encoder=encoder, clock=lambda: datetime(2030, 1, 1))
+
+
+def test_conjunctive_leg_reads_or_as_or_where_our_stems_anded_everything(encoder):
+    """store.py:373-379: the whole question through websearch_to_tsquery, so "Alice or Bob ..." is
+    'alic' | 'bob' & 'approv' & 'budget'. The former rule ANDed our content stems (alice, bob,
+    approv, budget) and matched none of these rows."""
+    mem = conjunctive_only(encoder)
+    mem.ingest([
+        Document("alice", "Alice signed off on the offsite.", None, datetime(2023, 1, 1)),
+        Document("bob_late", "Bob will approve the travel budget tomorrow.", None, datetime(2023, 1, 2)),
+        Document("bob_done", "The budget was approved by Bob.", None, datetime(2023, 1, 3)),
+        Document("carol", "Carol approved the budget.", None, datetime(2023, 1, 4)),
+    ])
+    question = "Did Alice or Bob approve the budget?"
+    # ts_rank_cd: 0.1 (one word), 0.1/3 (2 noise words), 0.025 (3 noise words); carol holds no 'bob'.
+    assert matched(mem, question) == ["alice", "bob_done", "bob_late"]
+    old_terms = content_terms(question)
+    assert not [d for d in ("alice", "bob_late", "bob_done", "carol") if set(old_terms) <= set(
+        mem.store.rows[mem.store.by_doc_id[d]].positions)]
+
+
+def test_conjunctive_leg_keeps_quoted_phrases_and_minus_words(encoder):
+    mem = conjunctive_only(encoder)
+    mem.ingest([
+        Document("phrase", "The travel budget was approved.", None, datetime(2023, 1, 1)),
+        Document("apart", "The budget for travel was approved.", None, datetime(2023, 1, 2)),
+        Document("hiring", "The hiring budget was approved.", None, datetime(2023, 1, 3)),
+    ])
+    assert matched(mem, 'Was the "travel budget" approved?') == ["phrase"]
+    assert matched(mem, "approved budget -travel") == ["hiring"]
+
+
+def test_conjunctive_leg_ties_put_the_later_row_first(encoder):
+    mem = conjunctive_only(encoder)
+    mem.ingest([
+        Document("first", "Budget approved.", None, datetime(2023, 1, 1)),
+        Document("second", "Budget approved.", "Omar", datetime(2023, 1, 2)),
+    ])
+    assert matched(mem, "approved budget") == ["second", "first"]  # store.py:384 created_at desc
+
+
+def test_disjunctive_leg_falls_back_to_websearch_when_no_question_word_is_left(encoder):
+    """store.py:373-379: with no word of 3+ characters off their stop list, the whole question goes
+    through websearch_to_tsquery ('ok'), not an empty OR query."""
+    mem = lexical_only(encoder)
+    mem.ingest([
+        Document("ok", "It is ok now.", None, datetime(2023, 1, 1)),
+        Document("other", "Nothing to see.", None, datetime(2023, 1, 2)),
+    ])
+    assert authors_query_words("Is it ok?", *locomo_limits()) == []
+    assert matched(mem, "Is it ok?") == ["ok"]

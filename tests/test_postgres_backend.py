@@ -362,3 +362,92 @@ def test_postgres_or_leg_is_the_in_process_one(dsn, encoder):
     stored = pg.conn.execute(f"SELECT lex = to_tsvector('english', text) FROM {pg.table} ORDER BY seq").fetchall()
     assert all(same for (same,) in stored)
     pg.close()
+
+
+# ---------------------------------------------------------------- the conjunctive leg: websearch_to_tsquery
+def _websearch_questions() -> list[str]:
+    """The pinned tricky questions, and random ones mixing "or", quotes, '-', operators and stop words."""
+    from tests.test_websearch_query import POSTGRES_WEBSEARCH
+
+    rng = random.Random(11)
+    pieces = ["cats", "or", "OR", "the", "-", '"', "a", "dogs", "self-driving", "2023-05-15", "(", ")", "x:y", "and",
+              "|", "&", "<", "!", "it's", "Q3", "e.g.", "-x", "or,", '"the cat"', "budget", "in", "Who", "2pm-3pm"]
+    random_ones = [" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(400)]
+    return [*POSTGRES_WEBSEARCH, *random_ones, "What happened in Q3 2024, or was it Q4?", "naïve café or résumé",
+            'Who said "budget freeze" or "hiring pause" in May?', "cats or\tdogs", "cats --dogs", "orange or-juice"]
+
+
+def test_websearch_parse_is_postgres_websearch_to_tsquery(dsn):
+    """memplusplus.websearch_query gives websearch_to_tsquery('english', q)::text, character for character."""
+    from memplusplus.websearch_query import websearch_query
+
+    conn = connect(dsn)
+    questions = _websearch_questions()
+    postgres = conn.execute(
+        "SELECT q, websearch_to_tsquery('english', q)::text FROM unnest(%s::text[]) WITH ORDINALITY AS u(q, i) ORDER BY i",
+        (questions,),
+    ).fetchall()
+    conn.close()
+    assert len(postgres) == len(questions)
+    for question, expected in postgres:
+        assert websearch_query(question).text == expected, question
+
+
+def test_websearch_match_and_rank_are_postgres(dsn):
+    """tsvector @@ websearch_to_tsquery and ts_rank_cd (as float4) agree with Postgres on random rows
+    holding phrases, compounds, dates and stop words."""
+    import numpy as np
+
+    from memplusplus.english_tsearch import tsvector_positions
+    from memplusplus.tsquery_match import holds, ts_rank_cd
+    from memplusplus.websearch_query import websearch_query
+
+    rng = random.Random(7)
+    vocab = "cat cats dog the a in hat self-driving car bus budget freeze hiring pause 2023-05-15 or not red blue".split()
+    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(3, 25))) for _ in range(60)]
+    query_words = vocab + ["-cat", '"cat in the hat"', '"budget freeze"', '-"red blue"', "OR", '"the cat"', "-dog"]
+    conn = connect(dsn)
+    matched = 0
+    for _ in range(60):
+        question = " ".join(rng.choice(query_words) for _ in range(rng.randint(1, 5)))
+        query = websearch_query(question)
+        rows = conn.execute(
+            "SELECT t, to_tsvector('english', t) @@ websearch_to_tsquery('english', %s), "
+            "ts_rank_cd(to_tsvector('english', t), websearch_to_tsquery('english', %s)) "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i",
+            (question, question, texts),
+        ).fetchall()
+        for text, holds_in_postgres, rank in rows:
+            positions = tsvector_positions(text)
+            ours = query.root is not None and holds(query.root, positions)
+            assert ours == holds_in_postgres, (question, text)
+            ours_rank = 0.0 if query.root is None else ts_rank_cd(query.root, query.lexemes(), positions)
+            assert np.float32(ours_rank) == np.float32(rank), (question, text)
+            matched += ours
+    conn.close()
+    assert matched > 300
+
+
+def test_postgres_conjunctive_leg_is_the_in_process_one(dsn, encoder):
+    """Both backends run the authors' conjunctive leg: the same rows, in the same order, for questions
+    with "or", quoted phrases, '-' and dates; the Postgres one calls websearch_to_tsquery itself."""
+    settings = {"conjunctive": True, "k": 6, "recency_reserve": 0, "weights": {"lexical": 1.0, "tag": 0.0, "vector": 0.0}}
+    texts = TRICKY_TEXTS + [
+        "Alice signed off on the offsite.", "Bob will approve the travel budget tomorrow.",
+        "The budget was approved by Bob.", "The budget for travel was approved.", "The travel budget was approved.",
+    ]
+    docs = [Document(f"t{i}", text, None, datetime(2023, 1, 1 + i)) for i, text in enumerate(texts)]
+    pg, mem = pg_memory(dsn, encoder, **settings), mem_memory(encoder, **settings)
+    pg.ingest(docs)
+    mem.ingest(docs)
+    lexical_hits = 0
+    for question in ["Did Alice or Bob approve the budget?", 'Was the "travel budget" approved?',
+                     "approved budget -travel", "What was on 2023-05-15 about internal tools?",
+                     "Who has a self-driving car or an x-ray?", "the or a"]:
+        got = [(h.doc_id, h.leg_ranks) for h in pg.retrieve(question)]
+        assert got == [(h.doc_id, h.leg_ranks) for h in mem.retrieve(question)], question
+        lexical_hits += sum(1 for _, ranks in got if "lexical" in ranks)
+    stored = pg.conn.execute(f"SELECT lex = to_tsvector('english', text) FROM {pg.table} ORDER BY seq").fetchall()
+    assert all(same for (same,) in stored)
+    pg.close()
+    assert lexical_hits >= 8

@@ -192,15 +192,18 @@ def _check_write_time(spec: SystemSpec) -> None:
 # Versions: every entry's rankings changed when recency-reserve ties began to keep fused order
 # (mempp 1, mempp_plus 5, mempp_g 2, mempp_fact_index 2, mempp_consolidated 2); mempp's and
 # mempp_plus's disjunctive lexical leg follows the authors' rules from the same versions on.
+# Next: every entry's conjunctive lexical leg is the authors' websearch_to_tsquery path, and the
+# disjunctive one falls back to it when no question word is left (mempp 2, mempp_plus 6 (its
+# paper leg, any_term_lexical=false), mempp_g 3, mempp_fact_index 3, mempp_consolidated 3).
 ENTRIES = (
-    SystemEntry("mempp", _build_mempp, embeds=_embeds, check=_check, leg_note=True, version=1),
-    SystemEntry("mempp_plus", _build_plus, embeds=_plus_embeds, check=_check_plus, version=5),
+    SystemEntry("mempp", _build_mempp, embeds=_embeds, check=_check, leg_note=True, version=2),
+    SystemEntry("mempp_plus", _build_plus, embeds=_plus_embeds, check=_check_plus, version=6),
     # version 2: the graph read as Mem0^g (entities by embedding >= 0.7, one hop, BM25 top 5), and the reserve ties
-    SystemEntry("mempp_g", _build_graph, embeds=_embeds, write_calls=_graph_calls, check=_check_write_time, version=2),
+    SystemEntry("mempp_g", _build_graph, embeds=_embeds, write_calls=_graph_calls, check=_check_write_time, version=3),
     # version 1: Mem++'s top-k rule (the recency reserve) runs over the documents, not the cards; 2: reserve ties
     SystemEntry("mempp_fact_index", _build_fact_index, embeds=_embeds, write_calls=_fact_calls, check=_check_write_time,
-                version=2),
+                version=3),
     # version 2: Algorithm 2's two calls (classify, then merge), 220 cl100k tokens, current rows only; reserve ties
     SystemEntry("mempp_consolidated", _build_consolidated, embeds=_embeds, write_calls=_consolidation_calls,
-                check=_check_write_time, version=2),
+                check=_check_write_time, version=3),
 )

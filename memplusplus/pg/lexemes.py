@@ -1,10 +1,11 @@
-"""The lexical leg's text in Postgres terms: tsvectors and tsqueries built from Mem++'s own stems.
+"""The lexical leg's text in Postgres terms: tsvectors and tsqueries sent as literals.
 
-The in-process backend and Postgres must see the same words at the same positions, so nothing is
-left to a Postgres text-search configuration: a row's tsvector is sent as its stem -> positions
-map from ``memplusplus.text.positional_stems`` (stop words keep their positions, as in Postgres'
-English configuration), and a question becomes a tsquery of its quoted content stems joined by
-``&`` (conjunctive) or ``|`` (disjunctive). ``ts_rank_cd`` then ranks by cover density.
+The in-process backend and Postgres must see the same words at the same positions, so a row's
+tsvector is sent as a lexeme -> positions map (``PostgresMemPlusPlus`` sends
+``memplusplus.english_tsearch.tsvector_positions``, which is ``to_tsvector('english')``;
+``Lexemes.of`` builds one from our own stems), and the disjunctive question becomes a tsquery of
+quoted lexemes joined by ``|`` (``&`` for a conjunctive list). ``ts_rank_cd`` then ranks by cover
+density.
 
 Postgres bounds a tsvector: positions above 16383 are set to 16383, a lexeme keeps at most 255
 positions (as ``to_tsvector`` does) and a lexeme is at most 2047 bytes. Documents beyond those

@@ -6,10 +6,10 @@ embedding as a pgvector ``vector``). A read sends one statement: the as-of scope
 every leg's WHERE clause (rows not archived, dated up to the end of the as-of day; undated rows
 fail a dated question; no filter without an as-of date), so filtering happens before ranking.
 
-- lexical: rows whose tsvector matches the question's stems (``&`` conjunctive, ``|``
-  disjunctive), ranked by ``ts_rank_cd`` (cover density), the paper's own engine; the
-  disjunctive leg uses the authors' question words and Postgres' English lexemes
-  (``memplusplus.authors_lexical``), the conjunctive one our own stems;
+- lexical: the authors' leg (``memplusplus.authors_lexical``): rows hold Postgres' English
+  lexemes; the disjunctive leg matches the OR of their question words, the conjunctive one
+  Postgres' own ``websearch_to_tsquery('english', question)`` (also the disjunctive leg's query
+  when no question word is left), ranked by ``ts_rank_cd`` (cover density);
 - tag: rows whose author-tag stems overlap the question's (``&&``, GIN index), most shared first;
 - vector: exact inner product (``<#>``, a sequential scan, no ANN index) of the L2-normalised
   embeddings, which is the cosine the in-process leg computes as a dot product;
@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from pathlib import Path
 
-from memplusplus.authors_lexical import authors_or_terms
+from memplusplus.authors_lexical import authors_or_terms, authors_query_words
 from memplusplus.encoder import CachedEncoder
 from memplusplus.english_tsearch import tsvector_positions
 from memplusplus.evidence import RenderedContext, render
@@ -132,15 +132,11 @@ class PostgresMemPlusPlus(MemoryFacade):
     def _active_repeat(self, doc: Document) -> str | None:
         return self._active.get(_text_key(doc.author, doc.text))
 
-    @property
-    def _authors_or_leg(self) -> bool:
-        """The disjunctive leg follows the authors' rules (``memplusplus.authors_lexical``)."""
-        return not self.config.conjunctive
-
     def _lexemes(self, text: str) -> Lexemes:
-        """The row's tsvector: Postgres' English lexemes for the authors' OR leg, else our stems.
-        (A named table keeps the lexemes it was written with: reopen it with the same setting.)"""
-        return Lexemes(tsvector_positions(text)) if self._authors_or_leg else Lexemes.of(text)
+        """The row's tsvector: Postgres' English lexemes, as ``to_tsvector('english', text)`` gives
+        them (both lexical legs follow the authors). A named table written before this rule held
+        our own stems on the conjunctive path: write it again."""
+        return Lexemes(tsvector_positions(text))
 
     def _write(self, rows: list[tuple], aliases: list[tuple[str, str]]) -> None:
         import psycopg
@@ -178,18 +174,24 @@ class PostgresMemPlusPlus(MemoryFacade):
         terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         legs = []
         params: dict[str, object] = {"limit": cfg.candidates, "theta": None if as_of is None else end_of_day(as_of)}
-        lexical_terms = authors_or_terms(query, cfg.min_term_chars, cfg.max_query_terms) if self._authors_or_leg else terms
-        text_query = tsquery(lexical_terms, cfg.conjunctive)
-        if cfg.weight("lexical") > 0 and text_query:
-            legs.append("lexical")
-            params["tsquery"] = text_query
+        websearch = cfg.conjunctive or not authors_query_words(query, cfg.min_term_chars, cfg.max_query_terms)
+        text_query = schema.WEBSEARCH_QUERY if websearch else schema.LEXEMES_QUERY
+        if cfg.weight("lexical") > 0:
+            if websearch:
+                legs.append("lexical")
+                params["question"] = query
+            else:
+                or_query = tsquery(authors_or_terms(query, cfg.min_term_chars, cfg.max_query_terms), False)
+                if or_query:
+                    legs.append("lexical")
+                    params["tsquery"] = or_query
         if cfg.weight("tag") > 0 and terms:
             legs.append("tag")
             params["terms"] = terms
         if cfg.weight("vector") > 0:
             legs.append("vector")
             params["vector"] = self.encoder.encode_one(query)
-        statement = schema.legs_query(self.table, legs, dated=as_of is not None)
+        statement = schema.legs_query(self.table, legs, dated=as_of is not None, text_query=text_query)
         scored: dict[str, list[tuple[float, int]]] = {leg: [] for leg in [*legs, "recent"]}
         for leg, seq, key in self.conn.execute(statement, params):
             scored[leg].append((key, seq))

@@ -78,8 +78,8 @@ def scope(dated: bool) -> str:
 
 _LEG_SQL = {
     "lexical": (
-        "SELECT 'lexical' AS leg, seq, ts_rank_cd(lex, %(tsquery)s::tsquery)::float8 AS key FROM {table} "
-        "WHERE {scope} AND lex @@ %(tsquery)s::tsquery ORDER BY key DESC, seq DESC LIMIT %(limit)s"
+        "SELECT 'lexical' AS leg, seq, ts_rank_cd(lex, {tsquery})::float8 AS key FROM {table} "
+        "WHERE {scope} AND lex @@ {tsquery} ORDER BY key DESC, seq DESC LIMIT %(limit)s"
     ),
     "tag": (
         # author_terms holds distinct stems, so counting those among the question's is the overlap.
@@ -98,7 +98,16 @@ _LEG_SQL = {
 }
 
 
-def legs_query(table: str, legs: Sequence[str], dated: bool) -> str:
-    """One statement returning (leg, seq, score) for each leg's top C and the recency pool."""
+# The lexical leg's query: the authors' OR of lexemes sent as a tsquery literal, or the whole
+# question through Postgres' own websearch_to_tsquery (their conjunctive path, store.py:379).
+LEXEMES_QUERY = "%(tsquery)s::tsquery"
+WEBSEARCH_QUERY = "websearch_to_tsquery('english', %(question)s)"
+
+
+def legs_query(table: str, legs: Sequence[str], dated: bool, text_query: str = LEXEMES_QUERY) -> str:
+    """One statement returning (leg, seq, score) for each leg's top C and the recency pool;
+    ``text_query`` is the lexical leg's tsquery expression."""
     where = scope(dated)
-    return " UNION ALL ".join(f"({_LEG_SQL[leg].format(table=table, scope=where)})" for leg in [*legs, "recent"])
+    return " UNION ALL ".join(
+        f"({_LEG_SQL[leg].format(table=table, scope=where, tsquery=text_query)})" for leg in [*legs, "recent"]
+    )

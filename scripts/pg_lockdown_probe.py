@@ -28,8 +28,8 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memplusplus.pg.server import connect, embedded_dsn, stop_embedded  # noqa: E402
+from tests.other_user import as_user  # noqa: E402
 
-NOBODY_UID = 65534
 
 
 @dataclass
@@ -52,29 +52,17 @@ def postgres_processes_of(data_dir: Path) -> list[psutil.Process]:
 
 def try_as_nobody(dsn: str) -> str:
     """Connect as user ``nobody`` from a forked child; returns what it got."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        os.close(read_end)
-        try:
-            os.setgroups([])
-            os.setgid(NOBODY_UID)
-            os.setuid(NOBODY_UID)
-            conn = connect(dsn)
-            role, superuser = conn.execute(
-                "SELECT current_user, rolsuper FROM pg_roles WHERE rolname = current_user"
-            ).fetchone()
-            message = f"connected as {role}{' (superuser)' if superuser else ''}"
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            message = f"refused: {reason.rsplit('failed: ', 1)[-1][:90]}"
-        os.write(write_end, message.encode())
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end) as pipe:
-        message = pipe.read()
-    os.waitpid(pid, 0)
-    return message
+
+    def attempt() -> str:
+        role, superuser = connect(dsn).execute(
+            "SELECT current_user, rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()
+        return f"connected as {role}{' (superuser)' if superuser else ''}"
+
+    def refused(exc: BaseException) -> str:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return f"refused: {reason.rsplit('failed: ', 1)[-1][:90]}"
+
+    return as_user("nobody", attempt, refused)
 
 
 def socket_dir_of(dsn: str) -> Path:

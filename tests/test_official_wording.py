@@ -21,7 +21,7 @@ from harness.config import RunConfig
 from harness.runner import run
 from judges.graders.locomo import LoCoMoJudge, parse_mem0_label
 from judges.graders.longmemeval import LongMemEvalJudge
-from judges.graders.orgmem import OrgMemJudge, parse_orgmem_official
+from judges.graders.orgmem import OrgMemJudge, _first_json_object, parse_orgmem_official
 from judges.official.locate import OfficialFileMismatch, OfficialReader
 from judges.official.wording import orgmem_answerer
 from memory_protocol import ConfigError
@@ -251,20 +251,8 @@ def test_orgmem_official_scores_equal_the_benchmarks_judge_one():
 
 
 def _client_parse(text: str) -> dict:
-    """orgmembench/llm.py ``_extract_json`` (that file is not among the pinned ones): the first
-    '{' to the last '}' after a leading fence, else {}."""
-    s = text.strip()
-    if s.startswith("```"):
-        s = s.split("```", 2)[1] if s.count("```") >= 2 else s.strip("`")
-        if s.lstrip().startswith("json"):
-            s = s.lstrip()[4:]
-    start, end = s.find("{"), s.rfind("}")
-    if start != -1 and end > start:
-        try:
-            return json.loads(s[start : end + 1])
-        except json.JSONDecodeError:
-            pass
-    return {}
+    """orgmembench/llm.py ``_extract_json`` (not among the pinned files) gives {} where no object is found."""
+    return _first_json_object(text) or {}
 
 
 def test_a_flipped_byte_in_an_official_file_stops_the_run_in_one_line(server, tmp_path, monkeypatch):

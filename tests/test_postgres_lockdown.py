@@ -35,6 +35,7 @@ from memplusplus.pg.private_dirs import (  # noqa: E402
     new_socket_folder,
 )
 from memplusplus.pg.server import connect, embedded_dsn, stop_embedded  # noqa: E402
+from tests.other_user import as_user  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -66,26 +67,7 @@ def socket_dir_of(dsn: str) -> Path:
 
 def connect_as_nobody(dsn: str) -> str:
     """What user nobody gets when it connects with ``dsn``: 'connected as <role>' or the error."""
-    entry = _nobody()
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child switches user for good, then reports through the pipe
-        os.close(read_end)
-        try:
-            os.setgroups([])
-            os.setgid(entry.pw_gid)
-            os.setuid(entry.pw_uid)
-            conn = connect(dsn)
-            message = "connected as " + conn.execute("SELECT current_user").fetchone()[0]
-        except BaseException as exc:  # noqa: BLE001 - the outcome is the message
-            message = f"{type(exc).__name__}: {exc}"
-        os.write(write_end, message.encode())
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end) as pipe:
-        message = pipe.read()
-    os.waitpid(pid, 0)
-    return message
+    return as_user("nobody", lambda: "connected as " + connect(dsn).execute("SELECT current_user").fetchone()[0])
 
 
 def server_owner_uid() -> int:
@@ -138,30 +120,18 @@ def test_a_non_root_runner_owns_the_socket_folder_and_runs_the_server(scratch):
     home = scratch / "nobody-home"
     home.mkdir(mode=0o700)
     os.chown(home, entry.pw_uid, entry.pw_gid)
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child becomes nobody, starts, inspects and stops its own server
-        os.close(read_end)
-        try:
-            os.setgroups([])
-            os.setgid(entry.pw_gid)
-            os.setuid(entry.pw_uid)
-            folder = home / "cache" / "postgres"
-            dsn = embedded_dsn(folder)
-            socket_dir = socket_dir_of(dsn)
-            info = os.lstat(socket_dir)
-            role = connect(dsn).execute("SELECT current_user").fetchone()[0]
-            owners = {proc.uids().real for proc in postgres_processes_of(folder)}
-            stop_embedded(folder)
-            report = f"{oct(stat.S_IMODE(info.st_mode))} {info.st_uid} {role} {sorted(owners)} {socket_dir.exists()}"
-        except BaseException as exc:  # noqa: BLE001 - the outcome is the message
-            report = f"{type(exc).__name__}: {exc}"
-        os.write(write_end, report.encode())
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end) as pipe:
-        report = pipe.read()
-    os.waitpid(pid, 0)
+
+    def own_server() -> str:  # as nobody: start, inspect and stop its own server
+        folder = home / "cache" / "postgres"
+        dsn = embedded_dsn(folder)
+        socket_dir = socket_dir_of(dsn)
+        info = os.lstat(socket_dir)
+        role = connect(dsn).execute("SELECT current_user").fetchone()[0]
+        owners = {proc.uids().real for proc in postgres_processes_of(folder)}
+        stop_embedded(folder)
+        return f"{oct(stat.S_IMODE(info.st_mode))} {info.st_uid} {role} {sorted(owners)} {socket_dir.exists()}"
+
+    report = as_user("nobody", own_server)
     if "cannot reach the Postgres binaries" in report:
         pytest.skip("user nobody cannot reach the installed Postgres binaries here")
     assert report == f"0o700 {entry.pw_uid} postgres [{entry.pw_uid}] False", report

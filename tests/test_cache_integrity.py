@@ -217,11 +217,11 @@ def test_a_tampered_reply_behind_the_proxy_is_raised_as_itself_after_the_library
     with FakeOpenAIServer() as server:
         config = LLMConfig(model="gpt-4o-mini", base_url=server.base_url, api_key_env=None, timeout_s=10, max_retries=0)
         with LLMProxy(LLMClient(config, KVStore(tmp_path / "llm.sqlite"))) as proxy:
-            sdk = openai.OpenAI(base_url=proxy.base_url, api_key="anything", max_retries=0, timeout=30)
+            sdk = openai.OpenAI(base_url=proxy.base_url, api_key=proxy.token, max_retries=0, timeout=30)
             sdk.chat.completions.create(model="m", messages=messages, temperature=0)
         tamper.random_bytes(tmp_path / "llm.sqlite", 1)
         with LLMProxy(LLMClient(config, KVStore(tmp_path / "llm.sqlite"))) as proxy:
-            sdk = openai.OpenAI(base_url=proxy.base_url, api_key="anything", max_retries=0, timeout=30)
+            sdk = openai.OpenAI(base_url=proxy.base_url, api_key=proxy.token, max_retries=0, timeout=30)
             with pytest.raises(openai.BadRequestError):
                 sdk.chat.completions.create(model="m", messages=messages, temperature=0)
             with pytest.raises(CacheIntegrityError, match=f"{tmp_path / 'llm.sqlite'}: cache entry [0-9a-f]{{64}} fails its checksum"):

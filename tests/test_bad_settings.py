@@ -55,7 +55,7 @@ def test_an_empty_data_file_is_an_error_not_a_nan_summary(name, capsys, tmp_path
                                    f"store.results_dir={tmp_path}/runs"]))
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 2
-    assert ("no questions" if name.startswith("benchmark") else "lists no artefacts") in err and name in err
+    assert ("no questions" if name.startswith("benchmark") else f"{name}: the corpus index lists no artefacts") in err
     assert not (tmp_path / "runs").exists(), "nothing is written for an empty dataset"
 
 

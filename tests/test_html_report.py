@@ -1,0 +1,241 @@
+"""The HTML report (issue 24) over real small LoCoMo runs, checked in a real headless Chromium.
+
+Three runs of BM25 on the first 10 LoCoMo questions, offline: k=10 and k=20 retrieval only (they
+differ only in ``system.k``: a k sweep), and k=10 answered and judged through the local fake
+OpenAI server (the judge says CORRECT when the question names Caroline, WRONG otherwise), so the
+judge-grade filter and the answer are there to see. Chromium renders each page (``--dump-dom``
+gives the DOM after the page's own JS ran) and takes a screenshot; only the browser tests skip,
+and only when no Chromium binary is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.compose import compose_config
+from harness.config import RunConfig
+from harness.reports.html import comparison_kind, load_run, render_report, write_report
+from harness.runner import run
+from tests.fake_openai_server import FakeOpenAIServer, last_user_content
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY_ENV = "MEMPP_TEST_KEY"
+ANSWER = "She went on <b>7 May 2023</b> & came back."
+
+
+def _judge_or_answer(body: dict) -> str:
+    if body.get("model") == "fake-answerer":
+        return ANSWER
+    # mem0's LoCoMo judge reply: a JSON label (CORRECT grades 1, WRONG 0)
+    label = "CORRECT" if "Caroline" in last_user_content(body) else "WRONG"
+    return json.dumps({"label": label})
+
+
+def _run(tmp: Path, *extra: str) -> Path:
+    overrides = ["dataset=locomo", "system=bm25", "dataset.limit=10", "progress=false",
+                 f"store.cache_dir={tmp / 'cache'}", f"store.results_dir={tmp / 'runs'}", *extra]
+    result = run(RunConfig.from_dict(compose_config(overrides)), overrides)
+    assert result.paths is not None
+    return result.paths.root
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    tmp = tmp_path_factory.mktemp("html-report")
+    server = FakeOpenAIServer(answer_fn=_judge_or_answer).start()
+    patch = pytest.MonkeyPatch()
+    patch.setenv(KEY_ENV, "sk-test")
+    try:
+        answered = _run(tmp, "system.k=10", "run_name=answered",
+                        "answerer=openai_compatible", "answerer.model=fake-answerer",
+                        f"answerer.base_url={server.base_url}", f"answerer.api_key_env={KEY_ENV}",
+                        "answerer.max_retries=0", "judge.model=fake-judge", f"judge.base_url={server.base_url}",
+                        f"judge.api_key_env={KEY_ENV}", "judge.max_retries=0", "judge.runs=1")
+        return {"k10": _run(tmp, "system.k=10"), "k20": _run(tmp, "system.k=20"), "answered": answered,
+                "tmp": tmp}
+    finally:
+        server.stop()
+        patch.undo()
+
+
+def _records(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+
+
+def _copy_run(folder: Path, dest: Path, edit_config=None, edit_records=None, edit_metrics=None) -> Path:
+    shutil.copytree(folder, dest)
+    if edit_metrics:
+        metrics = json.loads((dest / "metrics.json").read_text())
+        edit_metrics(metrics)
+        (dest / "metrics.json").write_text(json.dumps(metrics))
+    if edit_config:
+        config = json.loads((dest / "config.json").read_text())
+        edit_config(config)
+        (dest / "config.json").write_text(json.dumps(config))
+    if edit_records:
+        records = [edit_records(r) for r in _records(dest)]
+        (dest / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return dest
+
+
+# ---------------------------------------------------------------- without a browser
+
+
+def test_a_k_sweep_or_a_leg_ablation_is_drawn_only_when_the_runs_differ_only_in_that(runs, tmp_path):
+    k10, k20 = load_run(runs["k10"]), load_run(runs["k20"])
+    assert comparison_kind([k10, k20]) == "k_sweep"
+    assert comparison_kind([k10]) is None
+    # the answered run differs in more than k: no sweep
+    assert comparison_kind([k10, load_run(runs["answered"])]) is None
+
+    def weights(config):
+        config["system"]["name"] = "mempp_no_vector"
+        config["system"].setdefault("params", {})["weights"] = {"lexical": 1.0, "tag": 1.0, "vector": 0.0}
+
+    ablated = load_run(_copy_run(runs["k10"], tmp_path / "ablated", weights))
+    assert comparison_kind([k10, ablated]) == "legs"
+    # weights and k both changed: neither a sweep nor an ablation
+    assert comparison_kind([k20, ablated]) is None
+    page = render_report([k10, ablated])
+    assert 'id="legs"' in page and 'id="k-sweep"' not in page
+    page = render_report([k10, k20])
+    assert 'id="k-sweep"' in page and 'id="legs"' not in page
+
+
+HOSTILE = '<img src=x onerror="alert(1)"></script><!--'
+
+
+def _hostile_run(runs, dest: Path) -> Path:
+    """The answered run with markup in every question, in a category name and in the answers."""
+    def edit(record):
+        record["question"] = HOSTILE + record["question"]
+        record["category"] = "<i>" + record["category"]
+        return record
+
+    def rename(metrics):
+        metrics["summary"] = {"<i>" + name: row for name, row in metrics["summary"].items()}
+
+    return _copy_run(runs["answered"], dest, edit_records=edit, edit_metrics=rename)
+
+
+def test_every_text_from_the_records_is_escaped(runs, tmp_path):
+    hostile = HOSTILE
+    folder = _hostile_run(runs, tmp_path / "hostile")
+    page = render_report([load_run(folder)])
+    assert hostile not in page and "<i>" not in page and "</script><!--" not in page
+    assert "&lt;i&gt;" in page  # the summary table's category, escaped by html.escape
+    data = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S).group(1)
+    assert json.loads(data)["rows"][0]["question"].startswith(hostile)  # the JSON still holds the text whole
+
+
+def test_the_script_writes_outputs_reports_by_default_and_refuses_a_folder_that_is_no_run(runs, tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "report.py"), str(runs["k10"])], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "outputs" / "reports" / f"{runs['k10'].name}.html"
+    assert proc.stdout.strip() == str(Path("outputs/reports") / out.name)
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    # self-contained: nothing is fetched from anywhere
+    assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', page) and "@import" not in page
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "report.py"), str(tmp_path)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "is not a run folder" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ---------------------------------------------------------------- in Chromium
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.skip("no chromium binary (apt-get install -y chromium)")
+
+
+def _browser(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           f"--user-data-dir={tmp_path / 'profile'}", *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+def _dom(tmp_path: Path, page: Path, hash_: str = "") -> str:
+    proc = _browser(tmp_path, "--dump-dom", page.as_uri() + hash_)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def _visible(dom: str) -> int:
+    shown = int(re.search(r'<body[^>]* data-visible-rows="(\d+)"', dom).group(1))
+    assert shown == dom.count('data-visible="1"')  # the counter says what the rows say
+    return shown
+
+
+def test_chromium_builds_the_rows_and_the_chart_and_the_filters_change_the_visible_rows(runs, tmp_path):
+    records = _records(runs["answered"])
+    assert len(records) == 10
+    page = write_report([runs["answered"]], tmp_path / "answered.html")
+    dom = _dom(tmp_path, page)
+    assert len(re.findall(r'<tr class="q-row"', dom)) == 10  # built by the page's JS from the embedded JSON
+    summary = json.loads((runs["answered"] / "metrics.json").read_text())["summary"]
+    assert len(re.findall(r'<rect class="bar"', dom)) == len(summary)  # one bar per category, one series
+    assert "llm_judge per category" in dom  # the headline of an answered LoCoMo run
+    assert _visible(dom) == 10
+
+    temporal = sum(r["category"] == "temporal" for r in records)
+    assert 0 < temporal < 10
+    assert _visible(_dom(tmp_path, page, "#category=temporal")) == temporal
+    missed = sum(r["metrics"]["recall_any@10"] == 0 for r in records)
+    assert 0 < missed < 10
+    assert _visible(_dom(tmp_path, page, "#k=10&hit=miss")) == missed
+    correct = sum(r["judge"][0]["score"] == 1 for r in records)
+    assert correct == sum("Caroline" in r["question"] for r in records) and 0 < correct < 10
+    assert _visible(_dom(tmp_path, page, "#grade=correct")) == correct
+    both = sum(r["category"] == "temporal" and r["judge"][0]["score"] == 0 for r in records)
+    assert _visible(_dom(tmp_path, page, "#category=temporal&grade=wrong")) == both
+    # the answer reaches the page as text, never as markup
+    assert "<b>7 May 2023</b>" not in dom
+
+
+def test_chromium_shows_markup_in_the_records_as_text(runs, tmp_path):
+    page = write_report([_hostile_run(runs, tmp_path / "hostile")], tmp_path / "hostile.html")
+    dom = _dom(tmp_path, page)
+    assert "<img" not in dom and "<i>" not in dom
+    assert dom.count("&lt;img src=x onerror=\"alert(1)\"&gt;&lt;/script&gt;&lt;!--") == 10  # each question, as text
+    assert len(re.findall(r'<tr class="q-row"', dom)) == 10  # and the page's JS still ran to the end
+
+
+def test_chromium_shows_two_runs_side_by_side_with_the_k_sweep(runs, tmp_path):
+    page = write_report([runs["k20"], runs["k10"]], tmp_path / "sweep.html")
+    dom = _dom(tmp_path, page)
+    assert 'id="k-sweep"' in dom
+    sweep = dom[dom.index('id="k-sweep"'):]
+    line = re.search(r'<polyline class="series"[^>]* points="([^"]+)"', sweep).group(1)
+    assert len(line.split()) == 2  # one point per run, in k order
+    assert ">k=10<" in dom and ">k=20<" in dom  # the series are named by what tells them apart
+    assert len(re.findall(r'<tr class="q-row"', dom)) == 20
+    assert _visible(_dom(tmp_path, page, "#run=1")) == 10
+
+
+def test_chromium_screenshot_is_a_real_picture(runs, tmp_path):
+    from PIL import Image
+
+    page = write_report([runs["k10"], runs["k20"]], tmp_path / "shot.html")
+    shot = tmp_path / "report.png"
+    proc = _browser(tmp_path, f"--screenshot={shot}", "--window-size=1280,2000", page.as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert shot.stat().st_size > 10_000
+    with Image.open(shot) as image:
+        assert image.size == (1280, 2000)
+        colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
+    assert colours is not None and len(colours) > 20  # text, bars in two colours, grid: not one flat colour
+    rgb = {colour for _, colour in colours}
+    assert (31, 119, 180) in rgb and (255, 127, 14) in rgb  # the two series' bars were painted

@@ -205,6 +205,27 @@ def test_chromium_builds_the_rows_and_the_chart_and_the_filters_change_the_visib
     assert "<b>7 May 2023</b>" not in dom
 
 
+def test_chromium_opens_a_questions_detail_with_gold_ranks_leg_ranks_answer_and_explain(runs, tmp_path):
+    def explain(record):
+        record["explain"] = {"gold_ranks": {g: {"lexical": 7} for g in record["gold"]}}
+        return record
+
+    folder = _copy_run(runs["answered"], tmp_path / "explained", edit_records=explain)
+    record = next(r for r in _records(folder) if r["metrics"]["recall_any@10"] == 1)
+    rank = next(i for i, h in enumerate(record["hits"], start=1) if h["doc_id"] in record["gold"])
+    first = record["hits"][0]
+    page = write_report([folder], tmp_path / "detail.html")
+    closed = _dom(tmp_path, page)
+    assert "<b>gold ids: </b>" not in closed  # details are built when opened
+    dom = _dom(tmp_path, page, f"#open={record['qid']}")
+    assert dom.count("<b>gold ids: </b>") == 1
+    assert f"{record['gold'][0]} (rank {rank})" in dom
+    legs = " · ".join(f"{leg} {r}" for leg, r in sorted(first["leg_ranks"].items()))
+    assert f"<td>{first['doc_id']}</td>" in dom and f"<td>{legs}</td>" in dom
+    assert "She went on &lt;b&gt;7 May 2023&lt;/b&gt; &amp; came back." in dom  # the answer, as text
+    assert '"gold_ranks"' in dom and '"lexical": 7' in dom  # the explain field, shown when a record has one
+
+
 def test_chromium_shows_markup_in_the_records_as_text(runs, tmp_path):
     page = write_report([_hostile_run(runs, tmp_path / "hostile")], tmp_path / "hostile.html")
     dom = _dom(tmp_path, page)

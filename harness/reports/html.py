@@ -512,8 +512,9 @@ th { background: #f3f5f8; } table.summary td:nth-child(n+3) { text-align: right;
     tr.appendChild(hitCell);
     tr.appendChild(el("td", r.grade === null ? "–" : r.grade));
     body.appendChild(tr);
-    return {row: r, tr: tr, hitCell: hitCell};
+    return {row: r, tr: tr, hitCell: hitCell, details: details};
   });
+  var opened = "";
   function outcome(r, k) { var v = r.hit[k]; return v === undefined || v === null ? "na" : v ? "hit" : "miss"; }
   function apply() {
     var run = $("f-run").value, cat = $("f-category").value, k = $("f-k").value, want = $("f-hit").value, grade = $("f-grade").value;
@@ -537,17 +538,27 @@ th { background: #f3f5f8; } table.summary td:nth-child(n+3) { text-align: right;
     if (k !== data.ks[0]) parts.push("k=" + encodeURIComponent(k));
     if (want) parts.push("hit=" + encodeURIComponent(want));
     if (grade) parts.push("grade=" + encodeURIComponent(grade));
+    if (opened) parts.push("open=" + encodeURIComponent(opened));
     var hash = parts.length ? "#" + parts.join("&") : "";
     try {
       if (hash !== location.hash && (hash || location.hash)) history.replaceState(null, "", hash || location.pathname);
     } catch (e) { /* some file:// pages refuse it; the filters still apply */ }
   }
-  // The filters can be set from the URL: #category=temporal&k=10&hit=miss&grade=wrong&run=0
+  // The filters can be set from the URL: #category=temporal&k=10&hit=miss&grade=wrong&run=0&open=conv-26/3
   function fromHash() {
     var map = {run: "f-run", category: "f-category", k: "f-k", hit: "f-hit", grade: "f-grade"};
     location.hash.replace(/^#/, "").split("&").forEach(function (pair) {
       var kv = pair.split("="), id = map[decodeURIComponent(kv[0] || "")];
       if (id && kv.length === 2) $(id).value = decodeURIComponent(kv[1]);
+      // #open=<qid> opens that question's detail (a link to one question)
+      if (kv[0] === "open" && kv.length === 2) {
+        opened = decodeURIComponent(kv[1]);
+        rendered.forEach(function (x) {
+          if (x.row.qid !== opened) return;
+          if (x.details.childNodes.length === 1) x.details.appendChild(detail(x.row));
+          x.details.open = true;
+        });
+      }
     });
     apply();
   }

@@ -161,12 +161,16 @@ def _fmt(value: float | None) -> str:
     return f"{value:.1f}" if abs(value) > 1.5 else f"{value:.3f}"
 
 
+def _tick(value: float, scale_max: float) -> str:
+    return f"{value:.2f}" if scale_max <= 1 else f"{value:g}"
+
+
 def bar_chart(groups: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]], title: str,
               width: int = 900, height: int = 320) -> str:
     """Grouped bars: one group per entry of ``groups``, one bar per series in each."""
     top = max([v for _, values in series for v in values if v is not None] + [1e-9])
     scale_max = 1.0 if top <= 1.0 else math.ceil(top / 10) * 10
-    left, right, head, foot = 50, 10, 30, 60
+    left, right, head, foot = 50, 10, 40, 60
     plot_w, plot_h = width - left - right, height - head - foot
     group_w = plot_w / max(len(groups), 1)
     bar_w = group_w * 0.8 / max(len(series), 1)
@@ -177,7 +181,7 @@ def bar_chart(groups: Sequence[str], series: Sequence[tuple[str, Sequence[float 
         value = scale_max * step / 4
         y = head + plot_h - plot_h * step / 4
         parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-                     f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_fmt(value)}</text>')
+                     f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_tick(value, scale_max)}</text>')
     for g, group in enumerate(groups):
         x0 = left + g * group_w + group_w * 0.1
         for s, (name, values) in enumerate(series):
@@ -205,7 +209,7 @@ def line_chart(xs: Sequence[int], series: Sequence[tuple[str, Sequence[float | N
     values = [v for _, ys in series for v in ys if v is not None]
     top = max(values + [1e-9])
     scale_max = 1.0 if top <= 1.0 else math.ceil(top / 10) * 10
-    left, right, head, foot = 50, 20, 30, 70
+    left, right, head, foot = 50, 20, 40, 70
     plot_w, plot_h = width - left - right, height - head - foot
     lo, hi = min(xs), max(xs)
     span = (hi - lo) or 1
@@ -222,7 +226,7 @@ def line_chart(xs: Sequence[int], series: Sequence[tuple[str, Sequence[float | N
     for step in range(5):
         y = head + plot_h - plot_h * step / 4
         parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-                     f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_fmt(scale_max * step / 4)}</text>')
+                     f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_tick(scale_max * step / 4, scale_max)}</text>')
     for x in xs:
         parts.append(f'<text x="{px(x):.1f}" y="{head + plot_h + 16}" text-anchor="middle" class="tick">{x}</text>')
     parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{head + plot_h + 34}" text-anchor="middle" class="tick">'
@@ -371,11 +375,12 @@ def _runs_section(runs: Sequence[RunData]) -> str:
     rows = []
     for run in runs:
         system = run.config.get("system", {})
+        answerer = run.config.get("answerer") or {}
         rows.append([run.label, str(run.config.get("dataset", {}).get("name", "")), str(system.get("name", "")),
-                     str(system.get("k", "")), str(len(run.records)), str(run.provenance.get("date", "")),
+                     str(system.get("k", "")), str(answerer.get("model") or "none"), str(len(run.records)), str(run.provenance.get("date", "")),
                      str(run.provenance.get("git", {}).get("commit", ""))[:10], run.root.name])
     return ('<section id="runs"><h2>Runs</h2>'
-            + _table(["run", "dataset", "system", "k", "records", "date", "commit", "folder"], rows, "runs")
+            + _table(["run", "dataset", "system", "k", "answerer", "records", "date", "commit", "folder"], rows, "runs")
             + "</section>")
 
 
@@ -418,8 +423,8 @@ _PAGE = """<!DOCTYPE html>
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 20px 28px; color: #222; background: #fff; }
 h1 { font-size: 22px; margin: 0 0 6px; } h2 { font-size: 17px; margin: 26px 0 8px; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; margin: 8px 0; } th, td { overflow-wrap: anywhere; border: 1px solid #ddd; padding: 3px 7px; text-align: left; vertical-align: top; }
-th { background: #f3f5f8; } table.summary td:nth-child(n+3) { text-align: right; font-variant-numeric: tabular-nums; }
+table { border-collapse: collapse; margin: 8px 0; } th, td { border: 1px solid #ddd; padding: 3px 7px; text-align: left; vertical-align: top; }
+th { background: #f3f5f8; } table.runs td:last-child, table.summary td:nth-child(2), #questions td:first-child { overflow-wrap: anywhere; max-width: 360px; } table.summary td:nth-child(n+3) { text-align: right; font-variant-numeric: tabular-nums; }
 .chart { display: block; max-width: 100%; height: auto; } .chart-title { font-weight: 600; font-size: 13px; }
 .grid { stroke: #e5e5e5; } .tick, .value { font-size: 11px; fill: #444; }
 #filters { display: flex; gap: 14px; flex-wrap: wrap; align-items: center; background: #f7f7f9; padding: 8px; border: 1px solid #e3e3e8; }

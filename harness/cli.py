@@ -112,8 +112,9 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
         f"retrieval cache hits {stats['retrieval_cache_hits']}; texts embedded {stats['embedded_texts']} "
         f"(cache hits {stats['embedding_cache_hits']}); {stats['seconds_total']:.1f} s"
     )
-    if stats.get("model_calls"):
-        print(format_model_calls(stats["model_calls"]))
+    calls_line = format_model_calls(stats["model_calls"], stats["retrieval_cache_hits"]) if stats.get("model_calls") else ""
+    if calls_line:
+        print(calls_line)
     for key in ("answer_spend", "judge_spend"):
         if key in stats:
             print(stats[key])

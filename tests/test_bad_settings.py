@@ -24,6 +24,7 @@ BAD_SETTINGS = {
     "reserve within k is fine": (["system.k=5"], "system.recency_reserve=3", None),
     "reserve over k": (["system.k=5", "system.recency_reserve=6"], "system.recency_reserve=6", "from 0 to 5"),
     "negative limit": (["dataset.limit=-1"], "dataset.limit=-1", "or null"),
+    "zero limit": (["dataset.limit=0"], "dataset.limit=0", "integer >= 1"),
     "bad judge runs": (["answerer=gpt-4.1-mini", "judge.runs=0"], "judge.runs=0", ">= 1"),
 }
 
@@ -42,6 +43,14 @@ def test_a_bad_setting_is_refused_in_one_line(case, capsys, tmp_path):
     assert err.startswith("error: ") and "\n" not in err and "Traceback" not in err
     assert key in err and allowed in err
     assert "None" not in err, "Hydra values are spelled null"
+
+
+def test_limit_zero_stops_before_anything_is_written(capsys, tmp_path):
+    # Issue 24: dataset.limit=0 printed a row of NaN and wrote an empty run folder.
+    code = execute(compose_config(["dataset.limit=0", f"store.cache_dir={tmp_path}/c", f"store.results_dir={tmp_path}/runs"]))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.count("\n") == 0 and "dataset.limit=0" in err
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "c").exists()
 
 
 @pytest.mark.parametrize("name", ["benchmark_v0.0.jsonl", "corpus_index.jsonl"])

@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 from harness.answering import display_name
 from harness.config import ModelSpec, RunConfig
 from memory_protocol import ConfigError
+from model_clients.model_listing import check_model_offered
 
 __all__ = ["check_qa_ready", "first_errors", "failure_report", "all_failed", "ALL_FAILED_KEY"]
 
@@ -63,14 +64,19 @@ def _check_key(role: str, spec: ModelSpec, config: RunConfig) -> None:
 def check_qa_ready(config: RunConfig) -> None:
     """Raise :class:`ConfigError` (one line) when the QA stage of ``config`` cannot run:
     an API key missing from the environment (unless the endpoint is local, ``cache_only`` or
-    ``estimate``), a prompt file missing or lacking its placeholders, or what the benchmark's own
+    ``estimate``), a model its endpoint does not list at ``/models`` (``UnknownModelError``; not
+    in ``cache_only`` or ``estimate``), a prompt file missing or lacking its placeholders, or what the benchmark's own
     check asks for (e.g. the data an answer metric needs)."""
     if config.answerer is None:
         return
     benchmark = config.dataset.describe()
-    _check_key("answerer", config.answerer, config)
-    if config.judge is not None:
-        _check_key("judge", config.judge, config)
+    roles = [("answerer", config.answerer)] + ([("judge", config.judge)] if config.judge is not None else [])
+    for role, spec in roles:
+        _check_key(role, spec, config)
+    if not (config.cache_only or config.estimate):
+        for role, spec in roles:
+            if spec.local is None:  # a server the harness starts serves the configured name
+                check_model_offered(spec, role)  # one GET /models per endpoint: a wrong name stops here
     from harness.wording import choose_prompts
 
     choose_prompts(config)  # a broken prompt file or a changed official file stops the run here

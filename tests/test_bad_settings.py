@@ -8,8 +8,8 @@ import pytest
 from harness.cli import execute
 from harness.compose import compose_config
 from loaders.dates import parse_locomo_datetime, parse_longmemeval_datetime
+from tests.data_paths import require_data
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 BAD_SETTINGS = {
     "gamma zero": (["system.gamma=0"], "system.gamma=0", "> 0"),
@@ -55,9 +55,7 @@ def test_limit_zero_stops_before_anything_is_written(capsys, tmp_path):
 
 @pytest.mark.parametrize("name", ["benchmark_v0.0.jsonl", "corpus_index.jsonl"])
 def test_an_empty_data_file_is_an_error_not_a_nan_summary(name, capsys, tmp_path):
-    source = DATA / "orgmembench"
-    if not source.is_dir():
-        pytest.skip("OrgMemBench data not present")
+    source = require_data("orgmembench")  # found as the harness finds it ($MEMPP_DATA_DIR, ...)
     shutil.copytree(source, tmp_path / "orgmembench")
     (tmp_path / "orgmembench" / "datasets" / "helix" / "medium" / name).write_text("")
     code = execute(compose_config([f"dataset.data_dir={tmp_path}", f"store.cache_dir={tmp_path}/c",

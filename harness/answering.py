@@ -28,8 +28,9 @@ def llm_config(spec: ModelSpec, max_tokens: int | None, cache_only: bool, base_u
     return LLMConfig(**{**endpoint, "max_tokens": max_tokens, "cache_only": cache_only, "base_url": base_url or spec.base_url})
 
 
-def make_client(spec: ModelSpec, max_tokens: int | None, cache_only: bool, cache: KVStore, base_url: str | None = None) -> LLMClient:
-    return LLMClient(llm_config(spec, max_tokens, cache_only, base_url), cache)
+def make_client(spec: ModelSpec, max_tokens: int | None, cache_only: bool, cache: KVStore, base_url: str | None = None,
+                role: str = "answerer") -> LLMClient:
+    return LLMClient(llm_config(spec, max_tokens, cache_only, base_url), cache, role=role)
 
 
 def display_name(spec: ModelSpec | None) -> str:

@@ -22,6 +22,7 @@ from harness.systems import entry_for
 from harness.sweep_summary import JobPointer, write_pointer
 from model_clients.call_counts import format_model_calls
 from model_clients.llm_client import CacheMissError, MissingAPIKeyError
+from model_clients.model_listing import UnknownModelError
 from memory_protocol import DatasetError
 from memplusplus.openai_encoder import EmbeddingServiceError
 
@@ -72,7 +73,7 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
         from harness.runner import run
 
         result = run(config, overrides)
-    except (ConfigError, DatasetError, ValueError, MissingAPIKeyError, CacheMissError) as exc:
+    except (ConfigError, DatasetError, ValueError, MissingAPIKeyError, CacheMissError, UnknownModelError) as exc:
         print(one_line(exc), file=sys.stderr)
         return 2
     except OSError as exc:  # a full disk is one line naming the file (nothing half-written is left)
@@ -112,8 +113,9 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
         f"retrieval cache hits {stats['retrieval_cache_hits']}; texts embedded {stats['embedded_texts']} "
         f"(cache hits {stats['embedding_cache_hits']}); {stats['seconds_total']:.1f} s"
     )
-    if stats.get("model_calls"):
-        print(format_model_calls(stats["model_calls"]))
+    calls_line = format_model_calls(stats["model_calls"], stats["retrieval_cache_hits"]) if stats.get("model_calls") else ""
+    if calls_line:
+        print(calls_line)
     for key in ("answer_spend", "judge_spend"):
         if key in stats:
             print(stats[key])

@@ -59,7 +59,8 @@ def _system(raw: dict[str, Any]) -> "SystemSpec":
 
 def _dataset(raw: dict[str, Any]) -> "DatasetSpec":
     if raw.get("limit") is not None:
-        raw["limit"] = integer("dataset.limit", raw["limit"], 0, allowed=" or null (every question)")
+        # 0 would load nothing and write an empty run folder with a row of NaN: refused like -1.
+        raw["limit"] = integer("dataset.limit", raw["limit"], 1, allowed=" (questions to run) or null (every question)")
     if raw.get("context_budget") is not None:
         integer("dataset.context_budget", raw["context_budget"], 1, allowed=" (characters) or null (no cut)")
     integer("dataset.answer_max_tokens", raw.get("answer_max_tokens", 512), 1)

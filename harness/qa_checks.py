@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 from harness.answering import display_name
 from harness.config import ModelSpec, RunConfig
 from memory_protocol import ConfigError
+from model_clients.model_listing import check_model_offered
 
 __all__ = ["check_qa_ready", "first_errors", "failure_report", "all_failed", "ALL_FAILED_KEY"]
 
@@ -29,28 +30,53 @@ def _is_local(url: str | None) -> bool:
     return host == "localhost" or host.startswith("127.") or host in ("::1", "0.0.0.0")
 
 
+def _answerer_is_local(config: RunConfig) -> bool:
+    answerer = config.answerer
+    return answerer is not None and (answerer.local is not None or _is_local(answerer.base_url))
+
+
+def _local_judge_options(config: RunConfig) -> str:
+    """The judge settings that keep a run with a local answerer offline (the judge config's
+    default is a hosted model, which needs a key)."""
+    answerer = config.answerer
+    assert answerer is not None
+    model = answerer.model if answerer.local is None else "<model>"
+    url = answerer.base_url if answerer.local is None and answerer.base_url else "http://host:port/v1"
+    return (f"the answerer is local, so the judge can be too: judge=openai_compatible judge.model={model} "
+            f"judge.base_url={url} (any OpenAI-compatible server), or judge=smollm2-local (a plumbing check, "
+            f"not a grade)")
+
+
 def _check_key(role: str, spec: ModelSpec, config: RunConfig) -> None:
     if not spec.api_key_env or spec.local or config.cache_only or config.estimate or _is_local(spec.base_url):
         return
-    if not os.environ.get(spec.api_key_env):
-        raise ConfigError(
-            f"{role} {display_name(spec)} needs an API key in ${spec.api_key_env}, which is not set; "
-            f"export it, or use estimate=true (dry run) or cache_only=true (replay), or "
-            f"{role}.api_key_env=null for a server that needs no key"
-        )
+    if os.environ.get(spec.api_key_env):
+        return
+    options = ["export it", "use estimate=true (dry run) or cache_only=true (replay)"]
+    if spec.base_url:  # only a server of one's own may need no key; the provider's default endpoint always does
+        options.append(f"{role}.api_key_env=null for a server that needs no key")
+    hint = ", or ".join(options)
+    if role == "judge" and _answerer_is_local(config):
+        hint = f"{_local_judge_options(config)}; else {hint}"
+    raise ConfigError(f"{role} {display_name(spec)} needs an API key in ${spec.api_key_env}, which is not set; {hint}")
 
 
 def check_qa_ready(config: RunConfig) -> None:
     """Raise :class:`ConfigError` (one line) when the QA stage of ``config`` cannot run:
     an API key missing from the environment (unless the endpoint is local, ``cache_only`` or
-    ``estimate``), a prompt file missing or lacking its placeholders, or what the benchmark's own
+    ``estimate``), a model its endpoint does not list at ``/models`` (``UnknownModelError``; not
+    in ``cache_only`` or ``estimate``), a prompt file missing or lacking its placeholders, or what the benchmark's own
     check asks for (e.g. the data an answer metric needs)."""
     if config.answerer is None:
         return
     benchmark = config.dataset.describe()
-    _check_key("answerer", config.answerer, config)
-    if config.judge is not None:
-        _check_key("judge", config.judge, config)
+    roles = [("answerer", config.answerer)] + ([("judge", config.judge)] if config.judge is not None else [])
+    for role, spec in roles:
+        _check_key(role, spec, config)
+    if not (config.cache_only or config.estimate):
+        for role, spec in roles:
+            if spec.local is None:  # a server the harness starts serves the configured name
+                check_model_offered(spec, role)  # one GET /models per endpoint: a wrong name stops here
     from harness.wording import choose_prompts
 
     choose_prompts(config)  # a broken prompt file or a changed official file stops the run here

@@ -150,7 +150,8 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     plumbing = " [PLUMBING CHECK: local SmolLM2, not a model score]" if stats.get("plumbing") else ""
     wording = f" [{qa.prompts.label} wording: not comparable with published scores]" if (
         qa is not None and qa.prompts is not None and qa.prompts.label != "official") else ""
-    title = f"{label} on {dataset.name}: {stage} (k={config.system.k}, budget={dataset.context_budget}){plumbing}{wording}"
+    budget = f", budget={dataset.context_budget}" if dataset.context_budget is not None else ""  # no budget: no cut, nothing to show
+    title = f"{label} on {dataset.name}: {stage} (k={config.system.k}{budget}){plumbing}{wording}"
     table = f"{title}\n\n{format_table(summary)}"
     stats.update(
         {

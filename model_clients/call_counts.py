@@ -80,10 +80,13 @@ class ModelCallTally:
         }
 
 
-def format_model_calls(calls: dict[str, Any]) -> str:
+def format_model_calls(calls: dict[str, Any], retrieval_cache_hits: int) -> str:
     """One summary line per stage, from :meth:`ModelCallTally.as_dict`; one line when nothing was
-    ingested or retrieved (every question came from the retrieval cache)."""
+    ingested or retrieved and ``retrieval_cache_hits`` > 0 (every question came from the retrieval
+    cache); empty when there was no retrieval at all (nothing to say, and "from the cache" would be false)."""
     if not calls["documents"] and not calls["questions"]:
+        if retrieval_cache_hits <= 0:
+            return ""
         return ("model calls: none in this run (every retrieval came from the cache; the run that "
                 "computed them has its counts in history.jsonl)")
     lines = []

@@ -42,6 +42,7 @@ from model_clients.chat_types import (
     LLMCounters,
     MissingAPIKeyError,
 )
+from model_clients.model_listing import check_model_offered
 from model_clients.tally import Tally
 
 if TYPE_CHECKING:  # the SDK costs ~0.4 s to import: loaded on the first request, not for cached runs
@@ -68,7 +69,9 @@ class LLMClient:
     """Chat completions through the ``openai`` SDK, with a content-addressed cache and own retries.
 
     ``sleep`` and ``rng`` are injectable for tests; the SDK client is built lazily on the first
-    request that actually needs the network (so cache-only runs need no key).
+    request that actually needs the network (so cache-only runs need no key). Before that first
+    request the endpoint's model list is asked once (:mod:`model_clients.model_listing`): a model
+    it does not offer raises ``UnknownModelError`` naming ``role`` before anything is sent.
     """
 
     def __init__(
@@ -78,8 +81,10 @@ class LLMClient:
         *,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        role: str = "model",
     ) -> None:
         self.config = config
+        self.role = role
         self.cache = cache
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
@@ -165,7 +170,7 @@ class LLMClient:
             return _result_from_cache(key, _decode(raw))
         if self.config.cache_only:
             raise CacheMissError(self.config.model, key)
-        self._client()  # fail early and clearly if the API key is missing
+        self._client()  # fail early and clearly if the API key is missing or the model is not offered
         return self._fetch_and_store(key, request)
 
     def complete_many(
@@ -188,7 +193,7 @@ class LLMClient:
             if self.config.cache_only:
                 first = plan.keys[plan.to_send[0]]
                 raise CacheMissError(self.config.model, first, missing=len(plan.to_send))
-            self._client()  # a missing key fails here, before any thread starts
+            self._client()  # a missing key or a model the server does not list fails here, before any thread starts
             fetched = self._run_pool(requests, plan, desc, progress)
             for index, key in enumerate(plan.keys):
                 if results[index] is None:
@@ -237,8 +242,10 @@ class LLMClient:
 
         with self._sdk_lock:
             if self._sdk is None:
+                api_key = self._api_key()
+                check_model_offered(self.config, self.role)  # once per endpoint and process
                 self._sdk = openai.OpenAI(
-                    api_key=self._api_key(),
+                    api_key=api_key,
                     base_url=self.config.resolved_base_url,
                     timeout=self.config.timeout_s,
                     max_retries=self.config.max_retries,

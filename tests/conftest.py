@@ -25,3 +25,12 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 def encoder() -> Encoder:
     """One real all-MiniLM-L6-v2 encoder for the whole session (loads in well under a second)."""
     return Encoder()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """With MEMPP_REQUIRE_DATA=1 (CI) a test skipped for want of data fails (tests/data_paths.py)."""
+    from tests.data_paths import data_skip_as_failure
+
+    outcome = yield
+    data_skip_as_failure(outcome.get_result())

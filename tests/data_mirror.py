@@ -1,7 +1,7 @@
 """A loopback stand-in for GitHub's raw files and the Hugging Face hub, for the fetch tests.
 
 The GitHub side serves a folder laid out as ``<owner>/<repo>/<commit>/<path>`` (symlinks into
-``<repo>/../shared/data``, or ``<repo>/../shared/official`` for the judges' upstream files); the hub side answers ``/datasets/<repo>/resolve/<revision>/<file>``
+the data directory the harness finds, see tests/data_paths.py, or ``<repo>/../shared/official`` for the judges' upstream files); the hub side answers ``/datasets/<repo>/resolve/<revision>/<file>``
 as huggingface_hub expects (HEAD with ``X-Repo-Commit``, ``ETag`` and ``Content-Length``, then GET).
 Every request is recorded, and a test can make a path serve other bytes or stop halfway.
 """
@@ -20,9 +20,10 @@ from pathlib import Path
 
 from judges.official.sources import UPSTREAMS
 from loaders.sources import LOCOMO_COMMIT, ORGMEM_COMMIT
+from tests.data_paths import DATA_ROOT
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+DATA = DATA_ROOT if DATA_ROOT is not None else Path("no-benchmark-data-found")  # as the harness finds it (tests/data_paths.py)
 SHARED_OFFICIAL = ROOT.parent / "shared" / "official"
 
 
@@ -92,10 +93,10 @@ def lay_out_github(root: Path) -> Path:
     """``root`` laid out as raw.githubusercontent.com serves the two pinned repositories."""
     orgmem = root / "PandelisZ" / "OrgMemBench" / ORGMEM_COMMIT
     orgmem.mkdir(parents=True)
-    (orgmem / "datasets").symlink_to(SHARED_DATA / "orgmembench" / "datasets", target_is_directory=True)
+    (orgmem / "datasets").symlink_to(DATA / "orgmembench" / "datasets", target_is_directory=True)
     locomo = root / "snap-research" / "locomo" / LOCOMO_COMMIT / "data"
     locomo.mkdir(parents=True)
-    (locomo / "locomo10.json").symlink_to(SHARED_DATA / "locomo" / "locomo10.json")
+    (locomo / "locomo10.json").symlink_to(DATA / "locomo" / "locomo10.json")
     return root
 
 

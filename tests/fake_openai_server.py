@@ -15,8 +15,12 @@ words are near), as floats or base64 as the request asks. Its behaviour is scrip
   connection without an answer, and 200 replies of a broken shape: ``Malformed()`` (a body that is
   not JSON), ``EmptyChoices()``, ``NullContent()``);
 * ``fail_after(n)`` makes every request after the first ``n`` successful ones fail hard.
+* ``models=("a", "b")`` serves ``GET /v1/models`` listing those ids (None: that route answers 404,
+  like a server that does not list its models); ``reject_unknown_models=True`` answers 404
+  ``model_not_found`` to a chat or embeddings request naming any other model, as real servers do.
 
-Every request is recorded (``requests``, ``request_count``, ``max_in_flight``).
+Every POST request is recorded (``requests``, ``request_count``, ``max_in_flight``); model-list
+requests are counted apart (``model_list_requests``).
 
 Answers for libraries that ask for structured output (schema-valid JSON, tool calls) are built by
 ``tests/schema_fixtures.py``.
@@ -165,15 +169,20 @@ class FakeOpenAIServer(ServedOnLoopback):
         rule: Callable[[JsonDict], Action | None] | None = None,
         answer_delay_s: Callable[[JsonDict], float] | None = None,
         embedding_dimensions: int = 64,
+        models: tuple[str, ...] | None = None,
+        reject_unknown_models: bool = False,
     ) -> None:
         self.answer_fn = answer_fn
+        self.models = models
+        self.reject_unknown_models = reject_unknown_models
+        self._model_list_requests = 0
         self.embedding_dimensions = embedding_dimensions  # when a request does not name dimensions
         self.rule = rule
         self.answer_delay_s = answer_delay_s
         self._lock = threading.Lock()
         self._state = _State()
         self._stopping = threading.Event()
-        self._server = LoopbackServer(self._handle, name="fake-openai", poll_s=0.02)
+        self._server = LoopbackServer(self._handle, self._handle_get, name="fake-openai", poll_s=0.02)
 
     # ----------------------------------------------------------------- lifecycle
     def stop(self) -> None:
@@ -213,6 +222,11 @@ class FakeOpenAIServer(ServedOnLoopback):
             return len(self._state.requests)
 
     @property
+    def model_list_requests(self) -> int:
+        with self._lock:
+            return self._model_list_requests
+
+    @property
     def success_count(self) -> int:
         with self._lock:
             return self._state.successes
@@ -228,6 +242,15 @@ class FakeOpenAIServer(ServedOnLoopback):
             return self._state.max_in_flight
 
     # ----------------------------------------------------------------- serving
+    def _handle_get(self, handler: BaseHTTPRequestHandler) -> None:
+        if handler.path.rstrip("/") != "/v1/models" or self.models is None:
+            send_json(handler, 404, {"error": {"message": f"no route {handler.path}", "type": "not_found"}})
+            return
+        with self._lock:
+            self._model_list_requests += 1
+        send_json(handler, 200, {"object": "list", "data": [
+            {"id": model, "object": "model", "created": 0, "owned_by": "fake"} for model in self.models]})
+
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
@@ -254,6 +277,10 @@ class FakeOpenAIServer(ServedOnLoopback):
                 action = self.rule(body)
             if hard_fail:
                 action = Drop()
+            if action is None and self.reject_unknown_models and body.get("model") not in (self.models or ()):
+                send_json(handler, 404, {"error": {"message": f"The model `{body.get('model')}` does not exist",
+                                                   "type": "invalid_request_error", "code": "model_not_found"}})
+                return
             if isinstance(action, Drop):
                 handler.close_connection = True
                 try:

@@ -8,8 +8,8 @@ import pytest
 from harness.cli import execute
 from harness.compose import compose_config
 from loaders.dates import parse_locomo_datetime, parse_longmemeval_datetime
+from tests.data_paths import require_data
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 BAD_SETTINGS = {
     "gamma zero": (["system.gamma=0"], "system.gamma=0", "> 0"),
@@ -24,6 +24,7 @@ BAD_SETTINGS = {
     "reserve within k is fine": (["system.k=5"], "system.recency_reserve=3", None),
     "reserve over k": (["system.k=5", "system.recency_reserve=6"], "system.recency_reserve=6", "from 0 to 5"),
     "negative limit": (["dataset.limit=-1"], "dataset.limit=-1", "or null"),
+    "zero limit": (["dataset.limit=0"], "dataset.limit=0", "integer >= 1"),
     "bad judge runs": (["answerer=gpt-4.1-mini", "judge.runs=0"], "judge.runs=0", ">= 1"),
 }
 
@@ -44,11 +45,17 @@ def test_a_bad_setting_is_refused_in_one_line(case, capsys, tmp_path):
     assert "None" not in err, "Hydra values are spelled null"
 
 
+def test_limit_zero_stops_before_anything_is_written(capsys, tmp_path):
+    # Issue 24: dataset.limit=0 printed a row of NaN and wrote an empty run folder.
+    code = execute(compose_config(["dataset.limit=0", f"store.cache_dir={tmp_path}/c", f"store.results_dir={tmp_path}/runs"]))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.count("\n") == 0 and "dataset.limit=0" in err
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "c").exists()
+
+
 @pytest.mark.parametrize("name", ["benchmark_v0.0.jsonl", "corpus_index.jsonl"])
 def test_an_empty_data_file_is_an_error_not_a_nan_summary(name, capsys, tmp_path):
-    source = DATA / "orgmembench"
-    if not source.is_dir():
-        pytest.skip("OrgMemBench data not present")
+    source = require_data("orgmembench")  # found as the harness finds it ($MEMPP_DATA_DIR, ...)
     shutil.copytree(source, tmp_path / "orgmembench")
     (tmp_path / "orgmembench" / "datasets" / "helix" / "medium" / name).write_text("")
     code = execute(compose_config([f"dataset.data_dir={tmp_path}", f"store.cache_dir={tmp_path}/c",

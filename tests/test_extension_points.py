@@ -91,7 +91,7 @@ def toy_config(toy: Path) -> RunConfig:
 def test_a_benchmark_from_another_package_runs_through_the_runner(toy, monkeypatch):
     monkeypatch.syspath_prepend(str(toy))
     result = run(toy_config(toy))
-    assert result.table.startswith("bm25 on toy: retrieval (k=3, budget=None)")
+    assert result.table.startswith("bm25 on toy: retrieval (k=3)")
     summary = result.summary
     # "hard" is kept out of overall because the toy benchmark says so; overall (all) holds it.
     assert list(summary.index) == ["easy", "hard", "overall", "overall (all)"]

@@ -18,11 +18,10 @@ from loaders.download import ChecksumMismatch, SourceUnreachable
 from loaders.fetch import fetch_benchmark
 from memory_protocol import DatasetError
 from loaders.sources import LOCOMO_COMMIT, LOCOMO_SHA256, ORGMEM_COMMIT, ORGMEM_MANIFEST
-from tests.data_mirror import SHARED_DATA, MirrorState, closed_port_url, lay_out_github, serve
+from tests.data_paths import needs_data
+from tests.data_mirror import DATA, MirrorState, closed_port_url, lay_out_github, serve
 
-pytestmark = pytest.mark.skipif(
-    not (SHARED_DATA / "orgmembench").is_dir(), reason=f"the reference data copy is not at {SHARED_DATA}"
-)
+pytestmark = needs_data("orgmembench", "locomo/locomo10.json")
 
 LOCOMO_PATH = f"/snap-research/locomo/{LOCOMO_COMMIT}/data/locomo10.json"
 LOCAL_LOCOMO = Path("locomo") / "locomo10.json"
@@ -53,7 +52,7 @@ def test_orgmem_is_fetched_whole_then_a_second_fetch_sends_nothing(mirror: Mirro
     for name, digest in pinned.items():
         local = data / "orgmembench" / name
         assert hashlib.sha256(local.read_bytes()).hexdigest() == digest
-        assert local.read_bytes() == (SHARED_DATA / "orgmembench" / name).read_bytes()
+        assert local.read_bytes() == (DATA / "orgmembench" / name).read_bytes()
     assert first.fetched == 448 and not leftovers(data)
     assert first.digest == hashlib.sha256(ORGMEM_MANIFEST.read_bytes()).hexdigest()
     assert f"448 file(s), {first.total_bytes:,} bytes" in first.line() and first.digest in first.line()
@@ -73,7 +72,7 @@ def test_the_files_a_run_checks_for_are_written_last(mirror: MirrorState, tmp_pa
 
 def test_locomo_fetch_reports_its_pinned_hash(mirror: MirrorState, tmp_path: Path) -> None:
     report = fetch_benchmark("locomo", tmp_path, progress=False)
-    assert (tmp_path / LOCAL_LOCOMO).read_bytes() == (SHARED_DATA / LOCAL_LOCOMO).read_bytes()
+    assert (tmp_path / LOCAL_LOCOMO).read_bytes() == (DATA / LOCAL_LOCOMO).read_bytes()
     assert mirror.paths() == [LOCOMO_PATH]
     assert LOCOMO_SHA256 in report.line() and "1 fetched" in report.line()
 
@@ -121,7 +120,7 @@ def test_a_corrupted_file_in_the_cache_is_fetched_again_alone(mirror: MirrorStat
     report = fetch_benchmark("orgmem", tmp_path, progress=False)
     assert mirror.paths() == [f"/PandelisZ/OrgMemBench/{ORGMEM_COMMIT}/{victim}"]
     assert report.fetched == 1 and report.repaired == 1 and "1 corrupted, replaced" in report.line()
-    assert (tmp_path / "orgmembench" / victim).read_bytes() == (SHARED_DATA / "orgmembench" / victim).read_bytes()
+    assert (tmp_path / "orgmembench" / victim).read_bytes() == (DATA / "orgmembench" / victim).read_bytes()
 
 
 def test_a_download_cut_halfway_leaves_nothing_and_the_next_fetch_completes(
@@ -139,7 +138,7 @@ def test_a_download_cut_halfway_leaves_nothing_and_the_next_fetch_completes(
 def test_a_leftover_part_file_from_a_killed_fetch_is_redone(mirror: MirrorState, tmp_path: Path) -> None:
     part = tmp_path / "locomo" / "locomo10.json.part"
     part.parent.mkdir(parents=True)
-    part.write_bytes((SHARED_DATA / LOCAL_LOCOMO).read_bytes()[:1000])
+    part.write_bytes((DATA / LOCAL_LOCOMO).read_bytes()[:1000])
     report = fetch_benchmark("locomo", tmp_path, progress=False)
     assert report.fetched == 1 and not part.exists()
     assert hashlib.sha256((tmp_path / LOCAL_LOCOMO).read_bytes()).hexdigest() == LOCOMO_SHA256

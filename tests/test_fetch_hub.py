@@ -19,12 +19,13 @@ import pytest
 from loaders import load_dataset
 from loaders.jsonstream import iter_json_list
 from loaders.sources import LONGMEMEVAL_REVISION
-from tests.data_mirror import ROOT, SHARED_DATA, MirrorState, serve
+from tests.data_mirror import DATA, ROOT, MirrorState, serve
+from tests.data_paths import needs_data
 
-REBUILD = SHARED_DATA / "longmemeval" / "longmemeval_s_cleaned_499.json.gz"
+REBUILD = DATA / "longmemeval" / "longmemeval_s_cleaned_499.json.gz"
 HUB_PATH = f"/datasets/xiaowu0162/longmemeval-cleaned/resolve/{LONGMEMEVAL_REVISION}/longmemeval_s_cleaned.json"
 
-pytestmark = pytest.mark.skipif(not REBUILD.is_file(), reason=f"the reference data copy is not at {REBUILD.parent}")
+pytestmark = needs_data("longmemeval/longmemeval_s_cleaned_499.json.gz")
 
 
 def three_entries() -> bytes:

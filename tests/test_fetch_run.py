@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.data_mirror import ROOT, SHARED_DATA, closed_port_url, lay_out_github, serve
+from tests.data_mirror import ROOT, closed_port_url, lay_out_github, serve
+from tests.data_paths import needs_data
 
-pytestmark = pytest.mark.skipif(
-    not (SHARED_DATA / "orgmembench").is_dir(), reason=f"the reference data copy is not at {SHARED_DATA}"
-)
+pytestmark = needs_data("orgmembench", "locomo/locomo10.json")
 
 NOT_COPIED = shutil.ignore_patterns(".git", "outputs", "data", "__pycache__", ".pytest_cache", "*.egg-info", ".cache")
 

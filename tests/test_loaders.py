@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from loaders import DatasetError, DatasetNotes, dataset_notes, load_dataset
-from loaders.datadir import resolve_data_dir
+from tests.data_paths import DATA_ROOT, require_data
 from memory_protocol import Episode
 
 
@@ -18,13 +18,9 @@ from memory_protocol import Episode
 
 @pytest.fixture(scope="module")
 def data_dir() -> Path:
-    try:
-        root = resolve_data_dir(None)
-    except DatasetError as exc:
-        pytest.skip(f"benchmark data directory not found: {exc}")
-    if not (root / "locomo").is_dir():
-        pytest.skip(f"data directory {root} has no benchmark folders")
-    return root
+    require_data("locomo")  # found as the harness finds it (tests/data_paths.py)
+    assert DATA_ROOT is not None
+    return DATA_ROOT
 
 
 @pytest.fixture(scope="module")

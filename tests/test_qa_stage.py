@@ -251,3 +251,40 @@ def test_judge_openai_compatible_config_composes_with_one_request_at_a_time():
     assert config.answerer.concurrency == 1
     from harness.answering import display_name
     assert (display_name(config.answerer), display_name(config.judge)) == ("qwen2.5-7b", "llama-3-8b")
+
+
+@pytest.mark.parametrize("answerer, local_url", [
+    (["answerer=openai_compatible", "answerer.model=qwen2.5-7b", "answerer.base_url=http://127.0.0.1:8000/v1"],
+     "judge.base_url=http://127.0.0.1:8000/v1"),
+    (["answerer=smollm2-local"], "judge.base_url=http://host:port/v1"),
+])
+def test_a_local_answerer_with_a_keyless_hosted_judge_is_told_the_local_judge_options(answerer, local_url, monkeypatch):
+    # Issue 24: the hint said judge.api_key_env=null, which sends keyless requests to OpenAI's
+    # endpoint (96.5 s of retries); what the user needed was a local judge.
+    monkeypatch.delenv("MEMPP_TEST_KEY", raising=False)
+    from harness.qa import check_qa_ready
+    config = RunConfig.from_dict(compose_config([*answerer, "judge=gpt-4o-mini", "judge.api_key_env=MEMPP_TEST_KEY"]))
+    with pytest.raises(ConfigError) as caught:
+        check_qa_ready(config)
+    message = str(caught.value)
+    assert "judge gpt-4o-mini needs an API key in $MEMPP_TEST_KEY" in message
+    assert "judge=openai_compatible judge.model=" in message and local_url in message
+    assert "judge=smollm2-local" in message
+    assert "api_key_env=null" not in message, "OpenAI's own endpoint always needs a key"
+
+
+def test_a_hosted_answerer_without_its_key_is_not_offered_local_judges_or_a_keyless_default_endpoint(monkeypatch):
+    monkeypatch.delenv("MEMPP_TEST_KEY", raising=False)
+    from harness.qa import check_qa_ready
+    config = RunConfig.from_dict(compose_config(["answerer=gpt-4o-mini", "answerer.api_key_env=MEMPP_TEST_KEY"]))
+    with pytest.raises(ConfigError) as caught:
+        check_qa_ready(config)
+    message = str(caught.value)
+    assert message.startswith("answerer gpt-4o-mini needs an API key in $MEMPP_TEST_KEY")
+    assert "smollm2" not in message and "api_key_env=null" not in message
+    # a server of one's own may need no key: that option stays for it
+    own = RunConfig.from_dict(compose_config(["answerer=openai_compatible", "answerer.model=m",
+                                              "answerer.base_url=https://llm.example.org/v1",
+                                              "answerer.api_key_env=MEMPP_TEST_KEY"]))
+    with pytest.raises(ConfigError, match=r"answerer.api_key_env=null for a server that needs no key"):
+        check_qa_ready(own)

@@ -179,10 +179,17 @@ def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatc
 def test_a_fully_cached_run_says_it_made_no_model_calls_instead_of_counting_over_zero_documents():
     from model_clients.call_counts import ModelCallTally, format_model_calls
 
-    cached = format_model_calls(ModelCallTally().as_dict())
+    cached = format_model_calls(ModelCallTally().as_dict(), retrieval_cache_hits=73)
     assert cached.startswith("model calls: none in this run") and "over 0" not in cached
     tally = ModelCallTally()
     tally.documents, tally.questions = 443, 73
-    counted = format_model_calls(tally.as_dict()).splitlines()
+    counted = format_model_calls(tally.as_dict(), retrieval_cache_hits=0).splitlines()
     assert counted[0].startswith("write-time model calls over 443 document(s): chat 0 (0.00/document")
     assert counted[1].startswith("read-time model calls over 73 question(s): chat 0")
+
+
+def test_no_retrieval_at_all_is_not_reported_as_every_retrieval_coming_from_the_cache():
+    from model_clients.call_counts import ModelCallTally, format_model_calls
+
+    # Issue 24: dataset.limit=0 printed "every retrieval came from the cache" after no retrieval.
+    assert format_model_calls(ModelCallTally().as_dict(), retrieval_cache_hits=0) == ""

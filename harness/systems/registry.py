@@ -22,6 +22,7 @@ from memory_protocol import ConfigError, Episode, MemorySystem
 from model_clients.embedding_cost import EmbedRule
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import LLMClient, LLMConfig
+from model_clients.model_listing import check_model_offered
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,10 @@ def write_time_client(context: RunContext) -> LLMClient:
     """The cached client over ``system.llm``, on the run's LLM cache."""
     if context.llm_cache is None:
         raise ConfigError(f"system ({context.spec.name}): a write-time model needs the run's LLM cache")
-    return LLMClient(write_time_endpoint(context.spec, context.cache_only), context.llm_cache)
+    endpoint = write_time_endpoint(context.spec, context.cache_only)
+    if not context.cache_only:  # before ingesting: a model the server does not list stops the run here
+        check_model_offered(endpoint, "system.llm")
+    return LLMClient(endpoint, context.llm_cache, role="system.llm")
 
 
 def written_documents(episode: Episode) -> list[Any]:

@@ -1,0 +1,95 @@
+"""Is the configured model one the server offers? Asked once per endpoint, before the first paid call.
+
+Servers that speak the OpenAI API usually list their models at ``GET {base_url}/models`` and answer
+404 to a chat request naming any other model. Without asking first, a misspelt model name is found
+only after every request of the batch has failed (issue 24: all 73 OrgMemBench answers). So the
+harness asks ``/models`` once per endpoint and process (:func:`offered_models`, cached) and stops
+in one line (:class:`UnknownModelError`) when the model is not listed. A server that does not serve
+``/models`` -- any error, a 404, a reply that is not a model list -- is taken as "cannot tell": the
+run goes on silently, as before.
+
+Never called in estimate or cache_only mode (nothing is sent there).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+from memplusplus.api_keys import Endpoint
+
+__all__ = ["UnknownModelError", "ModelList", "offered_models", "check_model_offered", "forget_model_lists"]
+
+LIST_TIMEOUT_S = 10.0  # one short GET; a server slower than this is treated as not listing its models
+SHOWN_IDS = 5  # how many offered ids the error names
+
+
+class UnknownModelError(ValueError):
+    """The endpoint lists its models and the configured model is not among them."""
+
+
+@dataclass(frozen=True)
+class ModelList:
+    """What ``GET {base_url}/models`` answered: the offered model ids, in the server's order."""
+
+    base_url: str
+    ids: tuple[str, ...]
+
+
+_lock = threading.Lock()
+_lists: dict[tuple[str, str | None], ModelList | None] = {}
+
+
+def forget_model_lists() -> None:
+    """Drop the per-process answers (tests start servers on reused ports)."""
+    with _lock:
+        _lists.clear()
+
+
+def _api_key(env: str | None) -> str | None:
+    value = os.environ.get(env, "").strip() if env else ""
+    return value or None
+
+
+def _ask(base_url: str, api_key: str | None) -> ModelList | None:
+    import httpx  # the openai SDK's HTTP client
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        reply = httpx.get(f"{base_url}/models", headers=headers, timeout=LIST_TIMEOUT_S)
+        if reply.status_code != 200:
+            return None
+        data = reply.json().get("data")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    if not isinstance(data, list):
+        return None
+    ids = tuple(str(item["id"]) for item in data if isinstance(item, dict) and item.get("id"))
+    return ModelList(base_url, ids) if ids else None
+
+
+def offered_models(endpoint: Endpoint) -> ModelList | None:
+    """The models ``endpoint`` lists, or None when it does not say (asked once per process)."""
+    base_url = endpoint.resolved_base_url
+    slot = (base_url, endpoint.api_key_env)
+    with _lock:
+        if slot in _lists:
+            return _lists[slot]
+    listed = _ask(base_url, _api_key(endpoint.api_key_env))
+    with _lock:
+        return _lists.setdefault(slot, listed)
+
+
+def check_model_offered(endpoint: Endpoint, role: str) -> None:
+    """Raise :class:`UnknownModelError` (one line, naming ``role``, the endpoint and a few offered
+    ids) when ``endpoint`` lists its models and ``endpoint.model`` is not one of them."""
+    listed = offered_models(endpoint)
+    if listed is None or endpoint.model in listed.ids:
+        return
+    shown = ", ".join(repr(i) for i in listed.ids[:SHOWN_IDS])
+    more = f" and {len(listed.ids) - SHOWN_IDS} more" if len(listed.ids) > SHOWN_IDS else ""
+    raise UnknownModelError(
+        f"{role}: model {endpoint.model!r} is not offered by {listed.base_url} (GET /models lists {shown}{more}); "
+        f"set {role}.model to one of them. Nothing was sent."
+    )

@@ -17,6 +17,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from harness.config import RunConfig
+from harness.console_table import console_table
 from harness.errors import RunInterrupted
 from model_clients.call_counts import ModelCallTally, snapshot
 from model_clients.chat_types import identity_fields as endpoint_settings
@@ -53,6 +54,7 @@ class RunResult:
     stats: dict[str, Any] = field(default_factory=dict)
     estimates: list[CostEstimate] = field(default_factory=list)
     embedding_estimate: EmbeddingEstimate | None = None  # estimate=true: texts still to embed, priced
+    console: str = ""  # the table as the console prints it by default (headline columns, <= 120 characters a line)
 
 
 def _settings_identity(params: dict[str, Any]) -> dict[str, Any]:
@@ -76,7 +78,7 @@ def run_identity(resolved: dict[str, Any]) -> dict[str, Any]:
     """The resolved config as far as it names the run's results (its folder's hash): without where
     things are stored, progress bars, dry runs, and the endpoints' execution-only fields."""
     identity = {k: v for k, v in resolved.items()
-                if k not in ("store", "progress", "estimate", "cache_only", "official_dir")}
+                if k not in ("store", "progress", "estimate", "cache_only", "official_dir", "print_mode")}
     for section in ("answerer", "judge"):
         if isinstance(identity.get(section), dict):
             identity[section] = endpoint_settings(identity[section])
@@ -152,6 +154,8 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
         qa is not None and qa.prompts is not None and qa.prompts.label != "official") else ""
     title = f"{label} on {dataset.name}: {stage} (k={config.system.k}, budget={dataset.context_budget}){plumbing}{wording}"
     table = f"{title}\n\n{format_table(summary)}"
+    console = console_table(summary, title, qa.metric if qa is not None else None,
+                            benchmark.extra_metrics if qa is not None else ()).text
     stats.update(
         {
             **encoder.stats(),
@@ -170,7 +174,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
         identity["wording"] = qa.prompts.label
     paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash(identity), overrides)
     write_run(paths, resolved, records, summary, table, extra)
-    return RunResult(paths, summary, table, records, stats)
+    return RunResult(paths, summary, table, records, stats, console=console)
 
 
 def _price_answers_before_retrieval(config: RunConfig, episodes: list[Episode], cache_dir: Path) -> list[CostEstimate]:

@@ -24,7 +24,7 @@ from model_clients.chat_types import identity_fields as endpoint_settings
 from model_clients.cost import CostEstimate
 from model_clients.embedding_cost import EmbeddingEstimate, estimate_embeddings, texts_to_embed
 from harness.encoders import build_encoder
-from memplusplus.encoder import CachedEncoder
+from memplusplus.encoder import CachedEncoder, WouldEmbed
 from harness.answering import display_name
 from harness.qa import QAItem, check_qa_ready, qa_summary, run_qa
 from harness.caches import EMBEDDINGS, LLM_REPLIES, RETRIEVALS, run_cache
@@ -117,16 +117,25 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
         write = estimate_write_time(config, episodes, run_cache(config, LLM_REPLIES))
         answers = _price_answers_before_retrieval(config, episodes, cache_dir) if config.answerer else []
         return RunResult(None, None, "", [], stats, [write, *answers])
-    embedding = _embedding_estimate(config, episodes, encoder, retrievals, identity) if config.estimate else None
-    if embedding is not None and embedding.remote and embedding.to_embed and config.answerer is not None:
-        # Retrieval would need those embeddings first.
-        return RunResult(None, None, "", [], stats, _price_answers_before_retrieval(config, episodes, cache_dir), embedding)
+    embedding = None
+    if config.estimate:
+        # A dry run never embeds: it counts what a run would embed and prices the answers over
+        # cached retrievals when every one of them is cached, else over contexts of the size retrieval gives.
+        embedding = _embedding_estimate(config, episodes, encoder, retrievals, identity)
+        encoder.cached_only = True
+        if config.answerer is None:
+            return RunResult(None, None, "", [], stats, [], embedding)
+        if embedding.to_embed:
+            return RunResult(None, None, "", [], stats, _price_answers_before_retrieval(config, episodes, cache_dir), embedding)
     calls = ModelCallTally()
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
     done = 0
     try:
         for done, episode in enumerate(progress):
             items += _run_episode(config, benchmark, episode, encoder, retrievals, identity, ks, sessions, stats, calls)
+    except WouldEmbed:  # a dry run whose counted texts were cached, yet a system asked for another one
+        progress.close()
+        return RunResult(None, None, "", [], stats, _price_answers_before_retrieval(config, episodes, cache_dir), embedding)
     except KeyboardInterrupt:
         progress.close()
         raise RunInterrupted(f"interrupted after {done}/{len(episodes)} episodes; re-run to resume") from None

@@ -7,7 +7,7 @@ import pytest
 from harness.compose import compose_config
 from harness.config import RunConfig
 from model_clients.kvstore import KVStore
-from model_clients.embedding_cost import LOCAL_TEXTS_PER_SECOND, estimate_embeddings
+from model_clients.embedding_cost import LOCAL_TOKENS_PER_SECOND, estimate_embeddings
 from harness.caches import EMBEDDINGS, run_cache
 from harness.cli import execute
 from harness.runner import run
@@ -50,7 +50,7 @@ def test_a_local_encoder_with_a_cold_cache_is_counted_and_timed_not_run(tmp_path
     estimate = estimate_embeddings(encoder, ["one text", "another text", "one text"])
     assert (estimate.remote, estimate.texts, estimate.to_embed, estimate.usd) == (False, 2, 2, 0.0)
     assert "2 to embed locally" in estimate.format()
-    assert estimate.seconds == 2 / LOCAL_TEXTS_PER_SECOND
+    assert estimate.seconds == (2 + 3) / LOCAL_TOKENS_PER_SECOND  # ceil(8 / 4) + ceil(12 / 4) tokens
     assert "this dry run embedded none" in estimate.format()
     assert "all-MiniLM-L6-v2|max_tokens=256" in estimate.format()
     assert encoder.computed == 0, "an estimate computes nothing"
@@ -90,7 +90,10 @@ def test_a_local_dry_run_embeds_nothing_and_prints_the_count_and_the_time(answer
     out = capsys.readouterr().out
     # one episode: its 443 documents and 3 questions (Mem++ embeds both), all missing from the cache
     assert "446 texts -> 446 to embed locally, on this machine's CPU, 0 cached" in out
-    assert "time to embed ~77 s (5.8 texts/s, as measured for all-MiniLM-L6-v2 on a 2-core CPU)" in out
+    episode = load_dataset("orgmem", limit=3)[0]
+    texts = [d.text for d in episode.documents] + [q.text for q in episode.questions]
+    window = sum(min(math.ceil(len(t) / 4), 256) for t in texts)  # what MiniLM reads of each text
+    assert f"time to embed ~{window / 1470:.0f} s ({window:,} tokens read at 1,470 tokens/s, as measured" in out
     assert len(run_cache(RunConfig.from_dict(raw), EMBEDDINGS)) == 0  # nothing computed, nothing stored
     assert not (tmp_path / "runs").exists()
     if answerer != "none":  # answers priced over contexts of the size retrieval would give

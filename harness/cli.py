@@ -106,7 +106,7 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
               f"{encoder_label(config.encoder.backend, config.encoder.params)}")
         priced = ([result.embedding_estimate] if result.embedding_estimate is not None else []) + result.estimates
         for estimate in priced:
-            print(estimate.format())
+            say(estimate.format())
         known = [e.usd for e in priced]
         total = "n/a (a price is unknown)" if any(v is None for v in known) else f"${sum(known):.2f}"
         print(f"total for this configuration: {total}")

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import logging
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from memory_protocol import ConfigError
 
 from harness.config import RunConfig
+from harness.console_table import CONSOLE_WIDTH
 from harness.encoders import encoder_label
 from harness.errors import RunInterrupted
 from harness.safe_write import DiskFullError, as_disk_full
@@ -38,6 +40,14 @@ def quiet_console() -> None:
             if handler.stream is sys.stdout:
                 handler.setStream(sys.stderr)
             handler.setLevel(logging.WARNING)
+
+
+def say(text: str, width: int = CONSOLE_WIDTH) -> None:
+    """Print ``text`` with each line wrapped at ``width`` (continuations indented), so the console
+    stays as narrow as its table."""
+    for line in text.split("\n"):
+        print("\n".join(textwrap.wrap(line, width=width, subsequent_indent="  ", break_long_words=False,
+                                       break_on_hyphens=False)) if line else "")
 
 
 def one_line(exc: BaseException) -> str:
@@ -97,7 +107,7 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
               f"{encoder_label(config.encoder.backend, config.encoder.params)}")
         priced = ([result.embedding_estimate] if result.embedding_estimate is not None else []) + result.estimates
         for estimate in priced:
-            print(estimate.format())
+            say(estimate.format())
         known = [e.usd for e in priced]
         total = "n/a (a price is unknown)" if any(v is None for v in known) else f"${sum(known):.2f}"
         print(f"total for this configuration: {total}")
@@ -106,27 +116,27 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
         job.estimate_priced = not any(v is None for v in known)
         return 0
     print()
-    print(result.table)
+    print(result.table if config.print_mode == "full" or not result.console else result.console)
     stats = result.stats
-    print(
+    say(
         f"\n{stats['questions']} questions in {stats['episodes']} episode(s); "
         f"retrieval cache hits {stats['retrieval_cache_hits']}; texts embedded {stats['embedded_texts']} "
         f"(cache hits {stats['embedding_cache_hits']}); {stats['seconds_total']:.1f} s"
     )
     calls_line = format_model_calls(stats["model_calls"], stats["retrieval_cache_hits"]) if stats.get("model_calls") else ""
     if calls_line:
-        print(calls_line)
+        say(calls_line)
     for key in ("answer_spend", "judge_spend"):
         if key in stats:
-            print(stats[key])
+            say(stats[key])
     if stats.get("judge_unparsed") or stats.get("judge_failures") or stats.get("answer_failures"):
-        print(
+        say(
             f"unparsable judge outputs {stats.get('judge_unparsed', 0)}, failed judge calls "
             f"{stats.get('judge_failures', 0)}, failed answers {stats.get('answer_failures', 0)} (left unscored)"
         )
     note = silent_legs_note(result.records, config.system.params if entry_for(config.system).leg_note else {})
     if note:
-        print(note)
+        say(note)
     print(f"results: {result.paths.root}")
     job.run_folder = str(result.paths.root)
     if stats.get("qa_all_failed"):  # every answer or every judge call failed (errors printed above)

@@ -150,6 +150,16 @@ class StoreSpec:
     repair_cache: bool = False  # a cache entry failing its checksum is dropped and recomputed, not an error
 
 
+PRINT_MODES = ("headline", "full")  # print=headline (default): the console-width table; print=full: every column
+
+
+def _print_mode(value: Any) -> str:
+    if value not in PRINT_MODES:
+        raise ConfigError(f"print: {value!r} is not one of {list(PRINT_MODES)} (headline: the headline metrics "
+                          f"in at most 120 characters a line; full: every column)")
+    return str(value)
+
+
 @dataclass(frozen=True)
 class RunConfig:
     dataset: DatasetSpec
@@ -163,6 +173,7 @@ class RunConfig:
     progress: bool = True
     run_name: str | None = None
     official_dir: str | None = None
+    print_mode: str = "headline"  # config key `print`: headline (the console-width table) or full (every column)
 
     @property
     def answerer_name(self) -> str:
@@ -191,6 +202,7 @@ class RunConfig:
             progress=bool(raw.pop("progress", True)),
             run_name=raw.pop("run_name", None),
             official_dir=_optional_path("official_dir", raw.pop("official_dir", None)),
+            print_mode=_print_mode(raw.pop("print", "headline")),
         )
         if raw:
             raise ConfigError(f"unknown top-level key(s) {sorted(raw)}")

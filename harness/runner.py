@@ -17,13 +17,14 @@ import pandas as pd
 from tqdm import tqdm
 
 from harness.config import RunConfig
+from harness.console_table import console_table
 from harness.errors import RunInterrupted
 from model_clients.call_counts import ModelCallTally, snapshot
 from model_clients.chat_types import identity_fields as endpoint_settings
 from model_clients.cost import CostEstimate
 from model_clients.embedding_cost import EmbeddingEstimate, estimate_embeddings, texts_to_embed
 from harness.encoders import build_encoder
-from memplusplus.encoder import CachedEncoder
+from memplusplus.encoder import CachedEncoder, WouldEmbed
 from harness.answering import display_name
 from harness.qa import QAItem, check_qa_ready, qa_summary, run_qa
 from harness.caches import EMBEDDINGS, LLM_REPLIES, RETRIEVALS, run_cache
@@ -53,6 +54,7 @@ class RunResult:
     stats: dict[str, Any] = field(default_factory=dict)
     estimates: list[CostEstimate] = field(default_factory=list)
     embedding_estimate: EmbeddingEstimate | None = None  # estimate=true: texts still to embed, priced
+    console: str = ""  # the table as the console prints it by default (headline columns, <= 120 characters a line)
 
 
 def _settings_identity(params: dict[str, Any]) -> dict[str, Any]:
@@ -76,7 +78,7 @@ def run_identity(resolved: dict[str, Any]) -> dict[str, Any]:
     """The resolved config as far as it names the run's results (its folder's hash): without where
     things are stored, progress bars, dry runs, and the endpoints' execution-only fields."""
     identity = {k: v for k, v in resolved.items()
-                if k not in ("store", "progress", "estimate", "cache_only", "official_dir")}
+                if k not in ("store", "progress", "estimate", "cache_only", "official_dir", "print_mode")}
     for section in ("answerer", "judge"):
         if isinstance(identity.get(section), dict):
             identity[section] = endpoint_settings(identity[section])
@@ -115,16 +117,25 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
         write = estimate_write_time(config, episodes, run_cache(config, LLM_REPLIES))
         answers = _price_answers_before_retrieval(config, episodes, cache_dir) if config.answerer else []
         return RunResult(None, None, "", [], stats, [write, *answers])
-    embedding = _embedding_estimate(config, episodes, encoder, retrievals, identity) if config.estimate else None
-    if embedding is not None and embedding.remote and embedding.to_embed and config.answerer is not None:
-        # Retrieval would need those embeddings first.
-        return RunResult(None, None, "", [], stats, _price_answers_before_retrieval(config, episodes, cache_dir), embedding)
+    embedding = None
+    if config.estimate:
+        # A dry run never embeds: it counts what a run would embed and prices the answers over
+        # cached retrievals when every one of them is cached, else over contexts of the size retrieval gives.
+        embedding = _embedding_estimate(config, episodes, encoder, retrievals, identity)
+        encoder.cached_only = True
+        if config.answerer is None:
+            return RunResult(None, None, "", [], stats, [], embedding)
+        if embedding.to_embed:
+            return RunResult(None, None, "", [], stats, _price_answers_before_retrieval(config, episodes, cache_dir), embedding)
     calls = ModelCallTally()
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
     done = 0
     try:
         for done, episode in enumerate(progress):
             items += _run_episode(config, benchmark, episode, encoder, retrievals, identity, ks, sessions, stats, calls)
+    except WouldEmbed:  # a dry run whose counted texts were cached, yet a system asked for another one
+        progress.close()
+        return RunResult(None, None, "", [], stats, _price_answers_before_retrieval(config, episodes, cache_dir), embedding)
     except KeyboardInterrupt:
         progress.close()
         raise RunInterrupted(f"interrupted after {done}/{len(episodes)} episodes; re-run to resume") from None
@@ -153,6 +164,8 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     budget = f", budget={dataset.context_budget}" if dataset.context_budget is not None else ""  # no budget: no cut, nothing to show
     title = f"{label} on {dataset.name}: {stage} (k={config.system.k}{budget}){plumbing}{wording}"
     table = f"{title}\n\n{format_table(summary)}"
+    console = console_table(summary, title, qa.metric if qa is not None else None,
+                            benchmark.extra_metrics if qa is not None else ()).text
     stats.update(
         {
             **encoder.stats(),
@@ -171,7 +184,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
         identity["wording"] = qa.prompts.label
     paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash(identity), overrides)
     write_run(paths, resolved, records, summary, table, extra)
-    return RunResult(paths, summary, table, records, stats)
+    return RunResult(paths, summary, table, records, stats, console=console)
 
 
 def _price_answers_before_retrieval(config: RunConfig, episodes: list[Episode], cache_dir: Path) -> list[CostEstimate]:

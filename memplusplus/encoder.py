@@ -52,6 +52,14 @@ class EncoderConfig:
     device: str = "auto"  # "auto": CUDA when torch sees one, else the CPU; or any torch device name
 
 
+class WouldEmbed(RuntimeError):
+    """A dry run reached a text that is not in the embedding cache: it stops rather than compute it."""
+
+    def __init__(self, identity: str, count: int):
+        super().__init__(f"{identity}: {count} text(s) not in the embedding cache (a dry run computes none)")
+        self.count = count
+
+
 class CachedEncoder:
     """Embeds texts; consults ``cache`` first and stores what it computes, slice by slice.
 
@@ -68,6 +76,7 @@ class CachedEncoder:
         self._model: Any = None
         self.computed = 0
         self.cache_hits = 0
+        self.cached_only = False  # True in a dry run: a text missing from the cache raises WouldEmbed
 
     @property
     def identity(self) -> str:
@@ -121,6 +130,8 @@ class CachedEncoder:
     def _compute_and_store(self, missing: dict[str, str], show_progress: bool) -> dict[str, np.ndarray]:
         from tqdm import tqdm
 
+        if self.cached_only:
+            raise WouldEmbed(self.identity, len(missing))
         order = self._order(missing)
         fresh: dict[str, np.ndarray] = {}
         with tqdm(total=len(order), desc="embedding", unit="text", leave=False, disable=not show_progress) as bar:

@@ -5,6 +5,14 @@ Tokens are approximated as characters / 4 (no tokenizer download), clamped like 
 clamps its inputs. The only price known is text-embedding-3-small's on OpenAI's own endpoint:
 $0.02 per 1M input tokens, standard tier (tokenprice.fyi/models/text-embedding-3-small, quoting
 developers.openai.com on 2026-07-03; tokenmix.ai 2026-04-25 agrees). Any other endpoint costs 0.
+
+A dry run computes no embedding, so the time is estimated, not measured: a local encoder at
+``LOCAL_TOKENS_PER_SECOND`` (all-MiniLM-L6-v2 on CPU, measured here: 292 OrgMemBench documents,
+73,522 tokens counted as characters / 4 and at most its 256-token window a text, embedded in
+50.1 s = 5.8 texts/s on this 2-core machine shared with other jobs, 2026-12-01; other local
+encoders are timed at that rate), a remote
+one at ``REMOTE_SECONDS_PER_REQUEST`` per request of ``batch_size`` texts (an assumption: no
+endpoint was timed, the SDK's retries and rate limits are not counted).
 """
 
 from __future__ import annotations
@@ -19,6 +27,13 @@ from memplusplus.openai_encoder import OpenAIEncoder
 from model_clients.cost import CHARS_PER_TOKEN
 
 EMBEDDING_PRICES = {"text-embedding-3-small": 0.02}  # USD per 1M input tokens on api.openai.com
+LOCAL_TOKENS_PER_SECOND = 1_470  # all-MiniLM-L6-v2 on this machine's CPU (see above)
+LOCAL_WINDOW_TOKENS = 256  # MiniLM reads at most this many tokens of a text
+REMOTE_SECONDS_PER_REQUEST = 1.0  # assumed, not measured
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
 @dataclass(frozen=True)
@@ -33,6 +48,8 @@ class EmbeddingEstimate:
     usd: float | None
     price_note: str
     approximate: bool = False  # True when the texts a system embeds are not exactly the documents (RAG windows)
+    seconds: float = 0.0  # estimated time to embed ``to_embed`` (see ``time_basis``)
+    time_basis: str = ""
 
     def format(self) -> str:
         where = "remote endpoint" if self.remote else "locally, on this machine's CPU"
@@ -43,8 +60,8 @@ class EmbeddingEstimate:
             f"{self.texts - self.to_embed} cached{approx}",
             f"  tokens ~{self.tokens:,} (chars/{CHARS_PER_TOKEN}); price {self.price_note}; cost {cost}",
         ]
-        if self.to_embed and not self.remote:
-            lines.append(f"  warning: this dry run embeds {self.to_embed} texts locally before it can price the calls")
+        if self.to_embed:
+            lines.append(f"  time to embed ~{_duration(self.seconds)} ({self.time_basis}); this dry run embedded none")
         if self.to_embed and self.remote:
             lines.append("  answers below are priced over contexts of the size retrieval would give (a dry run sends nothing)")
         return "\n".join(lines)
@@ -66,10 +83,19 @@ def estimate_embeddings(encoder: CachedEncoder, texts: Sequence[str], approximat
             else f"unknown for {encoder.config.model}"
         )
         usd = None if price is None else tokens * price / 1_000_000
+        requests = math.ceil(len(missing) / encoder.config.batch_size)
+        seconds = requests * REMOTE_SECONDS_PER_REQUEST
+        basis = (f"{requests} request(s) of up to {encoder.config.batch_size} texts at an assumed "
+                 f"{REMOTE_SECONDS_PER_REQUEST:g} s each, not measured")
     else:
         tokens = sum(math.ceil(len(text) / CHARS_PER_TOKEN) for text in missing)
         usd, note = 0.0, "0 (local model)"
-    return EmbeddingEstimate(encoder.identity, remote, len(keys), len(missing), tokens, usd, note, approximate)
+        window = sum(min(math.ceil(len(text) / CHARS_PER_TOKEN), LOCAL_WINDOW_TOKENS) for text in missing)
+        seconds = window / LOCAL_TOKENS_PER_SECOND
+        basis = (f"{window:,} tokens read at {LOCAL_TOKENS_PER_SECOND:,} tokens/s, as measured for all-MiniLM-L6-v2 "
+                 f"on a 2-core CPU")
+    return EmbeddingEstimate(encoder.identity, remote, len(keys), len(missing), tokens, usd, note, approximate,
+                             seconds, basis)
 
 
 @dataclass(frozen=True)

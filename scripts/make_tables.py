@@ -1,7 +1,7 @@
 """The paper's Tables 1, 2, 3, 4 and 7 from the results store, as Markdown and CSV.
 
-    python scripts/make_tables.py                                  # outputs/runs -> results/tables
-    python scripts/make_tables.py --runs outputs/runs --out results/tables --tables 1,4,7
+    python scripts/make_tables.py                                  # outputs/runs -> outputs/tables (untracked)
+    python scripts/make_tables.py --runs outputs/runs --out outputs/tables --tables 1,4,7
     python scripts/make_tables.py --mode retrieval                 # ignore judge metrics
     python scripts/make_tables.py --include-limited --allow encoder   # also partial runs, any encoder
 

@@ -1,6 +1,6 @@
 """Figure 4: Mem++'s score (or, without judge metrics, its recall) against k, with the tokens read.
 
-    python scripts/plot_k_sweep.py                                   # -> results/tables/figure4_k_sweep.png
+    python scripts/plot_k_sweep.py                                   # -> outputs/tables/figure4_k_sweep.png
     python scripts/plot_k_sweep.py --runs outputs/runs --dataset orgmem --out fig.png
 
 Needs matplotlib. The data are Table 7's (harness/reports/ksweep.py), from the runs its preset asks for.

@@ -220,3 +220,21 @@ def test_plot_k_sweep(judged: Path, retrieval_only: Path, tmp_path: Path):
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
     with pytest.raises(ValueError, match="no mempp runs"):
         T.plot_k_sweep(T.latest_runs(T.scan_runs(judged)), paper_frame, tmp_path / "x.png", dataset="locomo_missing")
+
+
+def test_make_tables_writes_by_default_to_an_untracked_folder(judged: Path, tmp_path: Path, monkeypatch):
+    """Generated tables no longer land in the tracked results/ tree (they showed up in git status)."""
+    import importlib.util
+    import subprocess
+
+    spec = importlib.util.spec_from_file_location("make_tables", ROOT / "scripts" / "make_tables.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.chdir(tmp_path)  # the default is relative to where the script runs (the repository root)
+    assert module.main(["--runs", str(judged), "--tables", "1", "--quiet", "--newest"]) == 0
+    assert (tmp_path / "outputs" / "tables" / "table1.csv").is_file() and not (tmp_path / "results").exists()
+    ignored = subprocess.run(["git", "check-ignore", "-q", "outputs/tables/table1.csv"], cwd=ROOT)
+    assert ignored.returncode == 0  # .gitignore covers it in the repository
+    tracked = subprocess.run(["git", "ls-files", "--error-unmatch", "results/paper/table1_orgmembench.csv"],
+                             cwd=ROOT, capture_output=True)
+    assert tracked.returncode == 0  # the paper's numbers stay tracked where they are

@@ -26,7 +26,7 @@ import pandas as pd
 from harness.reports.store import flatten, runs_of
 
 IGNORED_PREFIXES = (
-    "store.", "estimate", "cache_only", "progress", "run_name", "dataset.data_dir", "dataset.ks",
+    "store.", "estimate", "cache_only", "progress", "print_mode", "run_name", "dataset.data_dir", "dataset.ks",
     "encoder.params.batch_size", "encoder.params.threads", "encoder.params.model_dir", "encoder.params.timeout_s",
     "encoder.params.max_retries", "encoder.params.api_key_env", "encoder.params.base_url",
 )

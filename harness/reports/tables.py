@@ -36,7 +36,7 @@ from harness.reports.rows import Rows, choose_rows, fallback_note, row_label
 from harness.reports.selection import Job, Options, select_runs
 from harness.reports.store import DEFAULT_RUNS_DIR, TIDY_COLUMNS, RunView, latest_runs, scan_runs
 
-DEFAULT_OUT_DIR = Path("results/tables")
+DEFAULT_OUT_DIR = Path("outputs/tables")  # generated, so untracked (.gitignore covers outputs/); results/paper/ is the tracked reference
 TABLES = (1, 2, 3, 4, 7)
 
 __all__ = [

@@ -111,7 +111,11 @@ def build_record(
     hits: list[Hit],
     context: RenderedContext,
     metrics: dict[str, float],
+    gold_docs: list[dict[str, Any]] | None = None,
+    explain_depth: int | None = None,
 ) -> dict[str, Any]:
+    """``gold_docs``: why each gold document was found or lost (``harness.explanations``), ranked
+    down to ``explain_depth``."""
     read_chars = len(context.text)
     return {
         "episode": episode.episode_id,
@@ -120,6 +124,9 @@ def build_record(
         "question": question.text,
         "as_of": question.as_of.isoformat() if question.as_of else None,
         "gold": list(question.evidence_ids),
+        "reference": question.answer,
+        "explain_depth": explain_depth,
+        "gold_docs": gold_docs or [],
         "n_hits": len(hits),
         "hits_per_leg": hits_per_leg(hits),
         "retrieved_chars": len(context.full_text),

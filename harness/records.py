@@ -113,9 +113,10 @@ def build_record(
     metrics: dict[str, float],
     gold_docs: list[dict[str, Any]] | None = None,
     explain_depth: int | None = None,
+    leg_sizes: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """``gold_docs``: why each gold document was found or lost (``harness.explanations``), ranked
-    down to ``explain_depth``."""
+    down to ``explain_depth``; ``leg_sizes``: how many rows each leg returned (Mem++)."""
     read_chars = len(context.text)
     return {
         "episode": episode.episode_id,
@@ -127,6 +128,7 @@ def build_record(
         "reference": question.answer,
         "explain_depth": explain_depth,
         "gold_docs": gold_docs or [],
+        **({"leg_sizes": leg_sizes} if leg_sizes is not None else {}),
         "n_hits": len(hits),
         "hits_per_leg": hits_per_leg(hits),
         "retrieved_chars": len(context.full_text),

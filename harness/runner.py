@@ -246,9 +246,11 @@ def _run_episode(
     metrics = episode_metrics(episode.questions, all_hits, contexts, ks, scorer, deeper, lengths, layouts)
     items = []
     for question, q_hits, q_deeper, context, q_metrics in zip(episode.questions, all_hits, deeper, contexts, metrics):
-        placements = cached[diag_keys[question.qid]] if question.qid in diag_keys else None
-        golds = gold_docs(question, by_id, q_hits, q_deeper, context, explain_depth, placements)
-        record = build_record(episode, question, q_hits, context, q_metrics, golds, explain_depth)
+        diagnosis = cached[diag_keys[question.qid]] if question.qid in diag_keys else None
+        golds = gold_docs(question, by_id, q_hits, q_deeper, context, explain_depth,
+                          diagnosis["placements"] if diagnosis else None)
+        record = build_record(episode, question, q_hits, context, q_metrics, golds, explain_depth,
+                              diagnosis["leg_sizes"] if diagnosis else None)
         items.append(QAItem(question, context.text, record))
         stats["questions"] += 1
     return items
@@ -288,7 +290,6 @@ def _diagnose_missing(system, missing, diag_keys, depth, cached, retrievals) -> 
         key = diag_keys.get(question.qid)
         if key is None or key in cached:
             continue
-        found = system.diagnose(question.text, question.as_of, question.evidence_ids, depth) if question.evidence_ids else {}
-        payload = {doc_id: placement.as_dict() for doc_id, placement in found.items()}
+        payload = system.diagnose(question.text, question.as_of, question.evidence_ids, depth).as_dict()
         retrievals.put(key, json.dumps(payload).encode("utf-8"))
         cached[key] = payload

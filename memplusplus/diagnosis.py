@@ -29,18 +29,31 @@ class Placement:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """What ``diagnose`` reports for one question: how many rows each leg returned (0: it matched
+    nothing) and each asked document's placement."""
+
+    leg_sizes: dict[str, int]
+    placements: dict[str, Placement]
+
+    def as_dict(self) -> dict:
+        return {"leg_sizes": dict(self.leg_sizes),
+                "placements": {doc_id: p.as_dict() for doc_id, p in self.placements.items()}}
+
+
 def _position(ranking: Sequence[int], depth: int) -> dict[int, int]:
     return {seq: rank for rank, seq in enumerate(ranking[:depth], start=1)}
 
 
-def placements(
+def diagnosis(
     doc_ids: Iterable[str],
     seq_of: Mapping[str, int],
     in_scope: Mapping[int, bool],
     rankings: Mapping[str, Sequence[int]],
     fused: Sequence[FusedRow],
     depth: int,
-) -> dict[str, Placement]:
+) -> Diagnosis:
     """Each of ``doc_ids``' placement; ``seq_of`` maps a document id to its row (absent: no row)."""
     leg_positions = {leg: _position(ranking, depth) for leg, ranking in rankings.items()}
     fused_positions = _position([row.seq for row in fused], depth)
@@ -55,4 +68,4 @@ def placements(
             {leg: positions.get(seq) for leg, positions in leg_positions.items()},
             fused_positions.get(seq),
         )
-    return found
+    return Diagnosis({leg: len(ranking) for leg, ranking in rankings.items()}, found)

@@ -129,3 +129,30 @@ def test_one_line_for_unknown_qid_and_non_run_folder(runs, tmp_path):
     assert unknown.stderr.strip().startswith("no question 'conv-99/7' in ") and len(unknown.stderr.strip().splitlines()) == 1
     not_run = explain_cli(str(tmp_path), QID)
     assert not_run.returncode == 2 and not_run.stderr.strip() == f"{tmp_path} is not a run folder (it has no records.jsonl)"
+
+
+def test_diagnose_is_the_position_in_each_leg_and_in_the_fused_list():
+    """On a small corpus: every document's reported rank is its 1-based place in the leg's and in
+    the fused ranking (None past the depth), rows dated after the as-of day are out of scope."""
+    from datetime import date, datetime
+
+    from memplusplus import Document, MemPPConfig
+    from memplusplus.encoder import Encoder
+
+    memory = MemPlusPlus(MemPPConfig(k=3, conjunctive=False, tags="author"), encoder=Encoder())
+    memory.ingest([Document(f"d{i}", f"note {i} about the {'budget' if i % 2 else 'launch'} plan", "Maya", datetime(2023, 1, 1 + i))
+                   for i in range(12)])
+    question, as_of, depth = "Maya budget plan", date(2023, 1, 9), 4
+    scope = memory.scope_mask(as_of)
+    rankings = memory.leg_rankings(question, scope)
+    fused = [row.seq for row in weighted_rrf(rankings, {l: memory.config.weight(l) for l in rankings}, memory.config.gamma)]
+    report = memory.diagnose(question, as_of, [f"d{i}" for i in range(12)], depth)
+    assert report.leg_sizes == {leg: len(r) for leg, r in rankings.items()} and report.leg_sizes["tag"] > 0
+    for i in range(12):
+        seq = memory.store.by_doc_id[f"d{i}"]
+        placement = report.placements[f"d{i}"]
+        want = {leg: r.index(seq) + 1 if seq in r and r.index(seq) < depth else None for leg, r in rankings.items()}
+        assert placement.legs == want
+        assert placement.fused == (fused.index(seq) + 1 if seq in fused and fused.index(seq) < depth else None)
+        assert placement.in_scope == (i <= 8)  # dated 2023-01-(1+i), as of 2023-01-09 (its end of day)
+    assert sum(p.fused is not None for p in report.placements.values()) == depth

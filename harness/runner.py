@@ -233,8 +233,9 @@ def _run_episode(
             calls.add_write(before, after, len(episode.documents))
             stats["ingested_documents"] += len(episode.documents)
             _retrieve_missing(config, system, missing, keys, deep_keys, depth, cached, retrievals, episode.episode_id)
-            _diagnose_missing(system, missing, diag_keys, explain_depth, cached, retrievals)
             calls.add_read(after, snapshot(built.client, encoder), len(missing))
+            # After the read-time count: the explanation's own legs are the harness's, not the system's read.
+            _diagnose_missing(system, missing, diag_keys, explain_depth, cached, retrievals)
         finally:
             built.close()
     by_id = {doc.doc_id: doc for doc in episode.documents}

@@ -111,7 +111,12 @@ def build_record(
     hits: list[Hit],
     context: RenderedContext,
     metrics: dict[str, float],
+    gold_docs: list[dict[str, Any]] | None = None,
+    explain_depth: int | None = None,
+    leg_sizes: dict[str, int] | None = None,
 ) -> dict[str, Any]:
+    """``gold_docs``: why each gold document was found or lost (``harness.explanations``), ranked
+    down to ``explain_depth``; ``leg_sizes``: how many rows each leg returned (Mem++)."""
     read_chars = len(context.text)
     return {
         "episode": episode.episode_id,
@@ -120,6 +125,10 @@ def build_record(
         "question": question.text,
         "as_of": question.as_of.isoformat() if question.as_of else None,
         "gold": list(question.evidence_ids),
+        "reference": question.answer,
+        "explain_depth": explain_depth,
+        "gold_docs": gold_docs or [],
+        **({"leg_sizes": leg_sizes} if leg_sizes is not None else {}),
         "n_hits": len(hits),
         "hits_per_leg": hits_per_leg(hits),
         "retrieved_chars": len(context.full_text),

@@ -30,6 +30,7 @@ from harness.qa import QAItem, check_qa_ready, qa_summary, run_qa
 from harness.caches import EMBEDDINGS, LLM_REPLIES, RETRIEVALS, run_cache
 from model_clients.kvstore import KVStore, stable_hash
 from harness.benchmarks import Benchmark
+from harness.explanations import explanation_depth, gold_docs
 from harness.records import build_record, episode_metrics, ranked_ids
 from harness.provenance import collect as collect_provenance, file_hashes, recording_reads
 from harness.results import RunPaths, run_folder, write_run
@@ -224,9 +225,16 @@ def _run_episode(
     depth = config.dataset.metric_depth or 0
     deep_identity = {**identity, "metric_depth": depth}
     deep_keys = {q.qid: retrieval_key(deep_identity, encoder.identity, fingerprint, q) for q in episode.questions} if depth > config.system.k else {}
-    cached = {key: json.loads(value) for key, value in retrievals.get_many([*keys.values(), *deep_keys.values()]).items()}
+    # Where each gold document ranked in every leg (systems that report it), cached apart too.
+    explain_depth = explanation_depth(ks, config.dataset.metric_depth)
+    diag_keys = ({q.qid: retrieval_key({**identity, "diagnose_depth": explain_depth, "gold": list(q.evidence_ids)},
+                                       encoder.identity, fingerprint, q) for q in episode.questions}
+                 if entry_for(config.system).diagnoses else {})
+    wanted = [*keys.values(), *deep_keys.values(), *diag_keys.values()]
+    cached = {key: json.loads(value) for key, value in retrievals.get_many(wanted).items()}
     stats["retrieval_cache_hits"] += sum(1 for key in keys.values() if key in cached)
-    missing = [q for q in episode.questions if keys[q.qid] not in cached or deep_keys.get(q.qid, keys[q.qid]) not in cached]
+    missing = [q for q in episode.questions
+               if any(key not in cached for key in (keys[q.qid], deep_keys.get(q.qid), diag_keys.get(q.qid)) if key)]
     if missing:
         context = RunContext(config.system, encoder, config.cache_dir(), run_cache(config, LLM_REPLIES),
                              config.cache_only, config.progress)
@@ -240,6 +248,8 @@ def _run_episode(
             stats["ingested_documents"] += len(episode.documents)
             _retrieve_missing(config, system, missing, keys, deep_keys, depth, cached, retrievals, episode.episode_id)
             calls.add_read(after, snapshot(built.client, encoder), len(missing))
+            # After the read-time count: the explanation's own legs are the harness's, not the system's read.
+            _diagnose_missing(system, missing, diag_keys, explain_depth, cached, retrievals)
         finally:
             built.close()
     by_id = {doc.doc_id: doc for doc in episode.documents}
@@ -250,8 +260,13 @@ def _run_episode(
     lengths = {doc.doc_id: len(doc.text) for doc in episode.documents}
     metrics = episode_metrics(episode.questions, all_hits, contexts, ks, scorer, deeper, lengths, layouts)
     items = []
-    for question, q_hits, context, q_metrics in zip(episode.questions, all_hits, contexts, metrics):
-        items.append(QAItem(question, context.text, build_record(episode, question, q_hits, context, q_metrics)))
+    for question, q_hits, q_deeper, context, q_metrics in zip(episode.questions, all_hits, deeper, contexts, metrics):
+        diagnosis = cached[diag_keys[question.qid]] if question.qid in diag_keys else None
+        golds = gold_docs(question, by_id, q_hits, q_deeper, context, explain_depth,
+                          diagnosis["placements"] if diagnosis else None)
+        record = build_record(episode, question, q_hits, context, q_metrics, golds, explain_depth,
+                              diagnosis["leg_sizes"] if diagnosis else None)
+        items.append(QAItem(question, context.text, record))
         stats["questions"] += 1
     return items
 
@@ -282,3 +297,14 @@ def _retrieve_missing(config, system, missing, keys, deep_keys, depth, cached, r
             deep = ranked_ids(system.retrieve(question.text, question.as_of, depth))
             retrievals.put(deep_keys[question.qid], json.dumps(deep).encode("utf-8"))
             cached[deep_keys[question.qid]] = deep
+
+
+def _diagnose_missing(system, missing, diag_keys, depth, cached, retrievals) -> None:
+    """Ask the system where each missing question's gold documents ranked (and cache it at once)."""
+    for question in missing:
+        key = diag_keys.get(question.qid)
+        if key is None or key in cached:
+            continue
+        payload = system.diagnose(question.text, question.as_of, question.evidence_ids, depth).as_dict()
+        retrievals.put(key, json.dumps(payload).encode("utf-8"))
+        cached[key] = payload

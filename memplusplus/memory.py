@@ -26,6 +26,7 @@ from memplusplus.authors_lexical import (
     authors_query_words,
     authors_websearch_leg,
 )
+from memplusplus.diagnosis import Diagnosis, diagnosis
 from memplusplus.facade import MemoryFacade, plan_ingest
 from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.legs import BM25Index, lexical_leg, tag_leg, vector_leg
@@ -140,6 +141,21 @@ class MemPlusPlus(MemoryFacade):
 
     # The library's name (README, package docstring); ``retrieve`` is the MemorySystem protocol's.
     search = retrieve
+
+    def diagnose(self, query: str, as_of: date | datetime | None, doc_ids: Iterable[str], depth: int) -> Diagnosis:
+        """Where each of ``doc_ids`` stood for ``query``: its 1-based rank in every leg and in the
+        fused list down to ``depth`` (None below it), from the rankings ``retrieve`` fuses, and how
+        many rows each leg returned. Changes nothing ``retrieve`` returns."""
+        wanted = list(doc_ids)
+        seq_of = {}
+        for doc_id in wanted:
+            row_id = self.store.aliases.get(doc_id, doc_id)
+            if row_id in self.store.by_doc_id:
+                seq_of[doc_id] = self.store.by_doc_id[row_id]
+        scope = self.scope_mask(as_of)
+        rankings = self.leg_rankings(query, scope) if len(self.store) else {}
+        fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        return diagnosis(wanted, seq_of, {seq: bool(scope[seq]) for seq in seq_of.values()}, rankings, fused, depth)
 
     def _select(self, fused: list[FusedRow], scope: np.ndarray, k: int) -> list[Hit]:
         """Top-k: fused rows first, then the recency reserve, then a fill up to k.

@@ -104,7 +104,8 @@ def test_check_cache_repair_drops_bad_entries_and_the_next_run_recomputes_them(c
     cache = copy_cache(clean[0], tmp_path, keep_rankings=True)
     touched = tamper.change_doc_id_digit(cache / "retrieval.sqlite")
     repair = check_cache(cache, "--repair")
-    assert repair.returncode == 0 and f"retrieval.sqlite: 5 entries, {len(touched)} bad, dropped" in repair.stdout
+    # 5 rankings and 5 records' explanations (Mem++'s diagnose, issue 24); only the rankings hold doc ids to edit
+    assert repair.returncode == 0 and f"retrieval.sqlite: 10 entries, {len(touched)} bad, dropped" in repair.stdout
     assert "embeddings.sqlite: 448 entries, 0 bad" in repair.stdout
     rerun = run_cli(cache)
     assert rerun.returncode == 0 and numbers(rerun) == clean[1]
@@ -121,11 +122,11 @@ def test_a_cache_from_before_checksums_is_refused_in_one_line_and_adopt_makes_it
     refused = run_cli(cache)
     assert refused.returncode == 2
     assert refused.stderr.strip() == (
-        f"error: {cache / 'retrieval.sqlite'} is a cache written before checksums (5 entries without digests); "
+        f"error: {cache / 'retrieval.sqlite'} is a cache written before checksums (10 entries without digests); "
         f"`python scripts/check_cache.py {cache} --adopt` checksums them as they stand, or delete the file to recompute them")
     assert check_cache(cache).returncode == 1
     adopted = check_cache(cache, "--adopt")
-    assert adopted.returncode == 0 and "retrieval.sqlite: 5 entries written before checksums, adopted" in adopted.stdout
+    assert adopted.returncode == 0 and "retrieval.sqlite: 10 entries written before checksums, adopted" in adopted.stdout
     again = run_cli(cache)
     assert again.returncode == 0 and numbers(again) == clean[1] and "retrieval cache hits 5" in again.stdout
 

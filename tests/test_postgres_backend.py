@@ -451,3 +451,24 @@ def test_postgres_conjunctive_leg_is_the_in_process_one(dsn, encoder):
     assert all(same for (same,) in stored)
     pg.close()
     assert lexical_hits >= 8
+
+
+def test_diagnose_gives_the_in_process_placements(dsn, encoder):
+    """Issue 24: Postgres reports the same per-leg and fused ranks as the in-process Mem++ for stored,
+    aliased (a repeat of an active row), out-of-scope, archived and unknown documents."""
+    settings = {"conjunctive": False, "k": 10, "candidates": 30, "weights": {"lexical": 1.0, "tag": 1.0, "vector": 2.0}}
+    pg, mem = pg_memory(dsn, encoder, **settings), mem_memory(encoder, **settings)
+    extra = [Document("repeat", corpus()[5].text, corpus()[5].author, corpus()[5].date)]
+    for memory in (pg, mem):
+        memory.ingest([*corpus(), *extra])
+        memory.archive("d7")
+    asked = ["d3", "d5", "repeat", "d7", "d40", "missing"]
+    for question, as_of in QUESTIONS:
+        got, want = pg.diagnose(question, as_of, asked, 20), mem.diagnose(question, as_of, asked, 20)
+        assert got == want, question
+    report = mem.diagnose("When was the travel budget approved?", date(2023, 6, 15), asked, 20)
+    assert report.placements["repeat"].legs == report.placements["d5"].legs
+    assert not report.placements["missing"].stored and report.placements["d7"].stored
+    assert not report.placements["d7"].in_scope  # archived
+    assert any(p.fused is not None for p in report.placements.values())
+    pg.close()

@@ -77,7 +77,9 @@ class SystemEntry:
     and where each hit's text sits in it (objects with ``start``, ``length``, ``sources``).
     ``table_label``: the row name the tables print (None: the system's name). ``not_comparable``:
     why its numbers cannot stand beside the paper's row of the same name (None: they can); the
-    tables then print ours alone, with this reason as a note.
+    tables then print ours alone, with this reason as a note. ``diagnoses``: the built memory
+    reports where given documents ranked in each leg and in the fused list (``diagnose``), which
+    the records keep to explain a miss.
     """
 
     kind: str
@@ -91,6 +93,7 @@ class SystemEntry:
     context: ContextLayout | None = None
     table_label: str | None = None
     not_comparable: str | None = None
+    diagnoses: bool = False  # its memory has diagnose(query, as_of, doc_ids, depth): per-leg and fused ranks
 
     def embed_rule(self, params: dict[str, Any]) -> EmbedRule:
         return self.embeds(params) if self.embeds is not None else EmbedRule()

@@ -38,6 +38,7 @@ from memplusplus.encoder import CachedEncoder
 from memplusplus.english_tsearch import tsvector_positions
 from memplusplus.evidence import RenderedContext, render
 from memplusplus.facade import MemoryFacade, plan_ingest
+from memplusplus.diagnosis import Diagnosis, diagnosis
 from memplusplus.fusion import weighted_rrf
 from memplusplus.memory import MemPPConfig, tag_source
 from memplusplus.pg import schema
@@ -221,6 +222,19 @@ class PostgresMemPlusPlus(MemoryFacade):
         return hits
 
     search = retrieve
+
+    def diagnose(self, query: str, as_of: date | datetime | None, doc_ids: Iterable[str], depth: int) -> Diagnosis:
+        """Where each of ``doc_ids`` stood for ``query``: its 1-based rank in every leg and in the
+        fused list down to ``depth`` (None below it), from the rankings ``retrieve`` fuses, and how
+        many rows each leg returned. Changes nothing ``retrieve`` returns."""
+        wanted = list(dict.fromkeys(doc_ids))
+        seq_of = {doc_id: int(seq) for doc_id, seq in self.conn.execute(self.sql.locate, (wanted,))}
+        theta = None if as_of is None else end_of_day(as_of)
+        visible = {int(seq) for (seq,) in self.conn.execute(
+            schema.in_scope_query(self.table, as_of is not None), {"seqs": list(seq_of.values()), "theta": theta})}
+        rankings = self.leg_rankings(query, as_of)[0] if self._rows else {}
+        fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        return diagnosis(wanted, seq_of, {seq: seq in visible for seq in seq_of.values()}, rankings, fused, depth)
 
     def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
         return render(hits, budget)

@@ -46,6 +46,11 @@ _TABLE_SQL = {
     "insert_alias": "INSERT INTO {table}_aliases (doc_id, target) VALUES (%s, %s)",
     "archive": "UPDATE {table} SET archived = true WHERE doc_id = %s RETURNING author, text",
     "supersede": "UPDATE {table} SET superseded_by = %s WHERE doc_id = %s RETURNING seq",
+    # The row holding each given document id (through an alias when it repeats an active row).
+    "locate": (
+        "SELECT d.doc_id, r.seq FROM unnest(%s::text[]) AS d(doc_id) "
+        "LEFT JOIN {table}_aliases a ON a.doc_id = d.doc_id JOIN {table} r ON r.doc_id = coalesce(a.target, d.doc_id)"
+    ),
     # What a hit shows, and the recency of a row (its date, else its ingest time).
     "details": (
         "SELECT seq, doc_id, text, author, date, thread, coalesce(date, ingested_at), evidence "
@@ -64,11 +69,17 @@ class TableStatements:
     insert_alias: str
     archive: str
     supersede: str
+    locate: str
     details: str
 
     @classmethod
     def for_table(cls, table: str) -> "TableStatements":
         return cls(**{name: sql.format(table=table) for name, sql in _TABLE_SQL.items()})
+
+
+def in_scope_query(table: str, dated: bool) -> str:
+    """Which of the given row seqs (``%(seqs)s``) are in S_theta."""
+    return f"SELECT seq FROM {table} WHERE seq = ANY(%(seqs)s) AND {scope(dated)}"
 
 
 def scope(dated: bool) -> str:

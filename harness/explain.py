@@ -1,0 +1,89 @@
+"""A few lines on why one question of a run missed, read from its record alone (``gold_docs``).
+
+Ranks are printed 1-based (#1 = best). Records store the hits' ``leg_ranks`` 0-based (the rank in
+the RRF formula) and ``gold_docs`` ranks 1-based; both are shown the same way here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+class NotExplainable(Exception):
+    """A folder that is not a run, or a question it does not hold: one line for the user."""
+
+
+def load_record(run_dir: Path, qid: str) -> dict[str, Any]:
+    records = run_dir / "records.jsonl"
+    if not records.is_file():
+        raise NotExplainable(f"{run_dir} is not a run folder (it has no records.jsonl)")
+    qids = []
+    with open(records, encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            if record.get("qid") == qid.strip():
+                return record
+            qids.append(record.get("qid"))
+    sample = ", ".join(str(q) for q in qids[:3])
+    raise NotExplainable(f"no question {qid!r} in {run_dir} ({len(qids)} questions, e.g. {sample})")
+
+
+def _rank(value: int | None, depth: int | None) -> str:
+    return f"#{value}" if value is not None else f"not in the top {depth}" if depth else "not retrieved"
+
+
+def _leg_rank(leg: str, rank: int | None, depth: int | None, sizes: dict[str, int]) -> str:
+    if rank is None and sizes.get(leg) == 0:
+        return f"{leg} matched nothing"
+    return f"{leg} {_rank(rank, depth)}"
+
+
+def _gold_lines(gold: dict[str, Any], depth: int | None, sizes: dict[str, int]) -> list[str]:
+    doc_id = gold["doc_id"]
+    lines = [f"gold {doc_id}: system rank {_rank(gold['rank'], depth)}"
+             + (f", returned at #{gold['returned_rank']}" if gold["returned_rank"] is not None else ", not returned")]
+    if "legs" in gold:
+        if not gold.get("stored", True):
+            lines.append("  no row holds it (never stored: an empty text?)")
+        elif not gold.get("in_scope", True):
+            lines.append("  out of scope: its row is dated after the question's as-of day")
+        legs = ", ".join(_leg_rank(leg, rank, depth, sizes) for leg, rank in gold["legs"].items())
+        lines.append(f"  legs: {legs}; fused {_rank(gold['fused_rank'], depth)}")
+        lost = [leg for leg, rank in gold["legs"].items() if rank is None and sizes.get(leg) != 0]
+        if lost:
+            lines.append(f"  lost by the {', '.join(lost)} leg(s) (not in their top {depth})")
+        if gold["fused_rank"] is None and any(rank is not None for rank in gold["legs"].values()):
+            lines.append(f"  fusion put it below #{depth} despite the leg(s) that ranked it")
+    if gold["budget_cut"]:
+        lines.append("  budget: returned but cut by the answerer's context budget (not read)")
+    elif gold["read"]:
+        lines.append("  budget: read by the answerer")
+    else:
+        lines.append("  budget: nothing to read (not returned)")
+    if gold.get("text"):
+        lines.append(f"  text: {gold['text'][:120]!r}")
+    return lines
+
+
+def explain(record: dict[str, Any]) -> list[str]:
+    """The lines ``scripts/explain.py`` prints for one record."""
+    lines = [f"{record['qid']} [{record['category']}] {record['question']}"]
+    if "gold_docs" not in record:
+        return lines + ["this run's records predate explanations (no gold_docs): run it again to get them"]
+    depth = record.get("explain_depth")
+    if not record["gold_docs"]:
+        lines.append("no gold evidence for this question")
+    for gold in record["gold_docs"]:
+        lines += _gold_lines(gold, depth, record.get("leg_sizes", {}))
+    if record.get("hits"):
+        top = record["hits"][0]
+        legs = ", ".join(f"{leg} #{rank + 1}" for leg, rank in top.get("leg_ranks", {}).items())
+        lines.append(f"top hit: {top['doc_id']}" + (f" ({legs})" if legs else "") + (" [gold]" if top.get("gold") else ""))
+    if "answer" in record:
+        answer = record["answer"] if record["answer"] is not None else f"(no answer: {record.get('answer_error')})"
+        lines.append(f"answer: {answer!r}; reference: {record.get('reference')!r}")
+    else:
+        lines.append(f"answer: not answered (retrieval-only run); reference: {record.get('reference')!r}")
+    return lines

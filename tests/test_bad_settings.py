@@ -1,7 +1,6 @@
 """Settings and data that cannot mean anything are refused in one line naming the key, exit code 2."""
 
 import shutil
-from pathlib import Path
 
 import pytest
 

@@ -3,7 +3,6 @@ run folder's summary.md / summary.csv keep every column."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -15,17 +14,14 @@ from harness.compose import compose_config
 from harness.console_table import CONSOLE_WIDTH, console_table
 from harness.config import RunConfig
 from memory_protocol import ConfigError
-from tests.test_longmemeval_run import entry
+from tests.test_longmemeval_run import entry, lme_data_dir
 
 
 @pytest.fixture(scope="module")
 def lme_dir(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("lme_console")
-    (root / "longmemeval").mkdir()
-    entries = [entry("q1", "single-session-user"), entry("q2", "single-session-preference"),
-               entry("q3", "single-session-assistant", gold_role="assistant")]
-    (root / "longmemeval" / "longmemeval_s_cleaned.json").write_text(json.dumps(entries))
-    return root
+    return lme_data_dir(tmp_path_factory.mktemp("lme_console"), entry("q1", "single-session-user"),
+                        entry("q2", "single-session-preference"),
+                        entry("q3", "single-session-assistant", gold_role="assistant"))
 
 
 def _run(capsys, tmp: Path, *overrides: str) -> tuple[str, Path]:

@@ -33,14 +33,18 @@ def entry(qid: str, qtype: str, gold_role: str = "user") -> dict[str, Any]:
     }
 
 
+def lme_data_dir(root: Path, *entries: dict[str, Any]) -> Path:
+    """A data directory holding ``entries`` as the LongMemEval_S file."""
+    (root / "longmemeval").mkdir()
+    (root / "longmemeval" / "longmemeval_s_cleaned.json").write_text(json.dumps(list(entries)))
+    return root
+
+
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("lme")
-    (root / "longmemeval").mkdir()
-    entries = [entry("q1", "single-session-user"), entry("q2_abs", "single-session-user"),
-               entry("q3", "single-session-assistant", gold_role="assistant")]
-    (root / "longmemeval" / "longmemeval_s_cleaned.json").write_text(json.dumps(entries))
-    return root
+    return lme_data_dir(tmp_path_factory.mktemp("lme"), entry("q1", "single-session-user"),
+                        entry("q2_abs", "single-session-user"),
+                        entry("q3", "single-session-assistant", gold_role="assistant"))
 
 
 def config(data_dir: Path, tmp: Path, *overrides: str) -> RunConfig:

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import requests  # noqa: E402
 
+from harness.safe_write import atomic_write  # noqa: E402
 from judges.official.locate import REPO_ROOT  # noqa: E402
 from judges.official.sources import GITHUB_RAW, MIRROR_ENV, OFFICIAL_FILES, OfficialFile, Upstream  # noqa: E402
 from loaders.download import ChecksumMismatch, SourceUnreachable, download_verified, sha256_of  # noqa: E402
@@ -116,13 +117,11 @@ def source_note(upstream: Upstream, pins: Iterable[OfficialFile]) -> str:
 
 
 def write_note(folder: Path, text: str) -> None:
-    """Write ``text`` to the folder's note unless it already says exactly that (temp file, then replace)."""
+    """Write ``text`` to the folder's note unless it already says exactly that (whole or not at all)."""
     note = folder / NOTE_NAME
     if note.is_file() and note.read_text(encoding="utf-8") == text:
         return
-    part = note.with_name(f"{NOTE_NAME}.part")
-    part.write_text(text, encoding="utf-8")
-    os.replace(part, note)
+    atomic_write(note, text)
 
 
 def fetch_official(dest: Path, *, base: str | None = None, force: bool = False,

@@ -94,8 +94,8 @@ def test_display_name_shows_the_model_of_a_generic_endpoint():
 
 def test_longmemeval_judge_reply_budget_is_ten_tokens():
     # evaluate_qa.py: temperature 0, max_tokens 10
-    assert LongMemEvalJudge().max_tokens == 10
-    assert LoCoMoJudge().max_tokens is None and OrgMemJudge().max_tokens is None
+    assert LongMemEvalJudge().params.max_tokens == 10
+    assert LoCoMoJudge().params.max_tokens is None and OrgMemJudge().params.max_tokens is None
 
 
 def test_longmemeval_abstention_question_uses_the_abstention_prompt():

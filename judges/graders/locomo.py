@@ -121,10 +121,6 @@ class LoCoMoJudge:
         text, wording = mem0_accuracy_prompt(reader)
         return cls(PromptTemplate("locomo_judge", text, wording.cite), params=MEM0_JUDGE_PARAMS, wording=wording)
 
-    @property
-    def max_tokens(self) -> int | None:
-        return self.params.max_tokens
-
     def template_hash(self, question: Question) -> str:
         return self.template.sha256
 

@@ -183,10 +183,6 @@ class LongMemEvalJudge:
         anscheck, wording = longmemeval_anscheck(reader)
         return cls(templates_from_anscheck(anscheck, wording.cite), dataset, OFFICIAL_PARAMS, wording)
 
-    @property
-    def max_tokens(self) -> int | None:
-        return self.params.max_tokens
-
     def template_hash(self, question: Question) -> str:
         return self.template_for(question).sha256
 

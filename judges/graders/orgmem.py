@@ -239,10 +239,6 @@ class OrgMemJudge:
         prompt = orgmem_judge_prompt(reader)
         return cls(params=OFFICIAL_PARAMS, wording=prompt.wording, upstream=prompt)
 
-    @property
-    def max_tokens(self) -> int | None:
-        return self.params.max_tokens
-
     def template_hash(self, question: Question) -> str:
         if self.upstream is not None:
             return self.wording.files[0][1]  # the verified file's sha256

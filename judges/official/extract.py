@@ -10,6 +10,7 @@ from __future__ import annotations
 import __future__
 import ast
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from judges.official.locate import OfficialText
@@ -21,7 +22,9 @@ class OfficialDefinitionError(LookupError):
     """The upstream file has no such top-level definition (another version of the file)."""
 
 
+@lru_cache(maxsize=32)
 def _module(official: OfficialText) -> ast.Module:
+    """The file parsed once (several constants and functions are taken from one file, per run)."""
     return ast.parse(official.text, filename=str(official.path))
 
 

@@ -32,7 +32,7 @@ from model_clients.kvstore import KVStore
 from model_clients.cost import CostEstimate, actual_spend, estimate
 from model_clients.llm_client import ChatRequest
 from harness.qa_checks import ALL_FAILED_KEY, all_failed, check_qa_ready, failure_report
-from harness.wording import ProtocolPrompts, choose_prompts
+from harness.wording import ProtocolPrompts
 from judges.graders import Judge
 from judges.metrics.registry import lookup
 from memory_protocol import Question
@@ -111,10 +111,10 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
     """Answer every question, judge each answer ``judge.runs`` times, write results into records."""
     assert config.answerer is not None and config.judge is not None
     benchmark = config.dataset.describe()
-    check_qa_ready(config)
+    prompts = check_qa_ready(config)
+    assert prompts is not None  # run_qa is called only with an answerer
     metric = benchmark.headline
     answerer, judge_spec = config.answerer, config.judge
-    prompts = choose_prompts(config)
     for note in prompts.notes:
         print(note, file=sys.stderr)
     outcome = QAOutcome(metric=metric, runs=judge_spec.runs, benchmark=benchmark, prompts=prompts)

@@ -11,12 +11,16 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from harness.answering import display_name
 from harness.config import ModelSpec, RunConfig
 from memory_protocol import ConfigError
 from model_clients.model_listing import check_model_offered
+
+if TYPE_CHECKING:
+    from harness.wording import ProtocolPrompts
 
 __all__ = ["check_qa_ready", "first_errors", "failure_report", "all_failed", "ALL_FAILED_KEY"]
 
@@ -61,14 +65,15 @@ def _check_key(role: str, spec: ModelSpec, config: RunConfig) -> None:
     raise ConfigError(f"{role} {display_name(spec)} needs an API key in ${spec.api_key_env}, which is not set; {hint}")
 
 
-def check_qa_ready(config: RunConfig) -> None:
-    """Raise :class:`ConfigError` (one line) when the QA stage of ``config`` cannot run:
+def check_qa_ready(config: RunConfig) -> ProtocolPrompts | None:
+    """The prompts the QA stage will send (None without an answerer); raise :class:`ConfigError`
+    (one line) when the QA stage of ``config`` cannot run:
     an API key missing from the environment (unless the endpoint is local, ``cache_only`` or
     ``estimate``), a model its endpoint does not list at ``/models`` (``UnknownModelError``; not
     in ``cache_only`` or ``estimate``), a prompt file missing or lacking its placeholders, or what the benchmark's own
     check asks for (e.g. the data an answer metric needs)."""
     if config.answerer is None:
-        return
+        return None
     benchmark = config.dataset.describe()
     roles = [("answerer", config.answerer)] + ([("judge", config.judge)] if config.judge is not None else [])
     for role, spec in roles:
@@ -79,9 +84,10 @@ def check_qa_ready(config: RunConfig) -> None:
                 check_model_offered(spec, role)  # one GET /models per endpoint: a wrong name stops here
     from harness.wording import choose_prompts
 
-    choose_prompts(config)  # a broken prompt file or a changed official file stops the run here
+    prompts = choose_prompts(config)  # a broken prompt file or a changed official file stops the run here
     if benchmark.check_ready is not None:
         benchmark.check_ready()
+    return prompts
 
 
 def first_errors(errors: Sequence[str | None], limit: int = SHOWN_ERRORS) -> list[tuple[str, int]]:

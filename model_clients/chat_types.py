@@ -36,7 +36,7 @@ __all__ = [
 # cache key, system identity and run-folder hash, so changing them re-uses every cached result.
 EXECUTION_FIELDS = frozenset(
     {"timeout_s", "max_retries", "max_reasks", "reask_delay_s", "concurrency", "cache_only",
-     "price_in_per_mtok", "price_out_per_mtok"}
+     "price_in_per_mtok", "price_out_per_mtok", "batch", "batch_api"}
 )
 
 
@@ -100,6 +100,9 @@ class LLMConfig(Endpoint):
     cache_only: bool = False
     price_in_per_mtok: float | None = None  # USD per 1M tokens, overriding the price table (not in the key)
     price_out_per_mtok: float | None = None
+    # The provider's batch API instead of live calls (half price, results within 24 h); same cache keys.
+    batch: bool = False
+    batch_api: str = "auto"  # auto (anthropic for api.anthropic.com, else openai) | openai | anthropic
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -109,6 +112,8 @@ class LLMConfig(Endpoint):
                          reask_delay_s=self.reask_delay_s)
         if self.timeout_s <= 0:
             raise ValueError("LLMConfig.timeout_s must be > 0")
+        if self.batch_api not in ("auto", "openai", "anthropic"):
+            raise ValueError(f"LLMConfig.batch_api must be auto, openai or anthropic, not {self.batch_api!r}")
 
     @property
     def endpoint(self) -> str:
@@ -189,6 +194,11 @@ class LLMCounters:
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Of the completed ones, those that came back through a provider batch (their tokens included
+    # in the totals above as well): priced at the batch tier.
+    batch_completed: int = 0
+    batch_prompt_tokens: int = 0
+    batch_completion_tokens: int = 0
 
 
 @dataclass(frozen=True)

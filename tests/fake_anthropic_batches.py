@@ -14,6 +14,8 @@ What becomes of each request is scriptable: ``fate(custom_id, params)`` returns
 :class:`Succeeded` (the default: ``answer_fn(params)`` as the text, ``end_turn``), :class:`Errored`
 (an error type and message), :class:`Expired` or :class:`Canceled`. ``expire_all=True`` makes every
 batch end with all its requests expired (a batch that ran out of its 24 hours).
+``echo_authorization=True`` puts the received credential headers in every error message (a careless
+server), to check that clients scrub them.
 
 Every batch creation is recorded (``created``: body, headers, body size); retrievals and result
 downloads are counted per batch id.
@@ -89,7 +91,8 @@ def _words(text: str) -> int:
 
 def default_answer(params: JsonDict) -> str:
     """A deterministic function of the params: echoes the last user message and the settings."""
-    last_user = next((str(m.get("content")) for m in reversed(params.get("messages", [])) if m.get("role") == "user"), "")
+    users = [str(m.get("content")) for m in params.get("messages", []) if m.get("role") == "user"]
+    last_user = users[-1] if users else ""
     return (
         f"claude answer to <{last_user}> "
         f"[model={params.get('model')} t={params.get('temperature')} max_tokens={params.get('max_tokens')}]"
@@ -130,11 +133,13 @@ class FakeAnthropicBatches(ServedOnLoopback):
         fate: Callable[[str, JsonDict], Fate | None] | None = None,
         polls_in_progress: int = 0,
         expire_all: bool = False,
+        echo_authorization: bool = False,
     ) -> None:
         self.answer_fn = answer_fn
         self.fate = fate
         self.polls_in_progress = polls_in_progress
         self.expire_all = expire_all
+        self.echo_authorization = echo_authorization
         self._lock = threading.Lock()
         self._state = _State()
         self._server = LoopbackServer(self._handle_post, self._handle_get, name="fake-anthropic", poll_s=0.02)
@@ -188,10 +193,11 @@ class FakeAnthropicBatches(ServedOnLoopback):
     def _handle_get(self, handler: BaseHTTPRequestHandler) -> None:
         path = handler.path.split("?")[0].rstrip("/")
         match = re.fullmatch(rf"{BATCHES_ROUTE}/([^/]+)(/results)?", path)
+        echoed = self._echo(handler)
         with self._lock:
             batch = self._state.batches.get(match.group(1)) if match else None
             if batch is None:
-                payload, status = _error("not_found_error", f"no batch at {handler.path}"), 404
+                payload, status = _error("not_found_error", f"no batch at {handler.path}{echoed}"), 404
             elif match is not None and match.group(2):
                 if batch.retrievals <= self.polls_in_progress:
                     payload, status = _error("invalid_request_error", "the batch is still in progress"), 400
@@ -204,8 +210,14 @@ class FakeAnthropicBatches(ServedOnLoopback):
         if payload is not None:
             send_json(handler, status, payload)
             return
-        jsonl = "".join(json.dumps(self._result_line(custom_id, params, fate)) + "\n" for custom_id, params, fate in batch.lines)
+        jsonl = "".join(json.dumps(self._result_line(*entry)) + "\n" for entry in batch.lines)
         send_bytes(handler, 200, jsonl.encode("utf-8"), {"Content-Type": "application/binary"})
+
+    def _echo(self, handler: BaseHTTPRequestHandler) -> str:
+        if not self.echo_authorization:
+            return ""
+        headers = handler.headers
+        return f" (received x-api-key={headers.get('x-api-key')} authorization={headers.get('authorization')})"
 
     def _batch_object(self, batch: _Batch, *, ended: bool) -> JsonDict:
         counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}

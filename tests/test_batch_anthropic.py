@@ -195,7 +195,8 @@ def test_every_system_message_is_hoisted_in_order_and_temperature_capped_at_one(
     ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "['tools']"),
 ])
 def test_unbatchable_requests_are_refused_before_anything_is_sent(
-        fake_anthropic: FakeAnthropicBatches, monkeypatch: pytest.MonkeyPatch, fields: dict[str, Any], says: str) -> None:
+        fake_anthropic: FakeAnthropicBatches, monkeypatch: pytest.MonkeyPatch, fields: dict[str, Any],
+        says: str) -> None:
     with provider(fake_anthropic, monkeypatch) as batches, pytest.raises(UnbatchableRequest) as raised:
         batches.submit([line("fine"), line("judge me", **fields)])
     assert says in str(raised.value) and line("judge me").key in str(raised.value)
@@ -214,7 +215,8 @@ def test_line_bytes_is_each_lines_share_of_the_uploaded_body(fake_anthropic: Fak
 def test_submit_refuses_a_batch_beyond_lowered_limits(fake_anthropic: FakeAnthropicBatches,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     lines = [line("a"), line("b"), line("c")]
-    two_lines_bytes = sum(AnthropicBatches(LLMConfig(model=MODEL, base_url="http://x/v1")).line_bytes(x) for x in lines[:2])
+    sizer = AnthropicBatches(LLMConfig(model=MODEL, base_url="http://x/v1"))
+    two_lines_bytes = sum(sizer.line_bytes(each) for each in lines[:2])
     with provider(fake_anthropic, monkeypatch, max_lines=2) as batches, pytest.raises(ValueError, match="max_lines=2"):
         batches.submit(lines)
     with provider(fake_anthropic, monkeypatch, max_bytes=two_lines_bytes) as batches:
@@ -236,7 +238,8 @@ def test_documented_limits_are_the_defaults() -> None:
         AnthropicBatches(LLMConfig(model=MODEL, base_url="https://api.anthropic.com/v1/"), max_lines=100_001)
 
 
-def test_the_native_root_is_derived_from_the_claude_configs_compatible_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_native_root_is_derived_from_the_claude_configs_compatible_endpoint(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_OPENAI_BASE_URL", raising=False)
     config = OmegaConf.to_container(OmegaConf.load(REPO_ROOT / "configs/answerer/claude-sonnet-4-6.yaml"), resolve=True)
     assert config["base_url"] == "https://api.anthropic.com/v1/"
@@ -247,7 +250,8 @@ def test_the_native_root_is_derived_from_the_claude_configs_compatible_endpoint(
 
 
 def test_a_live_cache_key_is_a_valid_custom_id(tmp_path: Path) -> None:
-    client = LLMClient(LLMConfig(model=MODEL, base_url="https://api.anthropic.com/v1/", seed=None), KVStore(tmp_path / "c"))
+    config = LLMConfig(model=MODEL, base_url="https://api.anthropic.com/v1/", seed=None)
+    client = LLMClient(config, KVStore(tmp_path / "c"))
     key = client.cache_key(ChatRequest(messages=[{"role": "user", "content": "Where?"}]))
     batches = AnthropicBatches(client.config)
     assert batches.line_bytes(BatchLine(key=key, body=body("Where?"))) > 0  # accepted as custom_id (1-64 of [\w-])
@@ -264,15 +268,25 @@ def test_a_missing_key_fails_before_any_request(fake_anthropic: FakeAnthropicBat
     assert fake_anthropic.created == []
 
 
-def test_an_unknown_batch_is_an_error_naming_the_model_without_the_key(fake_anthropic: FakeAnthropicBatches,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    with provider(fake_anthropic, monkeypatch) as batches, pytest.raises(AnthropicBatchError) as raised:
+def test_an_unknown_batch_is_an_error_naming_the_model_without_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeAnthropicBatches(echo_authorization=True) as fake, provider(fake, monkeypatch) as batches, \
+            pytest.raises(AnthropicBatchError) as raised:
         batches.poll("msgbatch_nope")
     message = str(raised.value)
-    assert "HTTP 404" in message and MODEL in message and "poll" in message and FAKE_KEY not in message
+    assert "HTTP 404" in message and MODEL in message and "poll" in message
+    assert "received" in message and "***" in message and FAKE_KEY not in message  # echoed, then scrubbed
 
 
-def test_a_missing_sdk_is_one_line_naming_the_extra(monkeypatch: pytest.MonkeyPatch, fake_anthropic: FakeAnthropicBatches) -> None:
+def test_collecting_a_batch_still_in_progress_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeAnthropicBatches(polls_in_progress=5) as fake, provider(fake, monkeypatch) as batches:
+        batch_id = batches.submit([line("a")])
+        with pytest.raises(AnthropicBatchError, match="collect .*in_progress"):
+            batches.collect(batch_id)
+        assert fake.result_downloads(batch_id) == 0
+
+
+def test_a_missing_sdk_is_one_line_naming_the_extra(monkeypatch: pytest.MonkeyPatch,
+                                                     fake_anthropic: FakeAnthropicBatches) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)  # import anthropic now raises ImportError
     with provider(fake_anthropic, monkeypatch) as batches, pytest.raises(ConfigError) as raised:
         batches.submit([line("a")])

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from memory_protocol import ConfigError
 from memplusplus.api_keys import MissingAPIKey, read_api_key, redact
@@ -80,15 +80,16 @@ FINISH_REASONS: Mapping[str, str] = {
     "refusal": "content_filter",
 }
 
-# Errored lines whose error a new batch may not repeat: Anthropic's server-side error types (the
-# batch guide: an invalid_request_error needs the request fixed, a server error can be retried).
-# Any other type (invalid_request_error, authentication, permission, billing, not_found) is final.
+# Errored lines whose error a new batch may not repeat (ours): Anthropic's server-side error types.
+# Any other type (invalid_request_error, authentication, permission, billing, not_found) would be
+# given again to the same request unchanged, so it is final.
 RETRYABLE_ERROR_TYPES = frozenset({"api_error", "overloaded_error", "rate_limit_error", "timeout_error"})
 
 _HOISTED_ROLES = ("system", "developer")
 _TURN_ROLES = ("user", "assistant")
 _BODY_FIELDS = frozenset({"model", "messages", "temperature", "seed", "max_tokens", "response_format"})
 _ERROR_MAX_CHARS = 500
+_Reply = TypeVar("_Reply")
 
 
 class UnbatchableRequest(ConfigError):
@@ -206,7 +207,8 @@ def outcome_of(entry: Any) -> LineOutcome:
         texts = [block.text for block in message.content or () if getattr(block, "type", None) == "text"]
         stop_reason = message.stop_reason
         if not texts:
-            return LineOutcome(key=key, error=f"the reply has no text block (stop_reason={stop_reason})", retryable=True)
+            error = f"the reply has no text block (stop_reason={stop_reason})"
+            return LineOutcome(key=key, error=error, retryable=True)
         usage = message.usage
         return LineOutcome(
             key=key,
@@ -333,7 +335,7 @@ class AnthropicBatches:
     def collect(self, batch_id: str) -> list[LineOutcome]:
         """Every line of an ended batch, in the order the results file gives them (not the
         submission order: match them by ``key``)."""
-        return self._call("collect", lambda sdk: [outcome_of(entry) for entry in sdk.messages.batches.results(batch_id)])
+        return self._call("collect", lambda sdk: [outcome_of(each) for each in sdk.messages.batches.results(batch_id)])
 
     # ------------------------------------------------------------------ SDK
     def _client(self) -> "anthropic.Anthropic":
@@ -350,11 +352,14 @@ class AnthropicBatches:
 
     def _api_key(self) -> str:
         try:
-            return read_api_key(self.config.api_key_env, f"model {self.config.model!r} at {self.api_root} (Message Batches)")
+            what = f"model {self.config.model!r} at {self.api_root} (Message Batches)"
+            return read_api_key(self.config.api_key_env, what)
         except MissingAPIKey as exc:
             raise MissingAPIKeyError(str(exc)) from None
 
-    def _call(self, what: str, call: Any) -> Any:
+    def _call(self, what: str, call: Callable[["anthropic.Anthropic"], _Reply]) -> _Reply:
+        """``call`` on the SDK client; an SDK error becomes one :class:`AnthropicBatchError` naming
+        the step, the model and the endpoint, scrubbed of the key."""
         sdk = self._client()
         anthropic_sdk = _import_anthropic()
         try:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["BatchJob", "BatchJournal", "JournalLine", "OPEN", "DONE"]
+__all__ = ["BatchJob", "BatchJournal", "JournalLine", "OPEN", "DONE", "pending_in"]
 
 OPEN = "pending"  # submitted, not yet collected
 DONE = "done"  # collected (or every key it holds was found cached)
@@ -136,3 +136,19 @@ class BatchJournal:
 def now_utc() -> str:
     """A submission time as the journal keeps it (UTC, seconds)."""
     return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def pending_in(path: str | Path) -> list[BatchJob]:
+    """The batches of a cache file not yet collected, read without writing (none: no file, or a
+    file no batch was ever recorded in)."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60.0)
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batch_jobs'").fetchone() is None:
+            return []
+        rows = conn.execute("SELECT * FROM batch_jobs WHERE status = ? ORDER BY submitted_at, batch_id", (OPEN,)).fetchall()
+    finally:
+        conn.close()
+    return [BatchJob(*row) for row in rows]

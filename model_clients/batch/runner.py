@@ -20,6 +20,7 @@ keys) and the distinct uncached requests of a stage by cache key (``client.plan`
 
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -70,10 +71,11 @@ def make_provider(client: "LLMClient") -> BatchProvider:
     name = provider_name(client)
     if name == "openai":
         return OpenAIBatches(client.sdk_for_batches())
+    module = "model_clients.batch.anthropic_batches"
     try:
-        from model_clients.batch import anthropic_batches
+        anthropic_batches = importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        if exc.name != "model_clients.batch.anthropic_batches":
+        if exc.name != module:  # the module is there but something it imports is not: its own error
             raise
         raise BatchError(
             f"batch=true for model {client.config.model!r} at {client.config.resolved_base_url} needs Anthropic's "

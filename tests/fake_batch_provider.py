@@ -10,8 +10,9 @@ for the others. Each line is answered by the live fake's own ``answer_fn`` and r
 record for record.
 
 Scriptable per batch, in creation order (``script(*BatchScript)``): ``polls`` retrievals that still
-say ``in_progress`` (``None``: until ``release()``), ``end`` ``completed`` or ``expired`` (with
-only the first ``finish`` lines answered, the rest in the error file as ``batch_expired``), and
+say ``in_progress`` (``None``: until ``release()``), ``end`` ``completed``, ``expired`` (with
+only the first ``finish`` lines answered, the rest in the error file as ``batch_expired``) or
+``failed`` (refused as a whole, with an ``errors`` list and no file), and
 ``fail(body) -> (status, message) | None``: lines answered with an error status in the error file.
 Without a script a batch completes at its first retrieval.
 """
@@ -40,7 +41,7 @@ class BatchScript:
     """How the next created batch behaves (see the module docstring)."""
 
     polls: int | None = 0
-    end: str = "completed"  # completed | expired
+    end: str = "completed"  # completed | expired | failed (refused as a whole: no line runs, no file)
     finish: int | None = None  # expired: how many lines were answered before the window closed
     fail: LineFailure | None = None
 
@@ -159,12 +160,15 @@ class FakeBatchServer(FakeOpenAIServer):
     # ----------------------------------------------------------------- the batch's work
     def _advance(self, batch: _Batch) -> None:
         """One retrieval: still in progress, or the batch ends now and writes its files."""
-        if batch.status in ("completed", "expired"):
+        if batch.status in ("completed", "expired", "failed"):
             return
         batch.polls_seen += 1
         waiting = (not self._released.is_set()) if batch.script.polls is None else batch.polls_seen <= batch.script.polls
         if waiting:
             batch.status = "in_progress"
+            return
+        if batch.script.end == "failed":
+            batch.status = "failed"
             return
         output: list[bytes] = []
         errors: list[bytes] = []
@@ -205,7 +209,9 @@ class FakeBatchServer(FakeOpenAIServer):
 
     @staticmethod
     def _batch_object(batch: _Batch, endpoint: str, window: str) -> JsonDict:
-        return {"id": batch.batch_id, "object": "batch", "endpoint": endpoint, "errors": None,
+        errors = ({"object": "list", "data": [{"code": "invalid_request", "message": "scripted refusal", "line": 1,
+                                               "param": None}]} if batch.status == "failed" else None)
+        return {"id": batch.batch_id, "object": "batch", "endpoint": endpoint, "errors": errors,
                 "input_file_id": batch.input_file_id, "completion_window": window, "status": batch.status,
                 "output_file_id": batch.output_file_id, "error_file_id": batch.error_file_id,
                 "created_at": batch.created_at, "request_counts": dict(batch.counts), "metadata": None}

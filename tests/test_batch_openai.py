@@ -41,12 +41,13 @@ def server():
     fake.stop()
 
 
-def batch_client(server: FakeBatchServer, cache: Path, sleeps: list[float] | None = None, **options) -> LLMClient:
+def batch_client(server: FakeBatchServer, cache: Path, sleeps: list[float] | None = None, **limits) -> LLMClient:
+    """A client with batch=true on the fake; ``sleeps`` records each wait between polls; ``limits``
+    (max_lines, max_bytes) lower the provider's."""
+    config = LLMConfig(model="gpt-4.1-mini", base_url=server.base_url, api_key_env=None, timeout_s=5.0, max_retries=3,
+                       batch=True, batch_poll_s=POLL)
     record = sleeps.append if sleeps is not None else (lambda seconds: None)
-    client = make_client(server, cache, batch=True, batch_poll_s=POLL, sleep=record)
-    if options:
-        client._batch_options = BatchOptions(poll_s=POLL, **options)
-    return client
+    return LLMClient(config, KVStore(cache), sleep=record, batch_options=BatchOptions(poll_s=POLL, **limits))
 
 
 def kv_rows(path: Path) -> dict[str, bytes]:
@@ -159,13 +160,13 @@ def test_lines_beyond_a_lowered_line_limit_go_in_several_batches(server, tmp_pat
 
 
 def test_lines_beyond_a_lowered_size_limit_go_in_several_batches(server, tmp_path):
-    client = batch_client(server, tmp_path / "c.sqlite")
-    provider = OpenAIBatches(client.sdk_for_batches())
-    requests = reqs(4)
     from model_clients.batch.provider import BatchLine
 
-    one_line = provider.line_bytes(BatchLine(client.cache_key(requests[0]), client.request_body(requests[0])))
-    client._batch_options = BatchOptions(poll_s=POLL, max_bytes=2 * one_line + 10)  # two lines fit, not three
+    probe = batch_client(server, tmp_path / "c.sqlite")
+    requests = reqs(4)
+    one_line = OpenAIBatches(probe.sdk_for_batches()).line_bytes(
+        BatchLine(probe.cache_key(requests[0]), probe.request_body(requests[0])))
+    client = batch_client(server, tmp_path / "c.sqlite", max_bytes=2 * one_line + 10)  # two lines fit, not three
     client.complete_many(requests, progress=False)
     assert [len(upload) for upload in server.uploads] == [2, 2]
 
@@ -206,6 +207,15 @@ def test_line_failures_a_bad_request_is_final_a_server_error_is_retried_once(ser
     assert [r.ok for r in results] == [True, False, True, True]
     assert "HTTP 400" in results[1].error and "bad request" in results[1].error
     assert results[3].text == expected_text(requests[3])
+
+
+def test_a_batch_refused_as_a_whole_fails_its_lines_with_its_reason_and_is_not_resubmitted(server, tmp_path):
+    server.script(BatchScript(end="failed"))
+    client = batch_client(server, tmp_path / "c.sqlite")
+    results = client.complete_many(reqs(3), progress=False)
+    assert len(server.batch_creates) == 1
+    assert all(not r.ok and "failed as a whole (invalid_request: scripted refusal)" in r.error for r in results)
+    assert client.counters.failures == 3 and len(KVStore(tmp_path / "c.sqlite")) == 0
 
 
 # --------------------------------------------------------------------------- resume
@@ -393,7 +403,6 @@ def judged_run(server: FakeBatchServer, cache_dir: Path, results: Path, *extra: 
 
 
 def test_a_batched_answered_and_judged_run_equals_the_live_run(retrieved, tmp_path):
-    from harness.runner import run_identity
     from tests.test_qa_stage import fixture_reply
 
     with FakeBatchServer(answer_fn=fixture_reply) as server:

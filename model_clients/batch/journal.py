@@ -10,7 +10,7 @@ batch) and ``batch_lines`` (one row a line). Bookkeeping only: no answer is kept
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -115,22 +115,6 @@ class BatchJournal:
         finally:
             conn.close()
         return [JournalLine(key, template_hash, int(run_index)) for key, template_hash, run_index in rows]
-
-    def jobs_holding(self, keys: Iterable[str]) -> dict[str, list[str]]:
-        """For each given key, the batches (any status) that held it, oldest first."""
-        wanted = list(dict.fromkeys(keys))
-        found: dict[str, list[str]] = {}
-        conn = self._connect()
-        try:
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start:start + 500]
-                marks = ",".join("?" * len(chunk))
-                for key, batch_id in conn.execute(
-                        f"SELECT key, batch_id FROM batch_lines WHERE key IN ({marks}) ORDER BY rowid", chunk):
-                    found.setdefault(key, []).append(batch_id)
-        finally:
-            conn.close()
-        return found
 
 
 def now_utc() -> str:

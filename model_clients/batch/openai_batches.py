@@ -16,8 +16,9 @@ A line's outcome: a 200 reply holding a usable completion is a result, parsed by
 own :func:`~model_clients.llm_client.attempt_of`; a 200 reply without choices or text, an HTTP
 408/409/429/5xx, or a line error coded ``batch_expired`` / ``batch_cancelled`` /
 ``request_timeout`` (the codes the API reference lists for a line's error) is a retryable error;
-any other status (a bad request) is final. Lines missing from both files (an expired, cancelled or
-failed batch) are the runner's to mark, since it knows what it submitted.
+any other status (a bad request) is final, and so is every line of a batch that ``failed`` as a
+whole (its input refused: the batch's errors are given on each line). Lines missing from both
+files (an expired or cancelled batch) are the runner's to mark, since it knows what it submitted.
 """
 
 from __future__ import annotations
@@ -80,12 +81,24 @@ class OpenAIBatches:
 
     def collect(self, batch_id: str) -> list[LineOutcome]:
         batch = self.sdk.batches.retrieve(batch_id)
+        if batch.status == "failed":  # refused as a whole (e.g. its file did not validate): no line ran
+            return self._refused(batch)
         outcomes: list[LineOutcome] = []
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
-                text = self.sdk.files.content(file_id).text
-                outcomes += [line_outcome(json.loads(raw)) for raw in text.splitlines() if raw.strip()]
+                outcomes += [line_outcome(json.loads(raw)) for raw in self._lines(file_id)]
         return outcomes
+
+    def _lines(self, file_id: str) -> list[str]:
+        return [raw for raw in self.sdk.files.content(file_id).text.splitlines() if raw.strip()]
+
+    def _refused(self, batch: Any) -> list[LineOutcome]:
+        """Every line of a failed batch, with the batch's own errors (read back from its input
+        file, since no output names them); final, as a resubmission would be refused alike."""
+        reasons = "; ".join(f"{e.code}: {e.message}" for e in (batch.errors.data or []) if e) if batch.errors else ""
+        error = f"the batch failed as a whole ({reasons or 'no reason given'})"
+        keys = [json.loads(raw).get("custom_id", "") for raw in self._lines(batch.input_file_id)]
+        return [LineOutcome(str(key), error=error, retryable=False) for key in keys]
 
 
 def line_outcome(record: dict[str, Any]) -> LineOutcome:

@@ -159,8 +159,9 @@ class _BatchRun:
                 waiting.append(job)
         if waiting:
             lines = sum(job.lines for job in waiting)
-            print(f"{self.desc}: resuming {len(waiting)} batch(es) submitted earlier ({lines} lines): "
-                  f"{', '.join(job.batch_id for job in waiting)}", file=sys.stderr)
+            first = f" ({waiting[0].batch_id}{', ...' if len(waiting) > 1 else ''})"
+            print(f"{self.desc}: resuming {len(waiting)} batch(es) of {lines:,} lines submitted earlier{first}"[:120],
+                  file=sys.stderr)
         return waiting
 
     def _submit(self, lines: Sequence[JournalLine], wanted: Mapping[str, ChatRequest], attempt: int) -> list[BatchJob]:
@@ -252,8 +253,8 @@ class _BatchRun:
     def _problem(self, what: str, exc: Exception) -> str:
         return self.client.redact(
             f"{self.provider.name} batch API for model {self.model!r} at {self.client.config.resolved_base_url}: "
-            f"{what} ({type(exc).__name__}: {exc}); submitted batches are kept in {self.journal.path}: "
-            "re-run to resume them")
+            f"{what}; submitted batches are kept in {self.journal.path}: re-run to resume them "
+            f"({type(exc).__name__}: {exc})")
 
 
 def run_batches(client: "LLMClient", wanted: Mapping[str, ChatRequest], *, desc: str = "LLM", progress: bool = True,

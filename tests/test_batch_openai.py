@@ -442,3 +442,14 @@ def test_batch_is_an_execution_setting_outside_the_run_folder_identity():
     batched = [*plain, "batch=true", "batch_poll_s=5", "judge.batch=false"]
     assert run_identity(RunConfig.from_dict(compose_config(batched)).as_dict()) == run_identity(
         RunConfig.from_dict(compose_config(plain)).as_dict())
+
+
+def test_a_batched_run_matches_its_preset_job_in_the_tables():
+    from harness.reports.selection import differences, flatten
+
+    plain = ["answerer=gpt-4.1-mini", "system=mem0"]
+    job = flatten(RunConfig.from_dict(compose_config(plain)).as_dict())
+    run = flatten(RunConfig.from_dict(compose_config([*plain, "batch=true", "batch_poll_s=5", "judge.batch=false",
+                                                      "answerer.batch_api=openai", "system.llm.batch=true"])).as_dict())
+    assert run != job
+    assert differences(run, job, answers=True) == {}  # live or batch: the same requests, the same row

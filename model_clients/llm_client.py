@@ -14,6 +14,10 @@ most ``max_reasks`` times. Anything else is permanent. A failed request is retur
 ``ChatResult(error=...)`` naming model and endpoint, never cached, so the caller records it on its
 question and a later run retries it.
 
+With ``LLMConfig.batch`` the uncached requests of ``complete_many`` go through the provider's batch
+API instead (:mod:`model_clients.batch.runner`), filling the same cache under the same keys;
+``complete`` stays live.
+
 The API key is read from the environment variable named by ``LLMConfig.api_key_env`` only when a
 real request has to be sent; it is kept only inside the SDK client, never in a config, a result, a
 cache entry, a repr or an error message (error texts are scrubbed of it).
@@ -180,7 +184,9 @@ class LLMClient:
     def complete_many(
         self, requests: Sequence[ChatRequest], desc: str = "LLM", *, progress: bool = True
     ) -> list[ChatResult]:
-        """Complete a batch with at most ``config.concurrency`` requests in flight.
+        """Complete a batch with at most ``config.concurrency`` requests in flight, or, with
+        ``config.batch``, as provider batches (:mod:`model_clients.batch.runner`: same keys, same
+        cache entries, resumable).
 
         Results come back in input order. A failed request yields ``ChatResult(error=...)`` and the
         batch goes on. With ``cache_only`` a miss raises :class:`CacheMissError` before any request.

@@ -224,7 +224,6 @@ def test_a_batch_refused_as_a_whole_fails_its_lines_with_its_reason_and_is_not_r
 KILLED_STAGE = """
 import sys
 from pathlib import Path
-from tests.fake_batch_provider import FakeBatchServer
 from tests.llm_client_support import reqs
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import LLMClient, LLMConfig

@@ -295,23 +295,31 @@ def test_a_batch_that_cannot_be_polled_ends_in_one_error_that_keeps_the_journal(
 # --------------------------------------------------------------------------- choosing the provider
 
 
-def test_auto_picks_anthropic_for_its_host_and_openai_elsewhere(tmp_path):
-    def client(base_url: str, api: str = "auto") -> LLMClient:
-        return LLMClient(LLMConfig(model="m", base_url=base_url, api_key_env=None, batch=True, batch_api=api),
-                         KVStore(tmp_path / "c.sqlite"))
+def test_auto_picks_anthropic_for_its_host_and_openai_elsewhere():
+    def config(base_url: str, api: str = "auto") -> LLMConfig:
+        return LLMConfig(model="m", base_url=base_url, api_key_env=None, batch=True, batch_api=api)
 
-    assert provider_name(client("https://api.anthropic.com/v1/")) == "anthropic"
-    assert provider_name(client("https://api.openai.com/v1")) == "openai"
-    assert provider_name(client("http://127.0.0.1:9/v1", "anthropic")) == "anthropic"
+    assert provider_name(config("https://api.anthropic.com/v1/")) == "anthropic"
+    assert provider_name(config("https://api.openai.com/v1")) == "openai"
+    assert provider_name(config("http://127.0.0.1:9/v1", "anthropic")) == "anthropic"
+    assert provider_name(config("https://api.anthropic.com/v1/", "openai")) == "openai"
 
 
 @pytest.mark.skipif(importlib.util.find_spec("model_clients.batch.anthropic_batches") is not None,
                     reason="the Anthropic provider is present")
-def test_without_the_anthropic_provider_a_clear_error_names_it(server, tmp_path):
+def test_without_the_anthropic_provider_a_clear_error_names_it(server, tmp_path, monkeypatch):
     client = make_client(server, tmp_path / "c.sqlite", batch=True, batch_api="anthropic")
     with pytest.raises(BatchError, match=r"anthropic_batches\.py.*batch=false"):
         client.complete_many(reqs(1), progress=False)
     assert not server.batch_creates and server.request_count == 0
+    # A run says so before retrieval, in one line (exit 2), naming the role.
+    from harness.qa_checks import check_qa_ready
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-sent")  # the key check comes first
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-sent")
+    config = RunConfig.from_dict(compose_config(["answerer=claude-sonnet-4-6", "batch=true"]))
+    with pytest.raises(ConfigError, match=r"answerer: batch=true for model 'claude-sonnet-4-6'.*answerer.batch=false"):
+        check_qa_ready(config)  # before the model-list check: nothing is asked of any server
 
 
 # --------------------------------------------------------------------------- the switch and batch=status

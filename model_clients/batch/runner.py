@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -33,12 +34,13 @@ from tqdm import tqdm
 from model_clients.batch.journal import DONE, OPEN, BatchJob, BatchJournal, JournalLine, now_utc
 from model_clients.batch.openai_batches import CHAT_ENDPOINT, OpenAIBatches
 from model_clients.batch.provider import BatchLine, BatchProvider, BatchState, LineOutcome
-from model_clients.chat_types import ChatRequest, ChatResult
+from model_clients.chat_types import ChatRequest, ChatResult, LLMConfig
 
 if TYPE_CHECKING:
     from model_clients.llm_client import LLMClient
 
-__all__ = ["BatchError", "BatchOptions", "make_provider", "provider_name", "run_batches", "split_lines"]
+__all__ = ["BatchError", "BatchOptions", "make_provider", "provider_name", "run_batches", "split_lines",
+           "unavailable"]
 
 ANTHROPIC_HOST = "api.anthropic.com"
 LAST_ATTEMPT = 1  # a failed line is submitted again once (attempt 1), then recorded as failed
@@ -58,30 +60,44 @@ class BatchOptions:
     max_bytes: int | None = None
 
 
-def provider_name(client: "LLMClient") -> str:
+ANTHROPIC_MODULE = "model_clients.batch.anthropic_batches"
+
+
+def provider_name(config: LLMConfig) -> str:
     """``batch_api``, with ``auto`` resolved: anthropic for api.anthropic.com, openai otherwise."""
-    chosen = client.config.batch_api
-    if chosen != "auto":
-        return chosen
-    return "anthropic" if urlsplit(client.config.resolved_base_url).hostname == ANTHROPIC_HOST else "openai"
+    if config.batch_api != "auto":
+        return config.batch_api
+    return "anthropic" if urlsplit(config.resolved_base_url).hostname == ANTHROPIC_HOST else "openai"
+
+
+def _anthropic_module() -> ModuleType | None:
+    try:
+        return importlib.import_module(ANTHROPIC_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name != ANTHROPIC_MODULE:  # the module is there but something it imports is not: its own error
+            raise
+        return None
+
+
+def unavailable(config: LLMConfig, role: str = "model") -> str | None:
+    """Why ``config``'s batch provider cannot be used here (None: it can); asks no server."""
+    if provider_name(config) == "anthropic" and _anthropic_module() is None:
+        return (f"{role}: batch=true for model {config.model!r} at {config.resolved_base_url} needs Anthropic's "
+                "Message Batches provider (model_clients/batch/anthropic_batches.py), which this checkout does not "
+                f"have; run it with {role}.batch=false")
+    return None
 
 
 def make_provider(client: "LLMClient") -> BatchProvider:
     """The batch provider ``client.config`` asks for, on its endpoint and key."""
-    name = provider_name(client)
-    if name == "openai":
+    reason = unavailable(client.config, client.role)
+    if reason is not None:
+        raise BatchError(reason)
+    if provider_name(client.config) == "openai":
         return OpenAIBatches(client.sdk_for_batches())
-    module = "model_clients.batch.anthropic_batches"
-    try:
-        anthropic_batches = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:  # the module is there but something it imports is not: its own error
-            raise
-        raise BatchError(
-            f"batch=true for model {client.config.model!r} at {client.config.resolved_base_url} needs Anthropic's "
-            "Message Batches provider (model_clients/batch/anthropic_batches.py), which this checkout does not "
-            "have; run this role with batch=false") from None
-    return anthropic_batches.AnthropicBatches(client.config)
+    module = _anthropic_module()
+    assert module is not None
+    return module.AnthropicBatches(client.config)
 
 
 @dataclass
@@ -265,4 +281,9 @@ def run_batches(client: "LLMClient", wanted: Mapping[str, ChatRequest], *, desc:
     if not wanted:
         return {}
     chosen = provider if provider is not None else make_provider(client)
-    return _BatchRun(client, chosen, options, desc, progress, sleep).run(wanted)
+    try:
+        return _BatchRun(client, chosen, options, desc, progress, sleep).run(wanted)
+    finally:
+        close = getattr(getattr(chosen, "sdk", None), "close", None)
+        if provider is None and callable(close):  # the SDK client made for this stage
+            close()

@@ -170,6 +170,11 @@ def test_lines_beyond_a_lowered_size_limit_go_in_several_batches(server, tmp_pat
     client.complete_many(requests, progress=False)
     assert [len(upload) for upload in server.uploads] == [2, 2]
 
+    # A line larger than a whole batch may be is a failure on its question, never submitted.
+    huge = reqs(1, prefix="x" * (3 * one_line))[0]
+    [result] = client.complete_many([huge], progress=False)
+    assert "over the" in result.error and len(server.batch_creates) == 2
+
 
 # --------------------------------------------------------------------------- failures and expiry
 

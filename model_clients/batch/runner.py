@@ -147,8 +147,9 @@ class _BatchRun:
         covered = {line.key for job in resumed for line in self.journal.lines_of(job.batch_id)}
         fresh = [JournalLine(key, request.template_hash, request.run_index)
                  for key, request in wanted.items() if key not in covered]
+        fresh, refused = self._within_size(fresh, wanted)
         first = self._wait(resumed + self._submit(fresh, wanted, attempt=0), wanted)
-        results = first.results
+        results = {**refused, **first.results}
         if first.retry:
             lines = [line for line, _ in first.retry.values()]
             print(f"{self.desc}: {len(lines)} line(s) failed or were left unfinished in their batch; "
@@ -162,6 +163,20 @@ class _BatchRun:
             if key not in results:
                 results[key] = self.client.failure(key, "no batch returned this request")
         return {key: results[key] for key in wanted}
+
+    def _within_size(self, lines: list[JournalLine], wanted: Mapping[str, ChatRequest]
+                     ) -> tuple[list[JournalLine], dict[str, ChatResult]]:
+        """The lines a batch can hold, and a failure for each larger than a whole batch may be."""
+        kept: list[JournalLine] = []
+        refused: dict[str, ChatResult] = {}
+        for line in lines:
+            size = self.provider.line_bytes(BatchLine(line.key, self.client.request_body(wanted[line.key])))
+            if size > self.max_bytes:
+                refused[line.key] = self.client.failure(
+                    line.key, f"the request is {size:,} bytes as a batch line, over the {self.max_bytes:,} a batch holds")
+            else:
+                kept.append(line)
+        return kept, refused
 
     def _resume(self, wanted: Mapping[str, ChatRequest]) -> list[BatchJob]:
         """Open batches of this provider, endpoint and model: those holding a wanted key are waited

@@ -7,6 +7,7 @@ bm25s' DEBUG) only in Hydra's log file, and Ctrl-C ends in one line saying how t
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -14,6 +15,8 @@ from typing import Any
 
 from memory_protocol import ConfigError
 
+from harness.batch_switch import STATUS
+from harness.caches import LLM_REPLIES
 from harness.config import RunConfig
 from harness.console_table import CONSOLE_WIDTH
 from harness.encoders import encoder_label
@@ -22,6 +25,7 @@ from harness.safe_write import DiskFullError, as_disk_full
 from harness.leg_note import silent_legs_note
 from harness.systems import entry_for
 from harness.sweep_summary import JobPointer, write_pointer
+from model_clients.batch.runner import BatchError
 from model_clients.call_counts import format_model_calls
 from model_clients.llm_client import CacheMissError, MissingAPIKeyError
 from model_clients.model_listing import UnknownModelError
@@ -78,6 +82,12 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
     raw_config = dict(raw_config)
     if not sys.stderr.isatty():  # redirected: no progress bars in the log
         raw_config["progress"] = False
+    if raw_config.get("batch") == STATUS:  # list the pending batches of the cache; run nothing
+        from harness.batch_status import status_report
+
+        store = raw_config.get("store") or {}
+        say(status_report(Path(os.path.expanduser(str(store.get("cache_dir", "~/.cache/mempp")))) / LLM_REPLIES))
+        return 0
     try:
         config = RunConfig.from_dict(raw_config)
         from harness.runner import run
@@ -92,7 +102,7 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
             raise
         print(one_line(full), file=sys.stderr)
         return 2
-    except EmbeddingServiceError as exc:
+    except (EmbeddingServiceError, BatchError) as exc:
         print(one_line(exc), file=sys.stderr)
         return 1
     except RunInterrupted as exc:

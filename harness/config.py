@@ -6,6 +6,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from harness.batch_switch import poll_interval, role_batch, switch, write_time_batch
 from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
 from harness.encoders import check_encoder_keys, encoder_config
 from harness.env_settings import check_env_settings
@@ -170,6 +171,8 @@ class RunConfig:
     judge: ModelSpec | None = None
     estimate: bool = False
     cache_only: bool = False
+    batch: bool = False  # the top-level switch (each role's own resolved value is on its ModelSpec)
+    write_time_batch: bool = False  # batch asked for system.llm: its calls still go live (harness.batch_switch)
     progress: bool = True
     run_name: str | None = None
     official_dir: str | None = None
@@ -186,10 +189,14 @@ class RunConfig:
         check_env_settings(raw)  # a key pasted as answerer.api_key_env=sk-... never reaches a file
         system = _system(dict(raw.pop("system")))
         dataset = _dataset(dict(raw.pop("dataset")))
+        batch = switch(raw.pop("batch", False))
+        poll_s = poll_interval(raw.pop("batch_poll_s", 60))
         answerer_raw = dict(raw.pop("answerer", None) or {"name": "none"})
         judge_raw = raw.pop("judge", None)
-        answerer = None if answerer_raw.get("name") == "none" else _model("answerer", answerer_raw, dataset.describe())
-        judge = _model("judge", dict(judge_raw), dataset.describe()) if (judge_raw and answerer is not None) else None
+        answerer = (None if answerer_raw.get("name") == "none"
+                    else _model("answerer", role_batch("answerer", answerer_raw, batch, poll_s), dataset.describe()))
+        judge = (_model("judge", role_batch("judge", dict(judge_raw), batch, poll_s), dataset.describe())
+                 if (judge_raw and answerer is not None) else None)
         config = cls(
             dataset=dataset,
             system=system,
@@ -199,6 +206,8 @@ class RunConfig:
             judge=judge,
             estimate=bool(raw.pop("estimate", False)),
             cache_only=bool(raw.pop("cache_only", False)),
+            batch=batch,
+            write_time_batch=write_time_batch(system.params, batch),
             progress=bool(raw.pop("progress", True)),
             run_name=raw.pop("run_name", None),
             official_dir=_optional_path("official_dir", raw.pop("official_dir", None)),

@@ -80,6 +80,13 @@ def check_qa_ready(config: RunConfig) -> ProtocolPrompts | None:
         _check_key(role, spec, config)
     if not (config.cache_only or config.estimate):
         for role, spec in roles:
+            if spec.batch:  # a batch provider this checkout lacks stops the run before retrieval
+                from model_clients.batch.runner import unavailable
+
+                reason = unavailable(spec, role)
+                if reason is not None:
+                    raise ConfigError(reason)
+        for role, spec in roles:
             if spec.local is None:  # a server the harness starts serves the configured name
                 check_model_offered(spec, role)  # one GET /models per endpoint: a wrong name stops here
     from harness.wording import choose_prompts

@@ -8,6 +8,7 @@ only when one of its questions misses the cache, and each answer is stored the m
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
+from harness.batch_switch import write_time_note
 from harness.config import RunConfig
 from harness.console_table import console_table
 from harness.errors import RunInterrupted
@@ -79,7 +81,8 @@ def run_identity(resolved: dict[str, Any]) -> dict[str, Any]:
     """The resolved config as far as it names the run's results (its folder's hash): without where
     things are stored, progress bars, dry runs, and the endpoints' execution-only fields."""
     identity = {k: v for k, v in resolved.items()
-                if k not in ("store", "progress", "estimate", "cache_only", "official_dir", "print_mode")}
+                if k not in ("store", "progress", "estimate", "cache_only", "batch", "write_time_batch", "official_dir",
+                             "print_mode")}
     for section in ("answerer", "judge"):
         if isinstance(identity.get(section), dict):
             identity[section] = endpoint_settings(identity[section])
@@ -96,6 +99,9 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     dataset = config.dataset
     benchmark = dataset.describe()
     check_qa_ready(config)  # keys, prompt files: fail before retrieval, not after it
+    note = write_time_note(config.system.name, config.write_time_batch)
+    if note:
+        print(note, file=sys.stderr)
     ks = sorted(set(dataset.ks))
     data_root = prepare_data_dir(dataset.name, dataset.data_dir, dataset.options, progress=config.progress)
     with recording_reads(data_root) as read_files:

@@ -36,7 +36,7 @@ __all__ = [
 # cache key, system identity and run-folder hash, so changing them re-uses every cached result.
 EXECUTION_FIELDS = frozenset(
     {"timeout_s", "max_retries", "max_reasks", "reask_delay_s", "concurrency", "cache_only",
-     "price_in_per_mtok", "price_out_per_mtok", "batch", "batch_api"}
+     "price_in_per_mtok", "price_out_per_mtok", "batch", "batch_api", "batch_poll_s"}
 )
 
 
@@ -103,6 +103,7 @@ class LLMConfig(Endpoint):
     # The provider's batch API instead of live calls (half price, results within 24 h); same cache keys.
     batch: bool = False
     batch_api: str = "auto"  # auto (anthropic for api.anthropic.com, else openai) | openai | anthropic
+    batch_poll_s: float = 60.0  # seconds between two polls of a submitted batch
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -112,6 +113,8 @@ class LLMConfig(Endpoint):
                          reask_delay_s=self.reask_delay_s)
         if self.timeout_s <= 0:
             raise ValueError("LLMConfig.timeout_s must be > 0")
+        if self.batch_poll_s < 0:
+            raise ValueError("LLMConfig.batch_poll_s must be >= 0")
         if self.batch_api not in ("auto", "openai", "anthropic"):
             raise ValueError(f"LLMConfig.batch_api must be auto, openai or anthropic, not {self.batch_api!r}")
 

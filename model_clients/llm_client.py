@@ -14,6 +14,10 @@ most ``max_reasks`` times. Anything else is permanent. A failed request is retur
 ``ChatResult(error=...)`` naming model and endpoint, never cached, so the caller records it on its
 question and a later run retries it.
 
+With ``LLMConfig.batch`` the uncached requests of ``complete_many`` go through the provider's batch
+API instead (:mod:`model_clients.batch.runner`), filling the same cache under the same keys;
+``complete`` stays live.
+
 The API key is read from the environment variable named by ``LLMConfig.api_key_env`` only when a
 real request has to be sent; it is kept only inside the SDK client, never in a config, a result, a
 cache entry, a repr or an error message (error texts are scrubbed of it).
@@ -47,6 +51,8 @@ from model_clients.tally import Tally
 
 if TYPE_CHECKING:  # the SDK costs ~0.4 s to import: loaded on the first request, not for cached runs
     import openai
+
+    from model_clients.batch.runner import BatchOptions
 from memplusplus.api_keys import MissingAPIKey, read_api_key, redact
 
 # The data types are defined (and listed) in model_clients.chat_types; import them from there.
@@ -82,6 +88,7 @@ class LLMClient:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         role: str = "model",
+        batch_options: "BatchOptions | None" = None,
     ) -> None:
         self.config = config
         self.role = role
@@ -91,6 +98,7 @@ class LLMClient:
         self._sdk_lock = threading.Lock()
         self._sdk: openai.OpenAI | None = None
         self._counting = Tally(LLMCounters)
+        self._batch_options = batch_options
 
     def __repr__(self) -> str:
         return (
@@ -176,7 +184,9 @@ class LLMClient:
     def complete_many(
         self, requests: Sequence[ChatRequest], desc: str = "LLM", *, progress: bool = True
     ) -> list[ChatResult]:
-        """Complete a batch with at most ``config.concurrency`` requests in flight.
+        """Complete a batch with at most ``config.concurrency`` requests in flight, or, with
+        ``config.batch``, as provider batches (:mod:`model_clients.batch.runner`: same keys, same
+        cache entries, resumable).
 
         Results come back in input order. A failed request yields ``ChatResult(error=...)`` and the
         batch goes on. With ``cache_only`` a miss raises :class:`CacheMissError` before any request.
@@ -194,7 +204,10 @@ class LLMClient:
                 first = plan.keys[plan.to_send[0]]
                 raise CacheMissError(self.config.model, first, missing=len(plan.to_send))
             self._client()  # a missing key or a model the server does not list fails here, before any thread starts
-            fetched = self._run_pool(requests, plan, desc, progress)
+            if self.config.batch:
+                fetched = self._run_batches(requests, plan, desc, progress)
+            else:
+                fetched = self._run_pool(requests, plan, desc, progress)
             for index, key in enumerate(plan.keys):
                 if results[index] is None:
                     results[index] = fetched[key]
@@ -206,6 +219,28 @@ class LLMClient:
         return [result for result in results if result is not None]
 
     # ------------------------------------------------------------------ internals
+    def _run_batches(
+        self, requests: Sequence[ChatRequest], plan: BatchPlan, desc: str, progress: bool
+    ) -> dict[str, ChatResult]:
+        """``config.batch``: the uncached requests as provider batches (model_clients.batch.runner)."""
+        from model_clients.batch.runner import BatchOptions, run_batches
+
+        options = self._batch_options or BatchOptions(poll_s=self.config.batch_poll_s)
+        wanted = {plan.keys[index]: requests[index] for index in plan.to_send}
+        return run_batches(self, wanted, desc=desc, progress=progress, options=options, sleep=self._sleep)
+
+    def sdk_for_batches(self) -> openai.OpenAI:
+        """An SDK client on this endpoint and key for the batch and file endpoints: its uploads and
+        polls are not chat requests, so they stay out of ``requests_sent``."""
+        import openai
+
+        return openai.OpenAI(api_key=self._api_key(), base_url=self.config.resolved_base_url,
+                             timeout=self.config.timeout_s, max_retries=self.config.max_retries)
+
+    def redact(self, text: str) -> str:
+        """``text`` without the API key (and cut to the error length kept)."""
+        return self._redact(text)
+
     def _run_pool(
         self, requests: Sequence[ChatRequest], plan: BatchPlan, desc: str, progress: bool
     ) -> dict[str, ChatResult]:
@@ -274,33 +309,48 @@ class LLMClient:
         while True:
             attempt = self._attempt(key, request)
             if attempt.result is not None:
-                result = attempt.result
-                self.cache.put_json(key, _encode(self, request, result))
-                self._counting.add(
-                    completed=1, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens
-                )
-                return result
+                return self.store_success(key, request.template_hash, request.run_index, attempt.result)
             if not attempt.reask or reasks >= self.config.max_reasks:
-                self._counting.add(failures=1)
                 suffix = f" (asked {reasks + 1} times)" if attempt.reask else ""
-                return ChatResult(text="", error=self._redact(f"{self._where()}: {attempt.error}{suffix}"), key=key)
+                return self.failure(key, f"{attempt.error}{suffix}")
             self._counting.add(retries=1)
             delay = self.config.reask_delay_s * (2.0**reasks)
             self._sleep(delay / 2 + self._rng.uniform(0.0, delay / 2))
             reasks += 1
 
-    def _attempt(self, key: str, request: ChatRequest) -> _Attempt:
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The chat-completions body a live call sends for ``request`` (a batch line carries the same)."""
         params = self.resolved_parameters(request)
-        kwargs: dict[str, Any] = {
+        body: dict[str, Any] = {
             "model": self.config.model,
             "messages": [{"role": m["role"], "content": m["content"]} for m in request.messages],
             "temperature": params["temperature"],
         }
         if params["seed"] is not None:
-            kwargs["seed"] = params["seed"]
+            body["seed"] = params["seed"]
         if params["max_tokens"] is not None:
-            kwargs["max_tokens"] = params["max_tokens"]
-        kwargs.update(request.extra)
+            body["max_tokens"] = params["max_tokens"]
+        body.update(request.extra)
+        return body
+
+    def store_success(self, key: str, template_hash: str, run_index: int, result: ChatResult,
+                      *, batch: bool = False) -> ChatResult:
+        """Cache a completion at once, under ``key``, with the entry a live call writes; count it
+        (``batch``: it came back through a provider batch, priced at the batch tier)."""
+        self.cache.put_json(key, _encode(self.config.model, template_hash, run_index, result))
+        tokens = {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens}
+        batch_counts = ({"batch_completed": 1, "batch_prompt_tokens": result.prompt_tokens,
+                         "batch_completion_tokens": result.completion_tokens} if batch else {})
+        self._counting.add(completed=1, **tokens, **batch_counts)
+        return result
+
+    def failure(self, key: str, error: str) -> ChatResult:
+        """A request given up on: counted, never cached, its error naming model and endpoint."""
+        self._counting.add(failures=1)
+        return ChatResult(text="", error=self._redact(f"{self._where()}: {error}"), key=key)
+
+    def _attempt(self, key: str, request: ChatRequest) -> _Attempt:
+        kwargs = self.request_body(request)
         import openai
 
         tries = f"after {self.config.max_retries + 1} attempts"
@@ -318,30 +368,7 @@ class LLMClient:
             return _Attempt(error=f"{type(exc).__name__}: {exc}")
         except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError on a 200 reply
             return _Attempt(error=f"the reply is not a valid completion ({type(exc).__name__}: {exc})", reask=True)
-
-        if not completion.choices:
-            return _Attempt(error="the API returned no choices", reask=True)
-        choice = completion.choices[0]
-        content = choice.message.content
-        calls = tuple(call.model_dump(include={"id", "type", "function"}) for call in choice.message.tool_calls or ())
-        if content is None and calls:
-            content = ""
-        if content is None:
-            return _Attempt(
-                error=f"the API returned no text content (finish_reason={choice.finish_reason})", reask=True
-            )
-        usage = completion.usage
-        return _Attempt(
-            result=ChatResult(
-                text=content,
-                prompt_tokens=usage.prompt_tokens if usage is not None else 0,
-                completion_tokens=usage.completion_tokens if usage is not None else 0,
-                cached=False,
-                key=key,
-                finish_reason=choice.finish_reason,
-                tool_calls=calls,
-            )
-        )
+        return attempt_of(completion, key)
 
     def _redact(self, text: str) -> str:
         env = self.config.api_key_env
@@ -352,13 +379,41 @@ class LLMClient:
         return redact(text, secrets)[:_ERROR_MAX_CHARS]
 
 
-def _encode(client: LLMClient, request: ChatRequest, result: ChatResult) -> dict[str, Any]:
+def attempt_of(completion: Any, key: str) -> _Attempt:
+    """A chat completion (the SDK's ``ChatCompletion``, from a live reply or a batch's output line)
+    as a result, or as an unusable reply worth asking again (no choices, no text)."""
+    if not completion.choices:
+        return _Attempt(error="the API returned no choices", reask=True)
+    choice = completion.choices[0]
+    content = choice.message.content
+    calls = tuple(call.model_dump(include={"id", "type", "function"}) for call in choice.message.tool_calls or ())
+    if content is None and calls:
+        content = ""
+    if content is None:
+        return _Attempt(
+            error=f"the API returned no text content (finish_reason={choice.finish_reason})", reask=True
+        )
+    usage = completion.usage
+    return _Attempt(
+        result=ChatResult(
+            text=content,
+            prompt_tokens=usage.prompt_tokens if usage is not None else 0,
+            completion_tokens=usage.completion_tokens if usage is not None else 0,
+            cached=False,
+            key=key,
+            finish_reason=choice.finish_reason,
+            tool_calls=calls,
+        )
+    )
+
+
+def _encode(model: str, template_hash: str, run_index: int, result: ChatResult) -> dict[str, Any]:
     """The cache entry: the answer plus enough of the request to audit it (no credential)."""
     return {
         "schema": CACHE_SCHEMA,
-        "model": client.config.model,
-        "template_hash": request.template_hash,
-        "run_index": request.run_index,
+        "model": model,
+        "template_hash": template_hash,
+        "run_index": run_index,
         "text": result.text,
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,

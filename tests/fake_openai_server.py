@@ -150,6 +150,28 @@ def _count_words(text: str) -> int:
     return len(text.split())
 
 
+def chat_completion(body: JsonDict, text: str, completion_id: str) -> JsonDict:
+    """The ``chat.completion`` reply carrying ``text`` for a request ``body`` (tokens: words), as the
+    live route sends it and as the batch fake writes it in an output file."""
+    prompt_tokens = sum(_count_words(str(m.get("content", ""))) for m in body.get("messages", []))
+    completion_tokens = _count_words(text)
+    message = _message(text, body)
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "unknown"),
+        "system_fingerprint": "fp_fake",
+        "choices": [{"index": 0, "message": message, "logprobs": None,
+                     "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
 @dataclass
 class _State:
     requests: list[ReceivedRequest] = field(default_factory=list)
@@ -313,29 +335,10 @@ class FakeOpenAIServer(ServedOnLoopback):
                     with self._lock:
                         self._state.successes += 1
                 return
-            text = self.answer_fn(body)
-            prompt_tokens = sum(_count_words(str(m.get("content", ""))) for m in body.get("messages", []))
-            completion_tokens = _count_words(text)
-            payload = {
-                "id": f"chatcmpl-fake-{len(self.requests)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.get("model", "unknown"),
-                "system_fingerprint": "fp_fake",
-                "choices": [
-                    {"index": 0, "message": _message(text, body), "logprobs": None, "finish_reason": "stop"}
-                ],
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                },
-            }
+            payload = chat_completion(body, self.answer_fn(body), f"chatcmpl-fake-{len(self.requests)}")
             if isinstance(action, EmptyChoices):
                 payload["choices"] = []
-            elif payload["choices"][0]["message"].get("tool_calls"):
-                payload["choices"][0]["finish_reason"] = "tool_calls"
-            elif isinstance(action, NullContent):
+            elif isinstance(action, NullContent) and not payload["choices"][0]["message"].get("tool_calls"):
                 payload["choices"][0]["message"]["content"] = None
                 payload["choices"][0]["finish_reason"] = "length"
             if send_json(handler, 200, payload) and not isinstance(action, (EmptyChoices, NullContent)):

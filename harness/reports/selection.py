@@ -29,9 +29,10 @@ IGNORED_PREFIXES = (
     "store.", "estimate", "cache_only", "progress", "print_mode", "run_name", "dataset.data_dir", "dataset.ks",
     "encoder.params.batch_size", "encoder.params.threads", "encoder.params.model_dir", "encoder.params.timeout_s",
     "encoder.params.max_retries", "encoder.params.api_key_env", "encoder.params.base_url",
+    "batch", "write_time_batch", "system.params.llm.batch",  # live or batch calls: the same requests and answers
 )
 IGNORED_MODEL_KEYS = ("concurrency", "timeout_s", "max_retries", "api_key_env", "base_url", "local",
-                      "local_context_tokens")
+                      "local_context_tokens", "batch", "batch_api", "batch_poll_s")
 ANSWER_PREFIXES = ("answerer", "judge", "dataset.answer_max_tokens")
 LIMIT_KEYS = ("dataset.limit", "dataset.categories")
 

@@ -115,6 +115,9 @@ def write_time_endpoint(spec: SystemSpec, cache_only: bool = False) -> LLMConfig
     :func:`harness.validate.check_model` like an answerer or a judge."""
     raw = dict(spec.params.get("llm") or {})
     raw.pop("name", None)
+    # Write-time calls go one by one through LLMClient.complete, always live (harness.batch_switch):
+    # a batch setting here is resolved by the run config and never reaches the client.
+    raw.pop("batch", None)
     section = "system.llm"
     check_model(section, raw)
     known = {f.name for f in fields(LLMConfig)} - {"cache_only"}

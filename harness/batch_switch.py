@@ -1,0 +1,76 @@
+"""The ``batch`` switch: which roles send their calls through a provider's batch API.
+
+Top-level ``batch`` is ``false``, ``true`` or ``status`` (list the batches still pending and exit,
+:mod:`harness.batch_status`); ``batch_poll_s`` is the time between two polls. Each role may set
+its own ``batch`` (``answerer.batch``, ``judge.batch``, ``system.llm.batch``); ``null`` there
+means the top-level value, and a role's own value wins.
+
+What is batched: the answerer's and the judge's calls of a stage (``LLMClient.complete_many``).
+What is not: a local server's calls (no batch API there: the top-level switch leaves them live,
+``<role>.batch=true`` is refused), and a system's write-time calls (``system.llm``), which are made
+one at a time through ``LLMClient.complete`` because each may depend on the ones before (Mem0's
+and Zep's extraction, Mem++'s consolidation): they go live, at the live price, with one stderr line
+saying so (:func:`write_time_note`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.validate import number, show
+from memory_protocol import ConfigError
+
+__all__ = ["STATUS", "role_batch", "switch", "write_time_note"]
+
+STATUS = "status"
+
+
+def switch(value: Any) -> bool:
+    """The top-level ``batch`` of a run (``status`` is handled before a run is built)."""
+    if isinstance(value, bool):
+        return value
+    if value == STATUS:
+        raise ConfigError("batch=status lists the pending batches and runs nothing; give it on its own "
+                          "(python run.py batch=status), or batch=true / batch=false for a run")
+    raise ConfigError(f"batch={show(value)}: must be true, false or status")
+
+
+def poll_interval(value: Any) -> float:
+    return number("batch_poll_s", value, at_least=0, allowed=" (seconds between two polls of a batch)")
+
+
+def role_batch(section: str, raw: dict[str, Any], batch: bool, poll_s: float) -> dict[str, Any]:
+    """An answerer's or judge's settings with ``batch`` resolved (its own, else the top-level
+    value; never for a local server) and ``batch_poll_s`` filled in when it gives none."""
+    own = raw.get("batch")
+    if own is not None and not isinstance(own, bool):
+        raise ConfigError(f"{section}.batch={show(own)}: must be true, false or null (the top-level batch)")
+    local = raw.get("local")
+    if own and local:
+        raise ConfigError(f"{section}.batch=true: {section} {raw.get('name', '')!s} runs on a local server "
+                          f"({local}), which has no batch API; leave {section}.batch unset or false")
+    resolved = dict(raw)
+    resolved["batch"] = bool(own) if own is not None else (batch and not local)
+    if resolved.get("batch_poll_s") is None:
+        resolved["batch_poll_s"] = poll_s
+    return resolved
+
+
+def write_time_batch(system_params: dict[str, Any], batch: bool) -> bool:
+    """Whether batch calls were asked for the system's write-time model (``system.llm.batch``,
+    else the top-level value); False for a system without a write-time model."""
+    llm = system_params.get("llm")
+    if not isinstance(llm, dict):
+        return False
+    own = llm.get("batch")
+    if own is not None and not isinstance(own, bool):
+        raise ConfigError(f"system.llm.batch={show(own)}: must be true, false or null (the top-level batch)")
+    return bool(own) if own is not None else batch
+
+
+def write_time_note(system_name: str, asked: bool) -> str | None:
+    """The one stderr line when batch calls were asked for write-time calls, which go live."""
+    if not asked:
+        return None
+    return (f"batch: the write-time calls of {system_name} (system.llm) depend on each other: "
+            "sent live, at the live price")

@@ -1,0 +1,138 @@
+"""Which provider batches were submitted, kept in the LLM cache's own sqlite file.
+
+A batch id is written here the moment the provider accepts the batch, before any poll, with the
+keys (and the audit fields of each key's cache entry) it holds, so a run killed while polling
+finds its batches again and collects them instead of paying for them twice. Two tables beside the
+cache's ``kv`` table (which :mod:`model_clients.kvstore` alone reads): ``batch_jobs`` (one row a
+batch) and ``batch_lines`` (one row a line). Bookkeeping only: no answer is kept here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+__all__ = ["BatchJob", "BatchJournal", "JournalLine", "OPEN", "DONE", "pending_in"]
+
+OPEN = "pending"  # submitted, not yet collected
+DONE = "done"  # collected (or every key it holds was found cached)
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS batch_jobs (
+        batch_id TEXT PRIMARY KEY, provider TEXT NOT NULL, endpoint TEXT NOT NULL, model TEXT NOT NULL,
+        lines INTEGER NOT NULL, attempt INTEGER NOT NULL, submitted_at TEXT NOT NULL,
+        status TEXT NOT NULL, provider_status TEXT NOT NULL DEFAULT '')""",
+    """CREATE TABLE IF NOT EXISTS batch_lines (
+        batch_id TEXT NOT NULL, key TEXT NOT NULL, template_hash TEXT NOT NULL, run_index INTEGER NOT NULL,
+        PRIMARY KEY (batch_id, key))""",
+    "CREATE INDEX IF NOT EXISTS batch_lines_by_key ON batch_lines (key)",
+)
+
+
+@dataclass(frozen=True)
+class JournalLine:
+    """One line of a batch: its cache key and what the cache entry records of its request."""
+
+    key: str
+    template_hash: str
+    run_index: int
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    """One submitted batch. ``attempt`` 0: a first submission, 1: the one retry of failed lines."""
+
+    batch_id: str
+    provider: str
+    endpoint: str
+    model: str
+    lines: int
+    attempt: int
+    submitted_at: str
+    status: str
+    provider_status: str = ""
+
+
+class BatchJournal:
+    """The ``batch_jobs`` / ``batch_lines`` tables of one sqlite file (the LLM cache's)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as conn:
+            for statement in _SCHEMA:
+                conn.execute(statement)
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=60.0)
+
+    def record(self, job: BatchJob, lines: Sequence[JournalLine]) -> None:
+        """Keep a batch the provider accepted, with its lines, in one committed transaction."""
+        conn = self._connect()
+        try:
+            with conn:
+                conn.execute(
+                    "INSERT OR REPLACE INTO batch_jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (job.batch_id, job.provider, job.endpoint, job.model, job.lines, job.attempt,
+                     job.submitted_at, job.status, job.provider_status))
+                conn.executemany("INSERT OR REPLACE INTO batch_lines VALUES (?, ?, ?, ?)",
+                                 [(job.batch_id, line.key, line.template_hash, line.run_index) for line in lines])
+        finally:
+            conn.close()
+
+    def set_status(self, batch_id: str, status: str, provider_status: str) -> None:
+        conn = self._connect()
+        try:
+            with conn:
+                conn.execute("UPDATE batch_jobs SET status = ?, provider_status = ? WHERE batch_id = ?",
+                             (status, provider_status, batch_id))
+        finally:
+            conn.close()
+
+    def open_jobs(self, provider: str | None = None, endpoint: str | None = None,
+                  model: str | None = None) -> list[BatchJob]:
+        """Batches not yet collected (all of them, or those of one provider, endpoint and model)."""
+        query, args = "SELECT * FROM batch_jobs WHERE status = ?", [OPEN]
+        for column, value in (("provider", provider), ("endpoint", endpoint), ("model", model)):
+            if value is not None:
+                query += f" AND {column} = ?"
+                args.append(value)
+        conn = self._connect()
+        try:
+            rows = conn.execute(query + " ORDER BY submitted_at, batch_id", args).fetchall()
+        finally:
+            conn.close()
+        return [BatchJob(*row) for row in rows]
+
+    def lines_of(self, batch_id: str) -> list[JournalLine]:
+        conn = self._connect()
+        try:
+            rows = conn.execute("SELECT key, template_hash, run_index FROM batch_lines WHERE batch_id = ? "
+                                "ORDER BY rowid", (batch_id,)).fetchall()
+        finally:
+            conn.close()
+        return [JournalLine(key, template_hash, int(run_index)) for key, template_hash, run_index in rows]
+
+
+def now_utc() -> str:
+    """A submission time as the journal keeps it (UTC, seconds)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def pending_in(path: str | Path) -> list[BatchJob]:
+    """The batches of a cache file not yet collected, read without writing (none: no file, or a
+    file no batch was ever recorded in)."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60.0)
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batch_jobs'").fetchone() is None:
+            return []
+        rows = conn.execute("SELECT * FROM batch_jobs WHERE status = ? ORDER BY submitted_at, batch_id", (OPEN,)).fetchall()
+    finally:
+        conn.close()
+    return [BatchJob(*row) for row in rows]

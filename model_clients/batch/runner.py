@@ -1,0 +1,304 @@
+"""A stage's uncached chat requests as provider batches: submit, record, poll, collect, retry once.
+
+:func:`run_batches` takes an :class:`~model_clients.llm_client.LLMClient` (its config, cache and
+keys) and the distinct uncached requests of a stage by cache key (``client.plan`` chose them):
+
+1. **Resume.** Batches recorded in the cache file (:mod:`model_clients.batch.journal`) and not yet
+   collected, for the same provider, endpoint and model: one whose keys are all cached is marked
+   done; one holding a key asked for now is waited for and collected, never submitted again.
+2. **Submit** the other keys: lines whose body is exactly the live call's
+   (:meth:`LLMClient.request_body`), ``custom_id`` = cache key, grouped by model and endpoint, split
+   at the provider's limits (``max_lines`` lines, ``max_bytes`` bytes a batch). Each batch id is
+   recorded in the journal the moment the provider accepts it, before any poll.
+3. **Poll** every ``poll_s`` seconds (a tqdm bar: lines done of lines submitted) until each batch
+   ends, then **collect** it: each success goes into the cache at once, under its key, with the
+   entry a live call writes, and is counted as a batch completion.
+4. **Retry once.** Retryable failures (an expired or cancelled batch's unfinished lines, a
+   provider-side error, a line missing from the results) go in one new batch; what fails again,
+   or fails for good, is a ``ChatResult(error=...)`` recorded on its question, as a live failure is.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from tqdm import tqdm
+
+from model_clients.batch.journal import DONE, OPEN, BatchJob, BatchJournal, JournalLine, now_utc
+from model_clients.batch.openai_batches import CHAT_ENDPOINT, OpenAIBatches
+from model_clients.batch.provider import BatchLine, BatchProvider, BatchState, LineOutcome
+from model_clients.chat_types import ChatRequest, ChatResult, LLMConfig
+
+if TYPE_CHECKING:
+    from model_clients.llm_client import LLMClient
+
+__all__ = ["BatchError", "BatchOptions", "make_provider", "provider_name", "run_batches", "split_lines",
+           "unavailable"]
+
+ANTHROPIC_HOST = "api.anthropic.com"
+LAST_ATTEMPT = 1  # a failed line is submitted again once (attempt 1), then recorded as failed
+
+
+class BatchError(RuntimeError):
+    """A batch could not be submitted or polled (the SDK's own retries exhausted); re-running resumes."""
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """How the runner works: ``poll_s`` between polls, and limits below the provider's (None: the
+    provider's documented ones; tests lower them to force a split)."""
+
+    poll_s: float = 60.0
+    max_lines: int | None = None
+    max_bytes: int | None = None
+
+
+ANTHROPIC_MODULE = "model_clients.batch.anthropic_batches"
+
+
+def provider_name(config: LLMConfig) -> str:
+    """``batch_api``, with ``auto`` resolved: anthropic for api.anthropic.com, openai otherwise."""
+    if config.batch_api != "auto":
+        return config.batch_api
+    return "anthropic" if urlsplit(config.resolved_base_url).hostname == ANTHROPIC_HOST else "openai"
+
+
+def _anthropic_module() -> ModuleType | None:
+    try:
+        return importlib.import_module(ANTHROPIC_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name != ANTHROPIC_MODULE:  # the module is there but something it imports is not: its own error
+            raise
+        return None
+
+
+def unavailable(config: LLMConfig, role: str = "model") -> str | None:
+    """Why ``config``'s batch provider cannot be used here (None: it can); asks no server."""
+    if provider_name(config) == "anthropic" and _anthropic_module() is None:
+        return (f"{role}: batch=true for model {config.model!r} at {config.resolved_base_url} needs Anthropic's "
+                "Message Batches provider (model_clients/batch/anthropic_batches.py), which this checkout does not "
+                f"have; run it with {role}.batch=false")
+    return None
+
+
+def make_provider(client: "LLMClient") -> BatchProvider:
+    """The batch provider ``client.config`` asks for, on its endpoint and key."""
+    reason = unavailable(client.config, client.role)
+    if reason is not None:
+        raise BatchError(reason)
+    if provider_name(client.config) == "openai":
+        return OpenAIBatches(client.sdk_for_batches())
+    module = _anthropic_module()
+    assert module is not None
+    return module.AnthropicBatches(client.config)
+
+
+@dataclass
+class _Round:
+    """What one submission round left: results by key, and the lines worth one more batch."""
+
+    results: dict[str, ChatResult] = field(default_factory=dict)
+    retry: dict[str, tuple[JournalLine, str]] = field(default_factory=dict)  # key -> (line, last error)
+
+
+def split_lines(lines: Sequence[BatchLine], max_lines: int, max_bytes: int,
+                size: Callable[[BatchLine], int]) -> list[list[BatchLine]]:
+    """``lines`` in order, cut into batches of at most ``max_lines`` lines and ``max_bytes`` bytes."""
+    batches: list[list[BatchLine]] = []
+    current: list[BatchLine] = []
+    current_bytes = 0
+    for line in lines:
+        line_size = size(line)
+        if current and (len(current) >= max_lines or current_bytes + line_size > max_bytes):
+            batches.append(current)
+            current, current_bytes = [], 0
+        current.append(line)
+        current_bytes += line_size
+    if current:
+        batches.append(current)
+    return batches
+
+
+class _BatchRun:
+    def __init__(self, client: "LLMClient", provider: BatchProvider, options: BatchOptions, desc: str,
+                 progress: bool, sleep: Callable[[float], None]) -> None:
+        self.client = client
+        self.provider = provider
+        self.options = options
+        self.desc = desc
+        self.progress = progress
+        self.sleep = sleep
+        self.journal = BatchJournal(client.cache.path)
+        self.endpoint = client.config.endpoint
+        self.model = client.config.model
+        self.max_lines = min(provider.max_lines, options.max_lines or provider.max_lines)
+        self.max_bytes = min(provider.max_bytes, options.max_bytes or provider.max_bytes)
+
+    # ------------------------------------------------------------------ the stage
+    def run(self, wanted: Mapping[str, ChatRequest]) -> dict[str, ChatResult]:
+        resumed = self._resume(wanted)
+        covered = {line.key for job in resumed for line in self.journal.lines_of(job.batch_id)}
+        fresh = [JournalLine(key, request.template_hash, request.run_index)
+                 for key, request in wanted.items() if key not in covered]
+        fresh, refused = self._within_size(fresh, wanted)
+        first = self._wait(resumed + self._submit(fresh, wanted, attempt=0), wanted)
+        results = {**refused, **first.results}
+        if first.retry:
+            lines = [line for line, _ in first.retry.values()]
+            print(f"{self.desc}: {len(lines)} line(s) failed or were left unfinished in their batch; "
+                  "submitting them once more", file=sys.stderr)
+            again = self._wait(self._submit(lines, wanted, attempt=LAST_ATTEMPT), wanted)
+            results.update(again.results)
+            for key, (_, error) in again.retry.items():  # a retry's retryable failures are final too
+                if key not in results:
+                    results[key] = self.client.failure(key, error)
+        for key in wanted:  # a wanted key no batch answered (cannot happen unless a provider misbehaves)
+            if key not in results:
+                results[key] = self.client.failure(key, "no batch returned this request")
+        return {key: results[key] for key in wanted}
+
+    def _within_size(self, lines: list[JournalLine], wanted: Mapping[str, ChatRequest]
+                     ) -> tuple[list[JournalLine], dict[str, ChatResult]]:
+        """The lines a batch can hold, and a failure for each larger than a whole batch may be."""
+        kept: list[JournalLine] = []
+        refused: dict[str, ChatResult] = {}
+        for line in lines:
+            size = self.provider.line_bytes(BatchLine(line.key, self.client.request_body(wanted[line.key])))
+            if size > self.max_bytes:
+                refused[line.key] = self.client.failure(
+                    line.key, f"the request is {size:,} bytes as a batch line, over the {self.max_bytes:,} a batch holds")
+            else:
+                kept.append(line)
+        return kept, refused
+
+    def _resume(self, wanted: Mapping[str, ChatRequest]) -> list[BatchJob]:
+        """Open batches of this provider, endpoint and model: those holding a wanted key are waited
+        for; those whose keys are all cached are marked done; others are left to their own stage."""
+        waiting: list[BatchJob] = []
+        for job in self.journal.open_jobs(self.provider.name, self.endpoint, self.model):
+            keys = [line.key for line in self.journal.lines_of(job.batch_id)]
+            if len(self.client.cache.get_many(keys)) == len(set(keys)):
+                self.journal.set_status(job.batch_id, DONE, "every key cached")
+            elif any(key in wanted for key in keys):
+                waiting.append(job)
+        if waiting:
+            lines = sum(job.lines for job in waiting)
+            first = f" ({waiting[0].batch_id}{', ...' if len(waiting) > 1 else ''})"
+            print(f"{self.desc}: resuming {len(waiting)} batch(es) of {lines:,} lines submitted earlier{first}"[:120],
+                  file=sys.stderr)
+        return waiting
+
+    def _submit(self, lines: Sequence[JournalLine], wanted: Mapping[str, ChatRequest], attempt: int) -> list[BatchJob]:
+        """Submit ``lines`` as batches within the limits; record each batch id as soon as it exists."""
+        if not lines:
+            return []
+        meta = {line.key: line for line in lines}
+        groups: dict[tuple[str, str], list[BatchLine]] = {}
+        for line in lines:
+            body = self.client.request_body(wanted[line.key])
+            groups.setdefault((str(body["model"]), CHAT_ENDPOINT), []).append(BatchLine(line.key, body))
+        jobs: list[BatchJob] = []
+        for group in groups.values():
+            for chunk in split_lines(group, self.max_lines, self.max_bytes, self.provider.line_bytes):
+                try:
+                    batch_id = self.provider.submit(chunk)
+                except Exception as exc:  # the SDK's retries are spent: nothing was submitted
+                    raise BatchError(self._problem(f"submitting a batch of {len(chunk)} lines failed", exc)) from exc
+                job = BatchJob(batch_id, self.provider.name, self.endpoint, self.model, len(chunk), attempt,
+                               now_utc(), OPEN)
+                self.journal.record(job, [meta[line.key] for line in chunk])
+                jobs.append(job)
+        return jobs
+
+    def _wait(self, jobs: list[BatchJob], wanted: Mapping[str, ChatRequest]) -> _Round:
+        """Poll ``jobs`` until each has ended; collect each as it ends."""
+        outcome = _Round()
+        if not jobs:
+            return outcome
+        active = list(jobs)
+        done: dict[str, int] = {job.batch_id: 0 for job in jobs}
+        bar = tqdm(total=sum(job.lines for job in jobs), desc=f"{self.desc} (batch)", unit="line",
+                   disable=not self.progress)
+        try:
+            while active:
+                for job in list(active):
+                    state = self._poll(job)
+                    done[job.batch_id] = min(state.done, job.lines)
+                    if state.status == "pending":
+                        continue
+                    self._absorb(job, state, self._collect(job), wanted, outcome)
+                    self.journal.set_status(job.batch_id, DONE, state.status)
+                    done[job.batch_id] = job.lines
+                    active.remove(job)
+                bar.n = sum(done.values())
+                bar.refresh()
+                if active:
+                    self.sleep(self.options.poll_s)
+        finally:
+            bar.close()
+        return outcome
+
+    def _absorb(self, job: BatchJob, state: BatchState, outcomes: list[LineOutcome],
+                wanted: Mapping[str, ChatRequest], into: _Round) -> None:
+        """Cache each success at once; sort each failure into final or worth one more batch."""
+        by_key = {outcome.key: outcome for outcome in outcomes}
+        for line in self.journal.lines_of(job.batch_id):
+            outcome = by_key.get(line.key)
+            if outcome is not None and outcome.result is not None and outcome.result.ok:
+                if line.key not in into.results:
+                    into.results[line.key] = self.client.store_success(
+                        line.key, line.template_hash, line.run_index, outcome.result, batch=True)
+                into.retry.pop(line.key, None)
+                continue
+            if line.key not in wanted or line.key in into.results:
+                continue  # an earlier stage's line that failed: its own run records it
+            if outcome is None:
+                error, retryable = f"no result for this line (the batch ended {state.status})", True
+            else:
+                error, retryable = outcome.error or "the provider returned no result", outcome.retryable
+            error = f"batch {job.batch_id}: {error}"
+            if retryable and job.attempt < LAST_ATTEMPT:
+                into.retry[line.key] = (line, error)
+            else:
+                into.results[line.key] = self.client.failure(line.key, error)
+
+    def _poll(self, job: BatchJob) -> BatchState:
+        try:
+            return self.provider.poll(job.batch_id)
+        except Exception as exc:
+            raise BatchError(self._problem(f"polling batch {job.batch_id} failed", exc)) from exc
+
+    def _collect(self, job: BatchJob) -> list[LineOutcome]:
+        try:
+            return self.provider.collect(job.batch_id)
+        except Exception as exc:
+            raise BatchError(self._problem(f"collecting batch {job.batch_id} failed", exc)) from exc
+
+    def _problem(self, what: str, exc: Exception) -> str:
+        return self.client.redact(
+            f"{self.provider.name} batch API for model {self.model!r} at {self.client.config.resolved_base_url}: "
+            f"{what}; submitted batches are kept in {self.journal.path}: re-run to resume them "
+            f"({type(exc).__name__}: {exc})")
+
+
+def run_batches(client: "LLMClient", wanted: Mapping[str, ChatRequest], *, desc: str = "LLM", progress: bool = True,
+                options: BatchOptions = BatchOptions(), provider: BatchProvider | None = None,
+                sleep: Callable[[float], None] = time.sleep) -> dict[str, ChatResult]:
+    """Complete ``wanted`` (distinct uncached requests by cache key) through provider batches;
+    every key gets a result (an error result when it failed for good)."""
+    if not wanted:
+        return {}
+    chosen = provider if provider is not None else make_provider(client)
+    try:
+        return _BatchRun(client, chosen, options, desc, progress, sleep).run(wanted)
+    finally:
+        close = getattr(getattr(chosen, "sdk", None), "close", None)
+        if provider is None and callable(close):  # the SDK client made for this stage
+            close()

@@ -58,7 +58,7 @@ class SweepSummary(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from harness.sweep_summary import sweep_report
 
-        report = sweep_report(str(config.hydra.sweep.dir))
+        report = sweep_report(str(config.hydra.sweep.dir), str(config.get("print", "headline")))
         if report:
             print(f"\n{report}")
 

@@ -8,8 +8,9 @@ module is plain Python so it can be tested on real run folders.
 The console gets the table fitted to ``CONSOLE_WIDTH`` characters, as a run's table is
 (harness/console_table.py): each job is named by the overrides that set it apart (those every job
 shares are printed once above; labels too long for the table are numbered and listed under it), its
-run folder is left out and the headline metrics are kept as far as they fit. The full table (every override, every metric column, the run folders) is written
-to the sweep folder's ``summary.md``; ``print=full`` prints it.
+run folder is left out and the headline metrics are kept as far as they fit. The full table (every
+override, every metric column, the run folders) is written to the sweep folder's ``summary.md``;
+``print=full`` prints it.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,13 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from harness.hydra_resolvers import register_resolvers  # ${sweep_id:} in configs/config.yaml
+
+# Under hydra/launcher=ray, Ray folds lines of different jobs that look alike once digits are ignored into one
+# "[repeated Nx across cluster]" line, which garbles every job's table. The folding happens in this process (the
+# driver prints what the workers write: ray/_private/worker.py, print_to_stdstream), and Ray reads the switch once,
+# when it is imported (ray/_private/ray_constants.py, RAY_DEDUP_LOGS), so it is set here, before any import of Ray.
+# A user who exports RAY_DEDUP_LOGS keeps their own value.
+os.environ.setdefault("RAY_DEDUP_LOGS", "0")
 
 
 class RefuseKeysInEnvSettings(Callback):
@@ -50,7 +58,7 @@ class SweepSummary(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from harness.sweep_summary import sweep_report
 
-        report = sweep_report(str(config.hydra.sweep.dir))
+        report = sweep_report(str(config.hydra.sweep.dir), str(config.get("print", "headline")))
         if report:
             print(f"\n{report}")
 

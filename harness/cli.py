@@ -27,7 +27,7 @@ from harness.systems import entry_for
 from harness.sweep_summary import JobPointer, write_pointer
 from model_clients.batch.runner import BatchError
 from model_clients.call_counts import format_model_calls
-from model_clients.llm_client import CacheMissError, MissingAPIKeyError
+from model_clients.llm_client import CacheMissError, CallsInterrupted, MissingAPIKeyError
 from model_clients.model_listing import UnknownModelError
 from memory_protocol import DatasetError
 from memplusplus.openai_encoder import EmbeddingServiceError
@@ -105,7 +105,7 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
     except (EmbeddingServiceError, BatchError) as exc:
         print(one_line(exc), file=sys.stderr)
         return 1
-    except RunInterrupted as exc:
+    except (RunInterrupted, CallsInterrupted) as exc:
         print(f"\n{exc.message}", file=sys.stderr)
         return 130
     except KeyboardInterrupt:

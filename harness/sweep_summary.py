@@ -4,20 +4,31 @@ Each job leaves a small pointer file (``sweep_job.json``) in its Hydra job folde
 its run folder (absent for a dry run or a failed job) and, for ``estimate=true``, its dollars and
 calls. The Hydra callback in run.py gathers the pointers of a sweep and hands them here; this
 module is plain Python so it can be tested on real run folders.
+
+The console gets the table fitted to ``CONSOLE_WIDTH`` characters, as a run's table is
+(harness/console_table.py): each job is named by the overrides that set it apart (those every job
+shares are printed once above; labels too long for the table are numbered and listed under it), its
+run folder is left out and the headline metrics are kept as far as they fit. The full table (every
+override, every metric column, the run folders) is written to the sweep folder's ``summary.md``;
+``print=full`` prints it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.console_table import CONSOLE_WIDTH
 from harness.safe_write import atomic_write
 from judges.metrics.registry import SWEEP_COLUMNS, by_stage
 
 POINTER_NAME = "sweep_job.json"
+SUMMARY_NAME = "summary.md"  # the full sweep table, in the sweep folder
 
 
 @dataclass
@@ -58,11 +69,9 @@ def _overall(run_folder: str | Path) -> dict[str, Any] | None:
     return metrics.get("summary", {}).get("overall")
 
 
-def sweep_table(run_folders: list[str | Path], labels: list[str] | None = None) -> str:
-    """One markdown row per run folder: its label (the job's overrides), n, the headline retrieval
-    metrics of the overall row and the judge metric when the run has one; a folder without
-    ``metrics.json`` gets an empty row that says so."""
-    labels = labels if labels is not None else [Path(p).name for p in run_folders]
+def _sweep_frame(run_folders: Sequence[str | Path], labels: Sequence[str] | None) -> tuple[Any, list[str]]:
+    """The sweep table as a DataFrame (blank cells as None), and its judge columns."""
+    labels = list(labels) if labels is not None else [Path(p).name for p in run_folders]
     rows = []
     judge_seen: list[str] = []
     for label, folder in zip(labels, run_folders):
@@ -89,15 +98,82 @@ def sweep_table(run_folders: list[str | Path], labels: list[str] | None = None) 
 
     frame = pd.DataFrame(rows, dtype=object).reindex(columns=columns)
     frame = frame.astype(object).where(frame.notna(), None)  # blank cells, not "nan"; n stays an integer
+    return frame, judge_seen
+
+
+def _markdown(frame: Any) -> str:
     return frame.to_markdown(index=False, floatfmt=".3f", missingval="")
 
 
+def _width(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
+def _wrapped(text: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(text, width=width, subsequent_indent="  ", break_on_hyphens=False))
+
+
+def sweep_table(run_folders: list[str | Path], labels: list[str] | None = None) -> str:
+    """One markdown row per run folder: its label (the job's overrides), n, the headline retrieval
+    metrics of the overall row and the judge metric when the run has one; a folder without
+    ``metrics.json`` gets an empty row that says so."""
+    frame, _ = _sweep_frame(run_folders, labels)
+    return _markdown(frame)
+
+
+def _fit_columns(frame: Any, candidates: Sequence[str], width: int) -> list[str]:
+    """job, n and a note column, then each candidate that keeps the table within ``width``."""
+    base = ["job", "n", *(["note"] if "note" in frame.columns else [])]
+    kept: list[str] = []
+    for column in candidates:
+        trial = [c for c in frame.columns if c in base or c in kept or c == column]
+        if _width(_markdown(frame[trial])) <= width:
+            kept.append(column)
+    return [c for c in frame.columns if c in base or c in kept]
+
+
+def fitted_sweep_table(run_folders: list[str | Path], labels: list[str], width: int = CONSOLE_WIDTH) -> str:
+    """The sweep table in at most ``width`` characters a line, without the run folders: the judge
+    columns, then the retrieval columns, are kept while the table fits. When the labels would cost a
+    column, the rows are numbered and each number's label is listed under the table."""
+    frame, judge_seen = _sweep_frame(run_folders, labels)
+    frame = frame.drop(columns=["run folder"])
+    candidates = [*judge_seen, *SWEEP_COLUMNS]
+    numbered = frame.assign(job=[str(number) for number in range(1, len(frame) + 1)])
+    inline, by_number = _fit_columns(frame, candidates, width), _fit_columns(numbered, candidates, width)
+    if len(inline) >= len(by_number) and _width(_markdown(frame[inline])) <= width:
+        return _markdown(frame[inline])
+    legend = [_wrapped(f"{number}: {label}", width) for number, label in enumerate(frame["job"], start=1)]
+    return "\n".join([_markdown(numbered[by_number]), *legend])
+
+
+def job_labels(overrides: Sequence[Sequence[str]]) -> tuple[list[str], list[str]]:
+    """Each job's overrides less those every job shares, and the shared ones (none for one job)."""
+    if len(overrides) < 2:
+        return [" ".join(job) for job in overrides], []
+    common = [item for item in overrides[0] if all(item in job for job in overrides[1:])]
+    return [" ".join(item for item in job if item not in common) for job in overrides], common
+
+
 def pointers_table(pointers: list[JobPointer]) -> str | None:
-    """The sweep table of the jobs that wrote a run folder (None when no job did)."""
+    """The full sweep table of the jobs that wrote a run folder (None when no job did)."""
     done = [p for p in pointers if p.run_folder]
     if not done:
         return None
     return sweep_table([p.run_folder for p in done], [" ".join(p.overrides) for p in done])
+
+
+def fitted_pointers_table(pointers: list[JobPointer], width: int = CONSOLE_WIDTH) -> str | None:
+    """The console's sweep table of the jobs that wrote a run folder, the overrides they share
+    above it (None when no job wrote one)."""
+    done = [p for p in pointers if p.run_folder]
+    if not done:
+        return None
+    labels, common = job_labels([p.overrides for p in done])
+    table = fitted_sweep_table([p.run_folder for p in done], labels, width)
+    if not common:
+        return table
+    return _wrapped("every job: " + " ".join(common), width) + "\n\n" + table
 
 
 def grand_total(pointers: list[JobPointer]) -> str | None:
@@ -113,16 +189,27 @@ def grand_total(pointers: list[JobPointer]) -> str | None:
     return f"sweep total over {len(dry)} dry-run job(s): {calls:,} calls, {dollars}"
 
 
-def sweep_report(sweep_dir: str | Path) -> str:
-    """Everything printed at the end of a sweep (may be empty)."""
+def sweep_report(sweep_dir: str | Path, print_mode: str = "headline", width: int = CONSOLE_WIDTH) -> str:
+    """Everything printed at the end of a sweep (may be empty). The full table is written to the
+    sweep folder's ``summary.md``; the console shows it fitted to ``width`` unless ``print_mode``
+    is ``full``."""
     pointers = read_pointers(sweep_dir)
     parts = []
-    table = pointers_table(pointers)
-    if table:
-        parts.append(f"Sweep of {len(pointers)} job(s), {sweep_dir}:\n\n{table}")
+    full = pointers_table(pointers)
+    if full:
+        summary = Path(sweep_dir) / SUMMARY_NAME
+        atomic_write(summary, f"Sweep of {len(pointers)} job(s), {sweep_dir}\n\n{full}\n")
+        if print_mode == "full":
+            parts.append(f"Sweep of {len(pointers)} job(s), {sweep_dir}:\n\n{full}")
+        else:
+            fitted = fitted_pointers_table(pointers, width)
+            parts.append(f"{_wrapped(f'Sweep of {len(pointers)} job(s), {sweep_dir}:', width)}\n\n{fitted}\n"
+                         + _wrapped(f"(the full table, with every override and run folder: {summary}, "
+                                    f"or print=full)", width))
     failed = [p for p in pointers if p.exit_code not in (0, None)]
     if failed:
-        parts.append("failed jobs: " + "; ".join(f"{' '.join(p.overrides) or '(defaults)'} (exit {p.exit_code})" for p in failed))
+        parts.append(_wrapped("failed jobs: " + "; ".join(
+            f"{' '.join(p.overrides) or '(defaults)'} (exit {p.exit_code})" for p in failed), width))
     total = grand_total(pointers)
     if total:
         parts.append(total)

@@ -135,9 +135,16 @@ class MemPlusPlus(MemoryFacade):
         if len(self.store) == 0 or k <= 0:
             return []
         scope = self.scope_mask(as_of)
-        rankings = self.leg_rankings(query, scope)
-        fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        _, fused = self.ranked_lists(query, as_of, scope)
         return self._select(fused, scope, k)
+
+    def ranked_lists(
+        self, query: str, as_of: date | datetime | None, scope: np.ndarray
+    ) -> tuple[dict[str, list[int]], list[FusedRow]]:
+        """Each leg's ranking and the fused list the top k is taken from: what ``retrieve`` selects
+        from and ``diagnose`` reports on (a read path with more steps overrides this one method)."""
+        rankings = self.leg_rankings(query, scope)
+        return rankings, weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
 
     # The library's name (README, package docstring); ``retrieve`` is the MemorySystem protocol's.
     search = retrieve
@@ -153,8 +160,7 @@ class MemPlusPlus(MemoryFacade):
             if row_id in self.store.by_doc_id:
                 seq_of[doc_id] = self.store.by_doc_id[row_id]
         scope = self.scope_mask(as_of)
-        rankings = self.leg_rankings(query, scope) if len(self.store) else {}
-        fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        rankings, fused = self.ranked_lists(query, as_of, scope) if len(self.store) else ({}, [])
         return diagnosis(wanted, seq_of, {seq: bool(scope[seq]) for seq in seq_of.values()}, rankings, fused, depth)
 
     def _select(self, fused: list[FusedRow], scope: np.ndarray, k: int) -> list[Hit]:

@@ -22,6 +22,7 @@ __all__ = [
     "NO_KEY_PLACEHOLDER",
     "BatchPlan",
     "CacheMissError",
+    "CallsInterrupted",
     "ChatRequest",
     "ChatResult",
     "LLMConfig",
@@ -72,6 +73,15 @@ class CacheMissError(RuntimeError):
             f"cache_only is set but the completion for model {model!r} with cache key {key} is not "
             f"in the cache{more}; run without cache_only (with an API key) to fill it."
         )
+
+
+class CallsInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a batch of model calls; ``message`` says how many replies are cached (a re-run
+    asks only the rest)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class MissingAPIKeyError(MissingAPIKey):

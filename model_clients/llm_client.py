@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import random
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
@@ -40,6 +41,7 @@ from model_clients.kvstore import KVStore, stable_hash
 from model_clients.chat_types import (
     BatchPlan,
     CacheMissError,
+    CallsInterrupted,
     ChatRequest,
     ChatResult,
     LLMConfig,
@@ -253,23 +255,44 @@ class LLMClient:
         for index, key in enumerate(plan.keys):
             if key not in plan.hits:
                 pending_duplicates[key] += 1
-        executor = ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="llm")
+        # Daemon threads, not a ThreadPoolExecutor: Python joins an executor's threads at exit, so after
+        # Ctrl-C each request in flight held the exit for its timeout (22 s seen). A daemon thread is
+        # dropped at exit; every reply that arrived before is already cached (_fetch_and_store).
+        queued = deque(plan.to_send)
+        arrived: queue.SimpleQueue[tuple[str, ChatResult | BaseException]] = queue.SimpleQueue()
+        stop = threading.Event()
+
+        def work() -> None:
+            while not stop.is_set():
+                try:
+                    index = queued.popleft()
+                except IndexError:
+                    return
+                key = plan.keys[index]
+                try:
+                    arrived.put((key, self._fetch_and_store(key, requests[index])))
+                except BaseException as exc:  # a bug: raised in the caller's thread below
+                    arrived.put((key, exc))
+
+        for number in range(min(self.config.concurrency, len(plan.to_send))):
+            threading.Thread(target=work, name=f"llm-{number}", daemon=True).start()
         try:
-            futures: dict[Future[ChatResult], str] = {
-                executor.submit(self._fetch_and_store, plan.keys[i], requests[i]): plan.keys[i] for i in plan.to_send
-            }
-            for future in as_completed(futures):
-                key = futures[future]
-                fetched[key] = future.result()
+            for _ in plan.to_send:
+                key, outcome = arrived.get()
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                fetched[key] = outcome
                 bar.update(pending_duplicates[key])
+        except KeyboardInterrupt:
+            stop.set()  # no queued request starts; those in flight are dropped at exit
+            cached = sum(1 for key in plan.keys if key in plan.hits or (key in fetched and fetched[key].ok))
+            raise CallsInterrupted(f"interrupted ({desc}): {cached} of {len(requests)} replies are cached; "
+                                   f"a re-run resumes and asks only the rest") from None
         except BaseException:
-            # KeyboardInterrupt or a bug: do not start queued requests; those in flight finish
-            # in the background and are still cached as they arrive.
-            executor.shutdown(wait=False, cancel_futures=True)
+            stop.set()
             raise
         finally:
             bar.close()
-        executor.shutdown(wait=True)
         return fetched
 
     def _client(self) -> openai.OpenAI:

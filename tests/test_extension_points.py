@@ -162,3 +162,19 @@ def test_builtin_metrics_resolve_their_derived_names():
     assert lookup("recall_any@all").per_k is False
     assert lookup("not_a_metric") is None
     assert fmt(71.25, "score") == "71.2" and fmt(0.5891, "in_budget_recall") == "0.589"
+
+
+def test_the_printed_title_of_a_run_without_a_budget_shows_no_none(toy, monkeypatch, capsys):
+    """Issue 24: a dataset with ``context_budget: null`` printed ``budget=None`` in the run's title;
+    no budget means no cut, so the title leaves the setting out and nothing printed says None."""
+    from harness.cli import execute
+
+    monkeypatch.syspath_prepend(str(toy))
+    raw = {"dataset": {"name": "toy", "benchmark": "toy_bench", "data_dir": str(toy / "data"), "ks": [1, 2],
+                       "context_budget": None},
+           "system": {"name": "bm25", "kind": "bm25", "k": 3, "respect_as_of": False},
+           "store": {"cache_dir": str(toy / "cache"), "results_dir": str(toy / "runs")}, "progress": False}
+    assert execute(raw) == 0
+    printed = capsys.readouterr().out
+    assert "bm25 on toy: retrieval (k=3)" in printed.splitlines()
+    assert "None" not in printed, printed

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from omegaconf import OmegaConf
 
 from harness.leg_note import enabled_legs, silent_legs, silent_legs_note
-from harness.sweep_summary import JobPointer, grand_total, read_pointers, sweep_table, write_pointer
+from harness.sweep_summary import SUMMARY_NAME, JobPointer, grand_total, read_pointers, sweep_table, write_pointer
 
 ROOT = Path(__file__).resolve().parents[1]
 HANG_GUARD_S = 1800  # a hang guard only: a warm run takes seconds
@@ -45,16 +46,26 @@ def _overall(folder: str | Path) -> dict:
     return json.loads((Path(folder) / "metrics.json").read_text())["summary"]["overall"]
 
 
+def _summary_rows(tmp: Path) -> list[list[str]]:
+    """The body rows of the full table the sweep wrote to its folder's summary.md."""
+    text = (tmp / "sweep" / SUMMARY_NAME).read_text()
+    lines = [line for line in text.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+
+
 def test_a_sweep_ends_with_one_row_per_job_holding_each_runs_overall_metrics(k_sweep):
     tmp, stdout = k_sweep
     pointers = read_pointers(tmp / "sweep")
     assert [p.overrides[0] for p in pointers] == ["system.k=5", "system.k=10"]
     assert "Sweep of 2 job(s)" in stdout
+    assert "every job: dataset.limit=3 progress=False" in stdout.splitlines()  # the overrides the jobs share
     rows = _table_rows(stdout)
     assert len(rows) == 2
-    for row, pointer in zip(rows, pointers):
-        job, n, r10, r50, budget, folder = row
-        assert job.startswith(pointer.overrides[0] + " ")
+    for row, full_row, pointer in zip(rows, _summary_rows(tmp), pointers):
+        job, n, r10, r50, budget = row  # the console names a job by what sets it apart, without its folder
+        assert job == pointer.overrides[0]
+        assert full_row[0] == " ".join(pointer.overrides) and full_row[1:5] == row[1:]
+        folder = full_row[5]
         assert folder == pointer.run_folder and Path(folder).is_relative_to(tmp / "runs")
         overall = _overall(folder)
         assert int(n) == overall["n"] == 3
@@ -63,6 +74,37 @@ def test_a_sweep_ends_with_one_row_per_job_holding_each_runs_overall_metrics(k_s
         assert float(budget) == pytest.approx(overall["in_budget_recall"], abs=5e-4)
     # k=5 returns at most 5 rows, so nothing of the k=10 run's top 10 beyond rank 5 can count
     assert _overall(pointers[0].run_folder)["recall_any@50"] <= _overall(pointers[1].run_folder)["recall_any@50"]
+
+
+LONG_NAMES = ("mempp_with_a_run_name_long_enough_to_push_a_sweep_table_past_the_terminal_first",
+              "mempp_with_a_run_name_long_enough_to_push_a_sweep_table_past_the_terminal_second")
+
+
+def test_a_sweep_of_runs_with_long_names_prints_at_most_120_characters_a_line(tmp_path, capsys):
+    proc = _run_py(["-m", "system.k=5,10", f"run_name={','.join(LONG_NAMES)}", "dataset.limit=3"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = "Sweep of" + proc.stdout.rsplit("Sweep of", 1)[1]
+    assert max(len(line) for line in summary.splitlines()) <= 120, summary
+    pointers = read_pointers(tmp_path / "sweep")
+    assert len(pointers) == 4
+    # too long for the table: the rows are numbered and the numbers named under it, each by what sets it apart
+    rows = _table_rows(proc.stdout)
+    assert [row[0] for row in rows] == ["1", "2", "3", "4"]
+    for number, (row, pointer) in enumerate(zip(rows, pointers), start=1):
+        assert f"{number}: {' '.join(o for o in pointer.overrides if o not in ('dataset.limit=3', 'progress=False'))}" in summary
+        job, n, r10, r50, budget = row
+        overall = _overall(pointer.run_folder)
+        assert (int(n), float(r10), float(r50), float(budget)) == pytest.approx(
+            (overall["n"], overall["recall_any@10"], overall["recall_any@50"], overall["in_budget_recall"]), abs=5e-4)
+    # the full table, every override and run folder, is in the sweep folder and print=full prints it
+    full = [row for row in _summary_rows(tmp_path) if row]
+    assert [(row[0], row[-1]) for row in full] == [(" ".join(p.overrides), p.run_folder) for p in pointers]
+    from run import SweepSummary
+
+    SweepSummary().on_multirun_end(OmegaConf.create({"print": "full", "hydra": {"sweep": {"dir": str(tmp_path / "sweep")}}}))
+    printed = capsys.readouterr().out
+    assert all(pointer.run_folder in printed for pointer in pointers)
+    assert max(len(line) for line in printed.splitlines()) > 120
 
 
 def test_sweep_table_marks_a_folder_without_metrics_and_shows_a_judge_column(k_sweep, tmp_path):

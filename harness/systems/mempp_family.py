@@ -197,7 +197,7 @@ def _check_write_time(spec: SystemSpec) -> None:
 # paper leg, any_term_lexical=false), mempp_g 3, mempp_fact_index 3, mempp_consolidated 3).
 ENTRIES = (
     SystemEntry("mempp", _build_mempp, embeds=_embeds, check=_check, leg_note=True, version=2, diagnoses=True),
-    SystemEntry("mempp_plus", _build_plus, embeds=_plus_embeds, check=_check_plus, version=6),
+    SystemEntry("mempp_plus", _build_plus, embeds=_plus_embeds, check=_check_plus, version=6, diagnoses=True),
     # version 2: the graph read as Mem0^g (entities by embedding >= 0.7, one hop, BM25 top 5), and the reserve ties
     SystemEntry("mempp_g", _build_graph, embeds=_embeds, write_calls=_graph_calls, check=_check_write_time, version=3),
     # version 1: Mem++'s top-k rule (the recency reserve) runs over the documents, not the cards; 2: reserve ties

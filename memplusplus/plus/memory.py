@@ -103,6 +103,20 @@ class PlusMemory(MemPlusPlus):
             return []
         opt = self.options
         scope = self.scope_mask(as_of)
+        _, fused = self.ranked_lists(query, as_of, scope)
+        hits = self._select(fused, scope, k)
+        if opt.packing:
+            vectors = self.store.vectors[[self.store.by_doc_id[h.doc_id] for h in hits]] if hits else None
+            hits = pack(hits, vectors, opt.budget, opt.near_duplicate, opt.lookahead)
+        return hits
+
+    def ranked_lists(
+        self, query: str, as_of: date | datetime | None, scope: np.ndarray
+    ) -> tuple[dict[str, list[int]], list[FusedRow]]:
+        """Steps 1-3: the legs' rankings (the date leg when the question names a day or period) and
+        the fused list with threads expanded, which ``retrieve`` takes its top k from and ``diagnose``
+        (Mem++'s, inherited) reports each gold document's place in."""
+        opt = self.options
         rankings = self.leg_rankings(query, scope)
         fused = weighted_rrf(rankings, self.leg_weights(list(rankings)), self.config.gamma)
         if opt.date_scope and opt.date_weight > 0:
@@ -113,11 +127,7 @@ class PlusMemory(MemPlusPlus):
                 fused = weighted_rrf(rankings, self.leg_weights(list(rankings)), self.config.gamma)
         if opt.thread_expansion:
             fused = self._expand(fused, scope)
-        hits = self._select(fused, scope, k)
-        if opt.packing:
-            vectors = self.store.vectors[[self.store.by_doc_id[h.doc_id] for h in hits]] if hits else None
-            hits = pack(hits, vectors, opt.budget, opt.near_duplicate, opt.lookahead)
-        return hits
+        return rankings, fused
 
     search = retrieve
 

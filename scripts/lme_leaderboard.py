@@ -169,7 +169,7 @@ def console(ours: list[OurRow], published: list[PublishedRow]) -> list[str]:
     for row in ours:
         held = row.held_out
         part = f"{held.session_any5:.3f} {held.turn_all10:.3f} (n={held.n_scored})" if held else "n/a"
-        lines.append(f"  {row.system:12s} {row.every.session_any5:.3f} {row.every.turn_all10:.3f} | {part}")
+        lines.append(f"  {row.label:12s} {row.every.session_any5:.3f} {row.every.turn_all10:.3f} | {part}")
     lines.append("published (session recall_any@5):")
     for row in sorted(published, key=lambda r: -r.value):
         lines.append(f"  {row.system:20s} {row.figure:13s} {row.value:.3f} (n={row.n_questions})")

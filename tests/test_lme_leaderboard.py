@@ -138,7 +138,8 @@ def test_only_a_full_default_run_is_read_and_plus_md_fills_in_for_a_missing_one(
 
 
 def test_a_limited_plus_page_is_not_read(tmp_path):
-    text = (ROOT / "results" / "PLUS.md").read_text().replace("## longmemeval_s\n", "## longmemeval_s (first 20 questions)\n")
+    text = (ROOT / "results" / "PLUS.md").read_text()
+    text = text.replace("## longmemeval_s\n", "## longmemeval_s (first 20 questions)\n")
     page = tmp_path / "PLUS.md"
     page.write_text(text)
     assert L.rows_from_plus_page(page, ["mempp_plus"]) == {}
@@ -171,3 +172,13 @@ def test_the_longmemeval_target_is_session_recall_any_at_5_held_out_with_turn_re
     assert section[section.index("Targets:"):].split("\n\n")[1].splitlines() == lines
     assert plus_ablation.lever_effects("longmemeval_s", cells)[0].startswith(
         "- without any-term BM25 lexical leg: session_recall_any@5 0.969 -> 0.957 (-0.012), recall_all@10")
+
+
+def test_a_limited_run_given_by_hand_is_labelled_as_such(tmp_path):
+    folder = write_run(tmp_path / "runs", "mempp_plus", question_records(20), limit=20,
+                       name="mempp_plus__dataset=longmemeval_s,dataset.limit=20-aaaaaaaaaa")
+    (row,) = L.our_rows(tmp_path / "runs", None, systems=["mempp_plus"], explicit={"mempp_plus": folder})
+    assert row.limit == 20 and row.held_out is None and row.label == "mempp_plus (first 20 questions)"
+    assert L.our_table([row])[2].startswith("| mempp_plus (first 20 questions) |")
+    published = L.read_published(script.PUBLISHED)
+    assert all(gap.ours_label == "first 20 questions" for gap in L.gaps([row], published))

@@ -60,6 +60,11 @@ class OurRow:
     every: Figures
     held_out: Figures | None
     source: str  # the run folder, or the generated page the figures were read from
+    limit: int | None = None  # the run's dataset.limit: only its first questions were run
+
+    @property
+    def label(self) -> str:
+        return self.system if self.limit is None else f"{self.system} (first {self.limit} questions)"
 
 
 @dataclass(frozen=True)
@@ -93,12 +98,22 @@ def _figures(means: dict[str, float]) -> Figures:
     return Figures(int(means["n_scored"]), means[SESSION_METRIC], means[TURN_METRIC])
 
 
-def row_from_records(system: str, records: Sequence[dict[str, Any]], source: str) -> OurRow:
+def row_from_records(system: str, records: Sequence[dict[str, Any]], source: str, limit: int | None = None) -> OurRow:
     """Our row from a run's records: every scored question, and the held-out ones by id."""
     if not any(SESSION_METRIC in (record.get("metrics") or {}) for record in records):
         raise ValueError(f"{source}: its records hold no {SESSION_METRIC} (not a LongMemEval_S retrieval run?)")
     held_out = _figures(held_out_means(records, KEYS)) if len(records) > LME_TUNED else None
-    return OurRow(system, _figures(overall_means(records, KEYS)), held_out, source)
+    return OurRow(system, _figures(overall_means(records, KEYS)), held_out, source, limit)
+
+
+def run_limit(run_dir: Path) -> int | None:
+    """The ``dataset.limit`` a run folder's config.json records (None: every question)."""
+    try:
+        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    limit = (config.get("dataset") or {}).get("limit")
+    return int(limit) if limit is not None else None
 
 
 def read_records(run_dir: Path) -> list[dict[str, Any]]:
@@ -186,7 +201,7 @@ def our_rows(runs_dir: Path, plus_page: Path | None, systems: Sequence[str] = OU
     for system in systems:
         folder = (explicit or {}).get(system) or find_run_folder(runs_dir, system)
         if folder is not None:
-            rows.append(row_from_records(system, read_records(folder), str(folder)))
+            rows.append(row_from_records(system, read_records(folder), str(folder), run_limit(folder)))
         elif system in fallback:
             rows.append(fallback[system])
     return rows
@@ -238,7 +253,7 @@ def our_table(rows: Sequence[OurRow]) -> list[str]:
              "|---|---:|---:|---:|---:|---:|---:|---|"]
     for row in rows:
         held = row.held_out
-        lines.append(f"| {row.system} | {_count(row.every.n_scored)} | {fmt(row.every.session_any5)} | "
+        lines.append(f"| {row.label} | {_count(row.every.n_scored)} | {fmt(row.every.session_any5)} | "
                      f"{fmt(row.every.turn_all10)} | {_count(held.n_scored if held else None)} | "
                      f"**{fmt(held.session_any5 if held else None)}** | {fmt(held.turn_all10 if held else None)} | "
                      f"`{row.source}` |")
@@ -301,7 +316,8 @@ def gaps(ours: Sequence[OurRow], published: Sequence[PublishedRow], system: str 
         figures = mine.held_out if held and mine.held_out else mine.every
         combined = math.sqrt(standard_error(figures.session_any5, figures.n_scored) ** 2
                              + standard_error(row.value, row.n_questions) ** 2)
-        found.append(Gap("held out" if held else "all scored", figures.session_any5, row, combined))
+        scope = "held out" if held else "all scored" if mine.limit is None else f"first {mine.limit} questions"
+        found.append(Gap(scope, figures.session_any5, row, combined))
     return found
 
 

@@ -182,3 +182,14 @@ def test_a_limited_run_given_by_hand_is_labelled_as_such(tmp_path):
     assert L.our_table([row])[2].startswith("| mempp_plus (first 20 questions) |")
     published = L.read_published(script.PUBLISHED)
     assert all(gap.ours_label == "first 20 questions" for gap in L.gaps([row], published))
+
+
+@pytest.mark.parametrize("dataset", ["orgmem", "locomo"])
+def test_the_other_targets_print_as_before(dataset):
+    """Restating LongMemEval_S's target leaves OrgMemBench's and LoCoMo's lines as PLUS.md prints them."""
+    lines = (ROOT / "results" / "PLUS.md").read_text().splitlines()
+    section = lines[lines.index(f"## {dataset}"):]
+    cells = [plus_ablation.Cell(r["system"], {k: float(v) for k, v in r.items() if k != "system"}, "?")
+             for r in L._table_after(section, 0)]
+    body = "\n".join(section)
+    assert plus_ablation.target_lines(dataset, cells) == body[body.index("Targets:"):].split("\n\n")[1].splitlines()

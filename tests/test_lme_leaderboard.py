@@ -22,34 +22,39 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import lme_leaderboard as script  # noqa: E402
 import plus_ablation  # noqa: E402
 
-# One haystack per question: an answer session (gold user turn #0, a non-gold user turn #1, an
-# assistant turn #2), a session s1 of five user turns, and sessions s2..s6 of one user turn each.
-TURNS = ([Turn("a#0", "answer_a", "user", True), Turn("a#1", "answer_a", "user", False),
-          Turn("a#2", "answer_a", "assistant", False)]
+# One haystack per question, ids as the loader writes them (``<session>#<turn>``): an answer session
+# (gold user turn #0, a non-gold user turn #1, an assistant turn #2), a session s1 of five user turns,
+# and sessions s2..s6 of one user turn each.
+A = "answer_a"
+TURNS = ([Turn(f"{A}#0", A, "user", True), Turn(f"{A}#1", A, "user", False), Turn(f"{A}#2", A, "assistant", False)]
          + [Turn(f"s1#{i}", "s1", "user") for i in range(5)]
          + [Turn(f"s{n}#0", f"s{n}", "user") for n in range(2, 7)])
+ROLE = {t.doc_id: t.role for t in TURNS}
 NO_GOLD_TURNS = [Turn(t.doc_id, t.session_id, t.role, False if t.has_answer else t.has_answer) for t in TURNS]
 OTHERS = ["s2#0", "s3#0", "s4#0", "s5#0"]
-# Rankings chosen so that the official session recall_any@5 differs from turn recall_any@5 and from
-# "an answer session among the first five sessions":
+# Rankings chosen so that the official session recall_any@5 differs from turn recall_any@5, and from
+# the published rule ("an answer session among the first five sessions"):
 RANKINGS = [
-    ["a#0", *OTHERS],                                  # hit at rank 1 on every reading
-    ["a#1", *OTHERS, "a#0"],                           # a non-gold turn of the answer session: no session hit
-    ["s1#0", "s1#1", "s1#2", "s1#3", "s1#4", "a#0"],   # k widens past s1's five turns: a session hit at turn 6
-    ["a#2", "s1#0", *OTHERS],                          # the assistant turn leaves the ranking; gold never ranked
+    [f"{A}#0", *OTHERS],                                 # hit at rank 1 on every reading
+    [f"{A}#1", *OTHERS, f"{A}#0"],                       # official: a relabelled turn, no hit; published: a hit
+    ["s1#0", "s1#1", "s1#2", "s1#3", "s1#4", f"{A}#0"],  # k widens past s1's five turns: a session hit at turn 6
+    [f"{A}#2", "s1#0", *OTHERS],                         # an assistant turn: out officially, a hit if every turn counts
 ]
 
 
 def question_records(n: int = LME_TUNED + 24) -> list[dict]:
-    """Records as the runner writes them (NaN as null), in no particular order; a few abstention
-    questions and questions without a gold user turn, in the tuned part and in the held-out part."""
+    """Records as the runner writes them (NaN as null, the kept hits with their roles), in no
+    particular order; a few abstention questions and questions without a gold user turn, in the
+    tuned part and in the held-out part."""
     records = []
     for i in range(n):
         qid = f"q{i:03d}" + ("_abs" if i % 17 == 5 else "")
         corpus = official_corpus(NO_GOLD_TURNS if i % 23 == 7 else TURNS)
-        metrics = official_metrics(qid, RANKINGS[(i * 7) % 4] + ["s6#0"], corpus, ks=(1, 5, 10))
+        ranking = RANKINGS[(i * 7) % 4] + ["s6#0"]
+        metrics = official_metrics(qid, ranking, corpus, ks=(1, 5, 10))
         records.append({"qid": qid, "category": "multi-session",
-                        "metrics": {k: None if math.isnan(v) else v for k, v in metrics.items()}})
+                        "metrics": {k: None if math.isnan(v) else v for k, v in metrics.items()},
+                        "hits": [{"doc_id": d, "author": ROLE[d]} for d in ranking]})
     return records[::-1]
 
 
@@ -181,7 +186,7 @@ def test_a_limited_run_given_by_hand_is_labelled_as_such(tmp_path):
     assert row.limit == 20 and row.held_out is None and row.label == "mempp_plus (first 20 questions)"
     assert L.our_table([row])[2].startswith("| mempp_plus (first 20 questions) |")
     published = L.read_published(script.PUBLISHED)
-    assert all(gap.ours_label == "first 20 questions" for gap in L.gaps([row], published))
+    assert all(gap.ours_label.startswith("first 20 questions, their rule") for gap in L.gaps([row], published))
 
 
 @pytest.mark.parametrize("dataset", ["orgmem", "locomo"])
@@ -193,3 +198,44 @@ def test_the_other_targets_print_as_before(dataset):
              for r in L._table_after(section, 0)]
     body = "\n".join(section)
     assert plus_ablation.target_lines(dataset, cells) == body[body.index("Targets:"):].split("\n\n")[1].splitlines()
+
+
+def test_the_published_rule_counts_every_question_and_whole_answer_sessions():
+    records = question_records()
+    rule = L.published_rule(records)
+    held = sorted(records, key=lambda r: r["qid"])[LME_TUNED:]
+    # Every ranking puts the answer session among its first five sessions when assistant turns count;
+    # with user turns only, the pattern led by the assistant turn misses.
+    user_only = [0.0 if r["hits"][0]["author"] == "assistant" else 1.0 for r in records]
+    user_held = [0.0 if r["hits"][0]["author"] == "assistant" else 1.0 for r in held]
+    assert (rule.n_every, rule.every_all_turns) == (len(records), 1.0)
+    assert rule.every_user_turns == sum(user_only) / len(records) < 1.0
+    assert (rule.n_held_out, rule.held_all_turns, rule.held_user_turns) == (len(held), 1.0, sum(user_held) / len(held))
+    assert L.hit_session("answer_a@2#3") == "answer_a" and L.published_rule_hit([{"doc_id": "s1#0"}]) == 0.0
+
+
+def test_with_a_run_folder_the_verdict_is_like_for_like(tmp_path):
+    records = question_records()
+    write_run(tmp_path / "runs", "mempp_plus", records)
+    (row,) = L.our_rows(tmp_path / "runs", None, systems=["mempp_plus"])
+    published = {(r.system, r.figure): r for r in L.read_published(script.PUBLISHED)}
+    assert published[("memweave", "held-out 450")].turns == "user"
+    assert published[("agentmemory hybrid", "all 500")].turns == "all"
+    found = {gap.published.system: gap for gap in L.gaps([row], list(published.values()))}
+    assert found["memweave"].ours_label == "held out, their rule, user turns"
+    assert found["memweave"].ours == row.published_rule.held_user_turns
+    assert found["agentmemory hybrid"].ours_label == "all, their rule, every turn"
+    assert found["agentmemory hybrid"].ours == row.published_rule.every_all_turns == 1.0
+    text = script.page([row], list(published.values()), "abc")
+    assert "Like for like" in text and "| mempp_plus | 124 | 1.000 |" in text
+
+
+def test_a_limited_run_shows_how_far_the_rule_moves_a_figure(tmp_path):
+    records = question_records(20)
+    write_run(tmp_path / "runs", "mempp_plus", records, limit=20,
+              name="mempp_plus__dataset=longmemeval_s,dataset.limit=20-aaaaaaaaaa")
+    line = L.rule_sensitivity(tmp_path / "runs")
+    official, n = mean_of(records, "session_recall_any@5")
+    assert f"the official rule gives {official:.3f} over {n} scored questions, the published rule 1.000 over all 20" \
+        in line
+    assert "`python run.py dataset=longmemeval_s system=mempp_plus dataset.limit=20`" in line

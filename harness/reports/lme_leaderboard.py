@@ -8,6 +8,13 @@ scripts/plus_ablation.py generated from run folders (the page says which source 
 
 The published figures come from ``results/paper/longmemeval_s_published.csv`` (long format, one
 source per row): for each system its figure, its question count and how it was measured.
+
+They all score by another rule than the official one: every question counts, the gold is every
+answer session whole, and k = 5 is the first five distinct sessions. A run folder's records allow
+that rule too (:func:`published_rule_hit`): each kept hit names its session in its id
+(``<session>#<turn>``, ``@n`` for a repeated session) and its role, and an answer session is one
+whose id holds ``answer`` (as the official code takes it; in all 499 of our questions these are
+exactly ``answer_session_ids``).
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.reports.lme_split import LME_TUNED, held_out_means, overall_means
+from harness.reports.lme_split import LME_TUNED, held_out_means, held_out_records, overall_means
+from judges.metrics.longmemeval import ANSWER_MARK
 
 DATASET = "longmemeval_s"
 SESSION_METRIC = "session_recall_any@5"
@@ -55,12 +63,31 @@ class Figures:
 
 
 @dataclass(frozen=True)
+class PublishedRule:
+    """Session recall_any@5 by the published systems' rule over every question (abstention and
+    no-gold ones included), counting every turn's session or only user turns' sessions."""
+
+    n_every: int
+    every_all_turns: float
+    every_user_turns: float
+    n_held_out: int
+    held_all_turns: float
+    held_user_turns: float
+
+    def value(self, held_out: bool, turns: str) -> float:
+        if held_out:
+            return self.held_user_turns if turns == "user" else self.held_all_turns
+        return self.every_user_turns if turns == "user" else self.every_all_turns
+
+
+@dataclass(frozen=True)
 class OurRow:
     system: str
     every: Figures
     held_out: Figures | None
     source: str  # the run folder, or the generated page the figures were read from
     limit: int | None = None  # the run's dataset.limit: only its first questions were run
+    published_rule: PublishedRule | None = None  # only from a run folder's records
 
     @property
     def label(self) -> str:
@@ -77,6 +104,7 @@ class PublishedRow:
     protocol: dict[str, str]
     status: str
     source: str
+    turns: str = "all"  # the turns it indexes: "user", or "all" (user and assistant)
 
     @property
     def url(self) -> str:
@@ -94,6 +122,40 @@ def standard_error(value: float, n: int | None) -> float:
 # Our figures
 
 
+def hit_session(doc_id: str) -> str:
+    """The haystack session of a LongMemEval_S turn id ``<session>[@n]#<turn>``."""
+    return re.sub(r"@\d+$", "", doc_id.rsplit("#", 1)[0])
+
+
+def published_rule_hit(hits: Sequence[dict[str, Any]], k: int = 5, user_turns_only: bool = False) -> float:
+    """1.0 when an answer session is among the first ``k`` distinct sessions of the kept hits (every
+    hit's session, or only user turns' sessions), else 0.0: the published systems' rule."""
+    sessions: list[str] = []
+    for hit in hits:
+        if user_turns_only and hit.get("author") != "user":
+            continue
+        session = hit_session(str(hit["doc_id"]))
+        if session not in sessions:
+            sessions.append(session)
+            if len(sessions) == k:
+                break
+    return float(any(ANSWER_MARK in session for session in sessions))
+
+
+def _rule_mean(records: Sequence[dict[str, Any]], user_turns_only: bool) -> float:
+    values = [published_rule_hit(record.get("hits") or [], user_turns_only=user_turns_only) for record in records]
+    return sum(values) / len(values) if values else math.nan
+
+
+def published_rule(records: Sequence[dict[str, Any]]) -> PublishedRule | None:
+    """The published rule over every record and over the held-out ones (None without kept hits)."""
+    if not any(record.get("hits") for record in records):
+        return None
+    held = held_out_records(records) if len(records) > LME_TUNED else []
+    return PublishedRule(len(records), _rule_mean(records, False), _rule_mean(records, True),
+                         len(held), _rule_mean(held, False), _rule_mean(held, True))
+
+
 def _figures(means: dict[str, float]) -> Figures:
     return Figures(int(means["n_scored"]), means[SESSION_METRIC], means[TURN_METRIC])
 
@@ -103,7 +165,7 @@ def row_from_records(system: str, records: Sequence[dict[str, Any]], source: str
     if not any(SESSION_METRIC in (record.get("metrics") or {}) for record in records):
         raise ValueError(f"{source}: its records hold no {SESSION_METRIC} (not a LongMemEval_S retrieval run?)")
     held_out = _figures(held_out_means(records, KEYS)) if len(records) > LME_TUNED else None
-    return OurRow(system, _figures(overall_means(records, KEYS)), held_out, source, limit)
+    return OurRow(system, _figures(overall_means(records, KEYS)), held_out, source, limit, published_rule(records))
 
 
 def run_limit(run_dir: Path) -> int | None:
@@ -121,24 +183,28 @@ def read_records(run_dir: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def _is_full_default_run(run_dir: Path, system: str) -> bool:
-    """A run of ``system`` on every LongMemEval_S question with no other override."""
+def _is_default_run(run_dir: Path, system: str, limited: bool = False) -> bool:
+    """A LongMemEval_S run of ``system`` with no override but the dataset (and, when ``limited``,
+    a ``dataset.limit``); ``limited=False`` asks for every question."""
     try:
         config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     dataset, chosen = config.get("dataset") or {}, config.get("system") or {}
     overrides = run_dir.name.rsplit("-", 1)[0].partition("__")[2]
-    return (chosen.get("name") == system and dataset.get("name") == DATASET and dataset.get("limit") is None
-            and overrides in ("", f"dataset={DATASET}") and (run_dir / "records.jsonl").is_file())
+    limit = dataset.get("limit")
+    allowed = (f"dataset={DATASET},dataset.limit={limit}",) if limited else ("", f"dataset={DATASET}")
+    return (chosen.get("name") == system and dataset.get("name") == DATASET and (limit is not None) == limited
+            and overrides in allowed and (run_dir / "records.jsonl").is_file())
 
 
-def find_run_folder(runs_dir: Path, system: str) -> Path | None:
-    """The newest full, default LongMemEval_S run folder of ``system`` under ``runs_dir``."""
+def find_run_folder(runs_dir: Path, system: str, limited: bool = False) -> Path | None:
+    """The newest default LongMemEval_S run folder of ``system`` under ``runs_dir``: over every
+    question, or (``limited``) over the first questions only."""
     parent = runs_dir / DATASET
     if not parent.is_dir():
         return None
-    found = [p for p in parent.iterdir() if p.is_dir() and _is_full_default_run(p, system)]
+    found = [p for p in parent.iterdir() if p.is_dir() and _is_default_run(p, system, limited)]
     return max(found, key=lambda p: (p / "records.jsonl").stat().st_mtime) if found else None
 
 
@@ -226,12 +292,12 @@ def read_published(path: Path) -> list[PublishedRow]:
         sources = {line["source"] for line in lines}
         if len(sources) != 1 or not next(iter(sources)).startswith("http"):
             raise ValueError(f"{path}: {system} ({figure}) needs one source that starts with its URL")
-        missing = [key for key in (SESSION_METRIC, "n_questions", "status") if not fields.get(key)]
+        missing = [key for key in (SESSION_METRIC, "n_questions", "status", "turns") if not fields.get(key)]
         if missing:
             raise ValueError(f"{path}: {system} ({figure}) lacks {', '.join(missing)}")
         rows.append(PublishedRow(system, figure, lines[0]["category"] == "held_out", float(fields[SESSION_METRIC]),
                                  int(fields["n_questions"]), {key: fields.get(key, "") for key in PROTOCOL_FIELDS},
-                                 fields["status"], sources.pop()))
+                                 fields["status"], sources.pop(), fields["turns"]))
     return rows
 
 
@@ -258,6 +324,38 @@ def our_table(rows: Sequence[OurRow]) -> list[str]:
                      f"**{fmt(held.session_any5 if held else None)}** | {fmt(held.turn_all10 if held else None)} | "
                      f"`{row.source}` |")
     return lines
+
+
+def rule_sensitivity(runs_dir: Path, system: str = "mempp_plus") -> str | None:
+    """One line: the official rule against the published one on the newest limited default run of
+    ``system`` (its first questions by id), or None when there is none."""
+    folder = find_run_folder(runs_dir, system, limited=True)
+    if folder is None:
+        return None
+    row = row_from_records(system, read_records(folder), str(folder), run_limit(folder))
+    rule = row.published_rule
+    if rule is None:
+        return None
+    command = f"python run.py dataset={DATASET} system={system} dataset.limit={row.limit}"
+    return (f"- On a {system} run of the first {row.limit} questions by id (`{command}`), the official rule gives "
+            f"{fmt(row.every.session_any5)} over {row.every.n_scored} scored questions, the published rule "
+            f"{fmt(rule.every_all_turns)} over all {rule.n_every} ({fmt(rule.every_user_turns)} counting user turns "
+            "only): how far the rule alone moves a figure, on a small sample.")
+
+
+def published_rule_table(rows: Sequence[OurRow]) -> list[str]:
+    """Our rows scored by the published rule, where a run folder's records allow it."""
+    lines = ["| system | questions (all) | every turn | user turns only | questions (held out) | every turn "
+             "| user turns only |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for row in rows:
+        rule = row.published_rule
+        if rule is None:
+            continue
+        held = (f"{rule.n_held_out} | {fmt(rule.held_all_turns)} | {fmt(rule.held_user_turns)}" if rule.n_held_out
+                else "— | — | —")
+        lines.append(f"| {row.label} | {rule.n_every} | {fmt(rule.every_all_turns)} | {fmt(rule.every_user_turns)} "
+                     f"| {held} |")
+    return lines if len(lines) > 2 else []
 
 
 def link_label(url: str) -> str:
@@ -311,13 +409,20 @@ def gaps(ours: Sequence[OurRow], published: Sequence[PublishedRow], system: str 
     if mine is None:
         return []
     found = []
+    rule = mine.published_rule
     for row in sorted(published, key=lambda r: -r.value):
         held = row.held_out and mine.held_out is not None
-        figures = mine.held_out if held and mine.held_out else mine.every
-        combined = math.sqrt(standard_error(figures.session_any5, figures.n_scored) ** 2
-                             + standard_error(row.value, row.n_questions) ** 2)
         scope = "held out" if held else "all scored" if mine.limit is None else f"first {mine.limit} questions"
-        found.append(Gap(scope, figures.session_any5, row, combined))
+        if rule is not None:  # like for like: their rule over our rankings
+            n = rule.n_held_out if held else rule.n_every
+            value = rule.value(held, row.turns)
+            turns = "user turns" if row.turns == "user" else "every turn"
+            scope = f"{scope.replace('all scored', 'all')}, their rule, {turns}"
+        else:
+            figures = mine.held_out if held and mine.held_out else mine.every
+            n, value = figures.n_scored, figures.session_any5
+        combined = math.sqrt(standard_error(value, n) ** 2 + standard_error(row.value, row.n_questions) ** 2)
+        found.append(Gap(scope, value, row, combined))
     return found
 
 

@@ -53,7 +53,9 @@ DIFFERENCES = [
     "be hit); ours scores 418 of 499, or 340 held out. Their held-out 450 is a seed-42 random split with 50 "
     "tuning questions; ours is by id with 100. The two held-out sets are different questions.",
     "- **Gold.** They count a hit on any answer session named by `answer_session_ids`, whole; we count only the "
-    "sessions whose user turns carry the evidence, and a hit on a relabelled turn is no hit.",
+    "sessions whose user turns carry the evidence, and a hit on a relabelled turn is no hit. Over user turns, "
+    "their rule can only raise a question we score: an answer session's relabelled turns join it instead of "
+    "taking one of the five places.",
     "- **Documents and k.** They rank one document per session (memweave: a few chunks per session, deduplicated "
     "to sessions), so k = 5 is five sessions. We rank turns and widen k to five distinct session labels. A "
     "session document is read by the encoder up to its input limit only (agentmemory cuts the text at 512 "
@@ -121,9 +123,9 @@ def rule_section(ours: list[OurRow]) -> list[str]:
     """Our rows by the published rule, where run folders allow it; else why not."""
     table = published_rule_table(ours)
     if not table:
-        return ["Scored by the published rule (every question, whole answer sessions, first five distinct "
-                "sessions) our rankings would need their run folders' records; none is here, so the verdict "
-                "below compares each figure by its own rule.", ""]
+        return ["To score our rankings by the published rule (every question, whole answer sessions, first five "
+                "distinct sessions) the page needs full run folders' records; none is here, so the verdict below "
+                "compares each figure by its own rule.", ""]
     return ["Our rankings scored by the published rule (session recall_any@5 over every question, abstention "
             "and no-gold ones included; gold = every answer session, whole; the first five distinct sessions of "
             "the kept hits, counting every turn's session or only user turns'):", "", *table, ""]

@@ -28,7 +28,7 @@ from harness.safe_write import atomic_write  # noqa: E402
 from harness.compose import compose_config  # noqa: E402
 from harness.config import RunConfig  # noqa: E402
 from harness.runner import run  # noqa: E402
-from judges.aggregate import OVERALL, summarize  # noqa: E402
+from harness.reports.lme_split import LME_TUNED, held_out_means  # noqa: E402  (shared with the leaderboard)
 
 SYSTEMS = ["mempp", "mempp_plus", "mempp_plus_no_lexical", "mempp_plus_no_threads", "mempp_plus_no_dates",
            "mempp_plus_no_clauses", "mempp_plus_no_sentences", "mempp_plus_packing"]
@@ -66,17 +66,32 @@ ADDED = {
                            "budget lets a following row that fits go first; rows are never cut. Off by default: "
                            "see the budget sweep below"),
 }
-LME_TUNED = 100  # mempp_plus's LongMemEval_S settings were chosen on its first 100 questions by id
 PACKING_BUDGETS = [8000, 16000, 24000, 40000]  # OrgMemBench's own budget is 40,000 characters
 SWITCHES = {"mempp_plus_no_lexical": "any_term_lexical", "mempp_plus_no_threads": "thread_expansion",
             "mempp_plus_no_dates": "date_scope", "mempp_plus_no_clauses": "clause_views",
             "mempp_plus_no_sentences": "sentence_views"}
 HEADLINE = {"orgmem": ["in_budget_recall", "in_budget_gold_chars"], "locomo": ["recall_any@10", "in_budget_recall"],
-            "longmemeval_s": ["recall_all@10", "session_recall_all@5"]}
-# The issue's targets (overall): fixed thresholds, or "above mempp" (None).
-TARGETS = {"orgmem": {"in_budget_recall": 0.80, "in_budget_gold_chars": 0.75},
-           "locomo": {"recall_any@10": None, "in_budget_recall": None},
-           "longmemeval_s": {"recall_all@10": 0.90, "session_recall_all@5": 0.97}}
+            "longmemeval_s": ["session_recall_any@5", "recall_all@10"]}
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target line: ``metric`` at or above ``threshold`` (None: above mempp's value), over every
+    question or over the held-out ones only, with ``beside`` metrics reported next to it."""
+
+    metric: str
+    threshold: float | None
+    held_out: bool = False
+    beside: tuple[str, ...] = ()
+
+
+# The issues' targets: fixed thresholds, or "above mempp". LongMemEval_S (issue 24, restating the
+# beyond-the-paper issue's): session recall_any@5 >= 0.98 on the held-out questions -- the metric
+# published MiniLM-only systems report (results/LONGMEMEVAL_LEADERBOARD.md) -- with turn
+# recall_all@10 reported beside it.
+TARGETS = {"orgmem": [Target("in_budget_recall", 0.80), Target("in_budget_gold_chars", 0.75)],
+           "locomo": [Target("recall_any@10", None), Target("in_budget_recall", None)],
+           "longmemeval_s": [Target("session_recall_any@5", 0.98, held_out=True, beside=("recall_all@10",))]}
 
 
 @dataclass
@@ -85,16 +100,6 @@ class Cell:
     values: dict[str, float]
     folder: str
     held_out: dict[str, float] = field(default_factory=dict)  # LongMemEval_S: the questions not tuned on
-
-
-def held_out_means(records: list[dict], keys: list[str]) -> dict[str, float]:
-    """The summary's overall row (judges.aggregate.summarize: NaN-ignoring means, n_scored from
-    the first metric) over the LongMemEval_S questions after the first LME_TUNED by id, the ones
-    the settings were not chosen on."""
-    rest = sorted(records, key=lambda record: record["qid"])[LME_TUNED:]
-    overall = summarize([record["metrics"] for record in rest], keys).loc[OVERALL]
-    return {"n_questions": float(overall["n"]), "n_scored": float(overall["n_scored"]),
-            **{key: float(overall[key]) for key in keys}}
 
 
 def run_one(dataset: str, system: str, extra: list[str]) -> Cell:
@@ -154,14 +159,19 @@ def target_lines(dataset: str, cells: list[Cell]) -> list[str]:
     by_name = {cell.system: cell for cell in cells}
     full, base = by_name.get("mempp_plus"), by_name.get("mempp")
     lines = []
-    for key, threshold in TARGETS[dataset].items():
-        if full is None or (threshold is None and base is None):
+    for target in TARGETS[dataset]:
+        if full is None or (target.threshold is None and base is None):
             continue
-        value = full.values[key]
-        bar = threshold if threshold is not None else base.values[key]  # type: ignore[union-attr]
-        wanted = f">= {threshold:.2f}" if threshold is not None else f"> mempp's {bar:.3f}"
-        met = value >= bar if threshold is not None else value > bar
-        lines.append(f"- {key} {fmt(value)}, target {wanted}: {'met' if met else 'NOT met'}")
+        if target.held_out and not full.held_out:
+            continue  # a limited run has no held-out part
+        values = full.held_out if target.held_out else full.values
+        scope = " on the held-out questions" if target.held_out else ""
+        value = values[target.metric]
+        bar = target.threshold if target.threshold is not None else base.values[target.metric]  # type: ignore[union-attr]
+        wanted = f">= {target.threshold:.2f}" if target.threshold is not None else f"> mempp's {bar:.3f}"
+        met = value >= bar if target.threshold is not None else value > bar
+        beside = "".join(f"; {key} beside it: {fmt(values[key])}" for key in target.beside)
+        lines.append(f"- {target.metric}{scope} {fmt(value)}, target {wanted}: {'met' if met else 'NOT met'}{beside}")
     return lines
 
 

@@ -62,10 +62,14 @@ def rows_from(table) -> str:
     """One line per table: which run folder each of its rows comes from, wrapped at 120 characters."""
     import textwrap
 
-    name = ["system", "answerer"] if "system" in table.frame.columns else ["k"]
-    fed = [] if "run" not in table.frame.columns else [
-        f"{' '.join(str(r[c]) for c in name)} <- {r['run']}" for _, r in table.frame.iterrows() if r["run"] != MISSING]
-    text = f"{table.key} rows from: " + ("; ".join(fed) if fed else "no answered runs")
+    fed = []
+    for frame in (table.frame, table.retrieval):
+        if frame is None or "run" not in frame.columns:
+            continue
+        name = [c for c in ("system", "answerer", "k") if c in frame.columns]
+        fed += [f"{' '.join(str(r[c]) for c in name)} <- {r['run']}"
+                for _, r in frame.drop_duplicates(name[:2] + ["run"]).iterrows() if r["run"] != MISSING]
+    text = f"{table.key} rows from: " + ("; ".join(dict.fromkeys(fed)) if fed else "no runs")
     return "\n".join(textwrap.wrap(text, 120, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False))
 
 

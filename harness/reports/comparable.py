@@ -22,7 +22,6 @@ from harness.reports.format import MISSING, fmt_mean_std, is_missing
 from harness.reports.store import RunView
 
 NOT_OFFICIAL_WORDING = ("own", "custom")  # harness.wording: ProtocolPrompts.label
-NOT_COMPARABLE = " (not comparable)"
 PARSED_ONLY = " (parsed grades only)"
 
 

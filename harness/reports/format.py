@@ -103,6 +103,13 @@ class Table:
             frame = frame[~frame["metric"].isin(self.csv_only)]
         return frame.reset_index(drop=True)
 
+    @property
+    def retrieval_shown(self) -> pd.DataFrame | None:
+        """The retrieval block as printed (its CSV keeps the run folder of each row)."""
+        if self.retrieval is None:
+            return None
+        return self.retrieval.drop(columns=[c for c in ("run",) if c in self.retrieval.columns])
+
     def _head(self) -> list[str]:
         parts = [f"## {self.title}", ""]
         if self.cell_format:
@@ -133,7 +140,7 @@ class Table:
     def markdown(self) -> str:
         parts = self._head()
         parts.append("_No runs found._" if self.frame.empty else markdown(self.shown))
-        block = markdown(self.retrieval) if self.retrieval is not None and not self.retrieval.empty else ""
+        block = markdown(self.retrieval_shown) if self.retrieval is not None and not self.retrieval.empty else ""
         parts += [block if line == "{retrieval}" else line for line in self._tail()]
         return "\n".join(parts) + "\n"
 
@@ -155,5 +162,5 @@ class Table:
             return records(frame, width, where)
 
         parts.append(grid(self.shown))
-        parts += [grid(self.retrieval) if line == "{retrieval}" else line for line in self._tail(wrap=width)]
+        parts += [grid(self.retrieval_shown) if line == "{retrieval}" else line for line in self._tail(wrap=width)]
         return "\n".join(parts) + "\n"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.reports.comparable import NOT_COMPARABLE, PARSED_ONLY, JudgedValue, judged_value, own_wording, paper_metric
+from harness.reports.comparable import PARSED_ONLY, JudgedValue, judged_value, own_wording, paper_metric
 from harness.reports.fill import FillPlan
 from harness.reports.footnotes import Footnotes, run_footnote
 from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt, fmt_mean_std, fmt_millions, fmt_tokens
@@ -115,7 +115,6 @@ def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset:
                   key=_k_order)
     marks = Footnotes()
     rows, retrieval = [], []
-    own: list[str] = []
     marked = False
     tokens_header = "Retrieved tokens"
     for key in keys:
@@ -135,8 +134,6 @@ def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset:
                 parsed[f"{answerer}{PARSED}"] = MISSING
                 continue
             text = _judged_text(r, headline)
-            if own_wording(r["wording"]):
-                own.append(f"k={key} [{answerer}] ({r['folder']})")
             marked |= not r["comparable"]
             pair = bool(r["comparable"]) and not own_wording(r["wording"])
             row[answerer] = f"{text} ({paper_text})" if pair else text
@@ -155,19 +152,17 @@ def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset:
             entry = {"k": label + marks.mark([r["footnote"]]), "system": r["system"]}
             entry.update({metric: fmt(r[metric], metric) for metric in K_SWEEP_FALLBACK})
             entry[READ_HEADER] = fmt_tokens(r["read_tokens"])
+            entry["run"] = r["folder"]
             retrieval.append(entry)
     parsed_columns = [f"{a}{PARSED}" for a in answerers]
     frame = pd.DataFrame(rows, columns=["k", *answerers, tokens_header, READ_HEADER, *parsed_columns, "run"])
-    block = pd.DataFrame(retrieval, columns=["k", "system", *K_SWEEP_FALLBACK, READ_HEADER]) if retrieval else None
+    block = pd.DataFrame(retrieval, columns=["k", "system", *K_SWEEP_FALLBACK, READ_HEADER, "run"]) if retrieval else None
     all_notes = [
         *notes,
         "Tokens are estimates: characters / 4. Retrieved tokens sum the rendered evidence before the cut over every "
         "question of the run (records.jsonl), as the paper counts (its 73 questions); read tokens are what the "
         "answerer reads per question after the dataset's character budget (mean_read_chars / 4).",
     ]
-    if own:
-        all_notes.append("Not paired with the paper (our own or a custom answerer/judge wording, not the official "
-                         "upstream files): " + "; ".join(own) + ".")
     if marked:
         all_notes.append(f"'{PARSED_ONLY.strip()}': a run without {paper_metric(headline)} (older) whose grades "
                          "did not all parse, or whose stats do not say; its mean over parsed grades is not the "
@@ -190,7 +185,5 @@ PARSED = " [parsed grades only]"
 
 def _judged_text(r: pd.Series, headline: str) -> str:
     """Our k-sweep cell: ``<headline>_paper`` (marked when only a parsed-only mean of a partly
-    graded run exists, and when the run used our own wording)."""
-    cell = JudgedValue(r[paper_metric(headline)], r[f"{paper_metric(headline)}_std"], bool(r["comparable"]))
-    text = cell.text(headline)
-    return text + NOT_COMPARABLE if own_wording(r["wording"]) and text != MISSING else text
+    graded run exists; a run in our own wording is footnoted, not marked)."""
+    return JudgedValue(r[paper_metric(headline)], r[f"{paper_metric(headline)}_std"], bool(r["comparable"])).text(headline)

@@ -142,7 +142,7 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
                     continue
                 cells = {c.header: _pair(MISSING, paper_cell(values, prow, answerer, c.category, c.metric))
                          if c.in_paper else MISSING for c in columns}
-                out.append({"answerer": answerer, "system": label, **cells, "run": MISSING, "settings": ""})
+                out.append({"answerer": answerer, "system": label, **cells, "run": MISSING, "settings": MISSING})
                 continue
             footnote = run_footnote(run, differences.get(run.run))
             label += marks.mark([footnote])
@@ -164,22 +164,23 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
                     column.in_paper and pairable and comparable) else None
                 cells[column.header] = _pair(text, paper_text)
             out.append({"answerer": answerer, "system": label, **cells, **parsed, "run": run.folder,
-                        "settings": footnote})
+                        "settings": footnote or MISSING})
     headers = [c.header for c in columns]
     parsed_columns = [c.header + PARSED_SUFFIX for c in columns if c.metric == headline]
     frame = pd.DataFrame(out, columns=["answerer", "system", *headers, *parsed_columns, *CSV_ONLY])
-    frame[parsed_columns] = frame[parsed_columns].fillna(MISSING)
+    frame[parsed_columns] = frame[parsed_columns].astype(object).fillna(MISSING)
     retrieval = _retrieval_block(view, [r for r in runs if r.run not in rows.judged], CATEGORY_COLUMNS[dataset],
                                  number, marks, differences)
     all_notes = [*notes, *rows.notes]
     if rows.judged:
         all_notes += pairing_notes(marked, std_left_out, paper_metric(headline))
+    origins += [(row_label(r, number), r.answerer, r.folder) for r in runs if r.run not in rows.judged]
     all_notes += [*TABLE_BENCHMARK[number].table_notes, *_runs_note(origins)]
     metric_words = " / ".join([paper_metric(headline), *JUDGE_METRICS[dataset][1:]])
     cell_format = (f"Each cell: ours (the paper's figure for the same system and answerer). Ours: {metric_words}; "
                    f"{paper_metric(headline)} is 100/N over every question, a failed or unparsable grade counting 0, "
-                   f"as the paper's scripts score. {MISSING}: no answered run of ours; {NOT_AVAILABLE}: the paper "
-                   f"prints none; {OURS_ONLY}: a column the paper does not print.")
+                   f"as the paper's scripts score. {MISSING}: no figure of ours (no answered run, or none in it); "
+                   f"{NOT_AVAILABLE}: the paper prints none; {OURS_ONLY}: a column the paper does not print.")
     return Table(f"table{number}", f"Table {number}: {title}: {judge_detail}", frame, all_notes,
                  paper_reference(paper, number), bool(rows.judged), csv_only=(*parsed_columns, *CSV_ONLY),
                  cell_format=cell_format, footnotes=marks.lines(), retrieval=retrieval,
@@ -204,8 +205,8 @@ def _retrieval_block(view: RunView, runs: list, columns: Sequence[tuple[str, str
             for column, category in columns:
                 value = view.value(run.run, category, metric)
                 cells[column] = fmt_mean_std(value, view.value(run.run, category, f"{metric}_std"), metric)
-            out.append({"system": label, "metric": metric, **cells})
-    return pd.DataFrame(out, columns=["system", "metric", *[c for c, _ in columns]])
+            out.append({"system": label, "metric": metric, **cells, "run": run.folder})
+    return pd.DataFrame(out, columns=["system", "metric", *[c for c, _ in columns], "run"])
 
 
 def table1(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", **kw) -> Table:
@@ -285,7 +286,7 @@ def table4(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", notes: S
             if folders:
                 origins.append((label, answerer, ", ".join(folders)))
             out.append({"answerer": answerer, "system": label, **cells, **parsed,
-                        "run": ", ".join(folders) or MISSING, "settings": "; ".join(f for f in footnotes if f)})
+                        "run": ", ".join(folders) or MISSING, "settings": "; ".join(f for f in footnotes if f) or MISSING})
     parsed_columns = [h + PARSED_SUFFIX for h in headers.values()]
     frame = pd.DataFrame(out, columns=["answerer", "system", *headers.values(), *parsed_columns, *CSV_ONLY])
     retrieval_runs = [r for r in runs if r.run not in rows.judged]
@@ -294,6 +295,7 @@ def table4(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", notes: S
     if rows.judged:
         paper_name = " / ".join(paper_metric(HEADLINE[d]) for d in DATASET_LABELS)
         all_notes += pairing_notes(marked, std_left_out, paper_name)
+    origins += [(row_label(r, 4), r.answerer, r.folder) for r in retrieval_runs]
     all_notes += _runs_note(origins)
     cell_format = ("Each cell: ours Δ(change from Mem++ with the same answerer) (the paper's figure and change; "
                    "the paper's ablation used answerer claude-sonnet-4-6). Ours: the overall "
@@ -328,8 +330,9 @@ def _retrieval_table4(view: RunView, runs: list, marks: Footnotes, differences: 
                     if not is_missing(ref_value):
                         text += f" Δ{fmt_delta(value - ref_value, metric)}"
                 cells[header] = text
-            out.append({"system": label, "metric": metric, **cells})
-    return pd.DataFrame(out, columns=["system", "metric", *DATASET_LABELS.values()])
+            out.append({"system": label, "metric": metric, **cells,
+                        "run": ", ".join(r.folder for r in mine.values())})
+    return pd.DataFrame(out, columns=["system", "metric", *DATASET_LABELS.values(), "run"])
 
 
 BUILDERS = {1: table1, 2: table2, 3: table3, 4: table4, 7: table7}

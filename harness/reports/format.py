@@ -57,8 +57,10 @@ def records(frame: pd.DataFrame, width: int, where: str = "") -> str:
     """A table too wide for a terminal, one row at a time: its first two columns as the row's name,
     then ``header: cell`` items, wrapped at ``width`` (the Markdown file keeps the grid)."""
     key_columns = list(frame.columns[:2])
-    lines = [f"(wider than {width} characters as a grid: one row at a time; {where or 'the Markdown file'} "
-             "holds the grid)"]
+    import textwrap
+
+    lines = textwrap.wrap(f"(wider than {width} characters as a grid: one row at a time; "
+                          f"{where or 'the Markdown file'} holds the grid)", width, break_long_words=False)
     for _, row in frame.astype(str).iterrows():
         line = " ".join(row[c] for c in key_columns) + " |"
         items = [f"{c}: {row[c]}" for c in frame.columns if c not in key_columns]

@@ -36,11 +36,6 @@ def _entry(kind: str):
     return REGISTRY.get(str(kind))
 
 
-def table_label(kind: str) -> str | None:
-    entry = _entry(kind)
-    return entry.table_label if entry is not None else None
-
-
 def not_comparable_reason(kind: str) -> str | None:
     entry = _entry(kind)
     return entry.not_comparable if entry is not None else None

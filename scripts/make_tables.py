@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="console: at most 120 characters a line (default); full: the Markdown as written")
     parser.add_argument("--estimate", action="store_true",
                         help="price the runs that would fill the empty judged cells: their dry runs (estimate=true) "
-                             "in-process, about 1.5-5 s a job; without it the tables print the estimate command")
+                             "in-process (seconds a job, a minute or more for Full Context: Table 2 took 4 min here); "
+                             "without it the tables print the estimate command")
     add_selection_arguments(parser)
     args = parser.parse_args(argv)
     if not args.runs.is_dir():

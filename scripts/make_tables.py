@@ -4,11 +4,17 @@
     python scripts/make_tables.py --runs outputs/runs --out outputs/tables --tables 1,4,7
     python scripts/make_tables.py --mode retrieval                 # ignore judge metrics
     python scripts/make_tables.py --include-limited --allow encoder   # also partial runs, any encoder
+    python scripts/make_tables.py --estimate                       # price the runs that would fill the tables
 
-Each table shows the runs its preset (configs/experiment/table<N>.yaml, k_sweep.yaml) asks for,
-matched by their resolved configuration; every other run is named in the table's notes with the
-setting that differs. Each row names the run folder it came from. The logic lives in
-harness/reports/; the paper's numbers come from results/paper/.
+Each table is laid out as the paper prints it: one row per system and answerer under the paper's
+headers, each cell ``ours (paper)``; how a run differs from the preset is a numbered footnote; our
+retrieval figures (runs without an answerer) are a block of their own, never under a judge header;
+the preset command that would fill the empty judged cells is printed under the table. Each table
+shows the runs its preset (configs/experiment/table<N>.yaml, k_sweep.yaml) asks for, matched by
+their resolved configuration; every other run is named in the table's notes with the setting that
+differs. The console shows at most 120 characters a line (a wider table one row at a time); the
+Markdown and CSV files keep every column. The logic lives in harness/reports/; the paper's numbers
+come from results/paper/.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness.reports.format import MISSING  # noqa: E402
 from harness.reports.selection import Options  # noqa: E402
 from harness.safe_write import DiskFullError  # noqa: E402
 from harness.reports.tables import DEFAULT_OUT_DIR, DEFAULT_PAPER_DIR, DEFAULT_RUNS_DIR, TABLES, build_tables, write_tables  # noqa: E402
@@ -51,6 +58,21 @@ def selection_options(args: argparse.Namespace) -> Options:
     return Options(args.include_limited, args.include_failed, args.include_plumbing, tuple(args.allow))
 
 
+def rows_from(table) -> str:
+    """One line per table: which run folder each of its rows comes from, wrapped at 120 characters."""
+    import textwrap
+
+    fed = []
+    for frame in (table.frame, table.retrieval):
+        if frame is None or "run" not in frame.columns:
+            continue
+        name = [c for c in ("system", "answerer", "k") if c in frame.columns]
+        fed += [f"{' '.join(str(r[c]) for c in name)} <- {r['run']}"
+                for _, r in frame.drop_duplicates(name[:2] + ["run"]).iterrows() if r["run"] != MISSING]
+    text = f"{table.key} rows from: " + ("; ".join(dict.fromkeys(fed)) if fed else "no runs")
+    return "\n".join(textwrap.wrap(text, 120, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=Path, default=DEFAULT_RUNS_DIR, help="results store (default: %(default)s)")
@@ -60,6 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=["auto", "judge", "retrieval"], default="auto",
                         help="judged rows where runs have judge metrics, retrieval rows otherwise (auto), or one kind")
     parser.add_argument("--quiet", action="store_true", help="do not print the tables")
+    parser.add_argument("--print", dest="print_mode", choices=["console", "full"], default="console",
+                        help="console: at most 120 characters a line (default); full: the Markdown as written")
+    parser.add_argument("--estimate", action="store_true",
+                        help="price the runs that would fill the empty judged cells: their dry runs (estimate=true) "
+                             "in-process (seconds a job, a minute or more for Full Context: Table 2 took 4 min here); "
+                             "without it the tables print the estimate command")
     add_selection_arguments(parser)
     args = parser.parse_args(argv)
     if not args.runs.is_dir():
@@ -71,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
 
         jobs = {number: table_jobs(number) for number in args.tables}
     tables = build_tables(args.runs, args.paper, args.tables, mode=args.mode, jobs=jobs,
-                          options=selection_options(args))
+                          options=selection_options(args), estimate=args.estimate and jobs is not None,
+                          progress=args.estimate)
     try:
         written = write_tables(tables, args.out)
     except DiskFullError as exc:  # nothing was replaced: the previous tables stay whole
@@ -79,12 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not args.quiet:
         for table in tables:
-            print(table.markdown())
+            print(table.markdown() if args.print_mode == "full" else table.console(where=str(args.out / f"{table.key}.md")))
     for table in tables:
-        fed = [] if "run" not in table.frame.columns else [
-            f"{r['system']} [{r['answerer']}] <- {r['run']}"
-            for _, r in table.frame.drop_duplicates(["system", "answerer", "run"]).iterrows() if r["run"] != "—"]
-        print(f"{table.key} rows from: " + ("; ".join(fed) if fed else "no runs"))
+        print(rows_from(table))
     print(f"wrote {len(written)} files to {args.out}")
     return 0
 

@@ -33,18 +33,18 @@ def main(argv: list[str] | None = None) -> int:
     if not args.runs.is_dir():
         print(f"error: no results store at {args.runs}", file=sys.stderr)
         return 2
-    tidy, labels = scan_runs(args.runs), None
+    tidy, differences = scan_runs(args.runs), None
     if args.newest or args.dataset != "orgmem":
         tidy = latest_runs(tidy)
     else:  # the runs Table 7's preset asks for (configs/experiment/k_sweep.yaml)
         from harness.reports.presets import table_jobs
 
         chosen = select_runs(tidy, table_jobs(7), selection_options(args))
-        tidy, labels = chosen.tidy, chosen.labels
+        tidy, differences = chosen.tidy, chosen.differences
         for note in chosen.notes:
             print(note)
     try:
-        path = plot_k_sweep(tidy, load_paper(args.paper), args.out, args.dataset, args.mode, labels)
+        path = plot_k_sweep(tidy, load_paper(args.paper), args.out, args.dataset, args.mode, differences)
     except (RuntimeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -62,6 +62,28 @@ def row(table: T.Table, csv: bool = False, **match) -> pd.Series:
     return frame.iloc[0]
 
 
+def retrieval_row(table: T.Table, **match) -> pd.Series:
+    """The one row of the table's retrieval block (no paper counterpart) matching ``match``."""
+    assert table.retrieval is not None, f"{table.key} has no retrieval block"
+    frame = table.retrieval
+    for column, value in match.items():
+        frame = frame[frame[column] == value]
+    assert len(frame) == 1, f"expected one retrieval row for {match}, got {len(frame)}:\n{table.retrieval}"
+    return frame.iloc[0]
+
+
+def paper_figure(table: int, answerer: str, paper_row: str, column: str, metric: str) -> str:
+    """A value of results/paper/table<N>_*.csv as printed, read from the file (not from the code under test)."""
+    import csv
+
+    path = next(PAPER_DIR.glob(f"table{table}_*.csv"))
+    with path.open(encoding="utf-8") as handle:
+        for line in csv.DictReader(handle):
+            if (line["answerer"], line["row"], line["column"], line["metric"]) == (answerer, paper_row, column, metric):
+                return line["value"]
+    raise KeyError((table, answerer, paper_row, column, metric))
+
+
 @pytest.fixture()
 def judged(tmp_path: Path) -> Path:
     """A store with judge metrics on all three datasets, a plumbing run, a k sweep and ablations."""

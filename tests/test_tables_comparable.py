@@ -34,19 +34,20 @@ def test_the_table_prints_the_paper_number_and_the_csv_keeps_the_parsed_only_mea
     write_run(runs, "orgmem", "mempp-lost", system="mempp", k=50, answerer="gpt-4.1-mini", stats=LOST_GRADES,
               summary=org_scores({"C1": 80.0, "overall": 70.0}, std=1.5, paper={"C1": 60.0, "overall": 52.5}))
     table = built(runs)["table1"]
-    shown = row(table, system="mempp", answerer="gpt-4.1-mini")
-    assert shown["metric"] == "score_paper"
+    shown = row(table, system="Mem++", answerer="gpt-4.1-mini")
     # no std: the runs' std is over parsed grades, not the paper's number, when grades were lost
-    assert (shown["C1"], shown["overall"]) == ("60.0 / 67.7", "52.5 / 57.6 ± 0.1")
-    parsed = row(table, csv=True, system="mempp", answerer="gpt-4.1-mini", metric="score")
-    assert (parsed["C1"], parsed["overall"]) == ("80.0 ± 1.5", "70.0 ± 1.5")  # ours only, no paper pair
-    assert "| score " not in table.markdown() and "80.0" not in table.markdown()
-    assert any("score_paper: 100/N over every question" in note for note in table.notes)
+    assert (shown["Supersession"], shown["Overall"]) == ("60.0 (67.7)", "52.5 (57.6 ± 0.1)")
+    parsed = row(table, csv=True, system="Mem++", answerer="gpt-4.1-mini")
+    assert (parsed["Supersession [parsed grades only]"], parsed["Overall [parsed grades only]"]) == (
+        "80.0 ± 1.5", "70.0 ± 1.5")  # ours only, no paper pair, in the CSV
+    assert "parsed grades only]" not in table.markdown() and "80.0" not in table.markdown()
+    assert "score_paper is 100/N over every question" in table.cell_format
     assert any("shown only for runs where every grade parsed" in note for note in table.notes)
     out = tmp_path / "out"
     T.write_tables([table], out)
     csv = pd.read_csv(out / "table1.csv", dtype=str)
-    assert dict(zip(csv["metric"], csv["C1"])) == {"score_paper": "60.0 / 67.7", "score": "80.0 ± 1.5"}
+    first = csv[csv["answerer"] == "gpt-4.1-mini"].iloc[0]
+    assert (first["Supersession"], first["Supersession [parsed grades only]"]) == ("60.0 (67.7)", "80.0 ± 1.5")
 
 
 def test_an_older_run_without_the_paper_number_is_paired_only_when_every_grade_parsed(tmp_path: Path, paper):
@@ -56,12 +57,12 @@ def test_an_older_run_without_the_paper_number_is_paired_only_when_every_grade_p
         write_run(runs, "orgmem", f"mempp-{answerer}", system="mempp", k=50, answerer=answerer, summary=summary,
                   stats=stats)
     table = built(runs)["table1"]
-    assert row(table, system="mempp", answerer="gpt-4.1-mini")["C1"] == "80.0 ± 1.5 / 67.7"
-    assert row(table, system="mempp", answerer="gpt-4o-mini")["C1"] == "80.0 ± 1.5 (parsed grades only)"
+    assert row(table, system="Mem++", answerer="gpt-4.1-mini")["Supersession"] == "80.0 ± 1.5 (67.7)"
+    assert row(table, system="Mem++", answerer="gpt-4o-mini")["Supersession"] == "80.0 ± 1.5 (parsed grades only)"
     assert any("'(parsed grades only)'" in note for note in table.notes)
 
 
-def test_mem0_and_zep_rows_print_ours_alone_under_their_local_label_with_the_reason(tmp_path: Path, paper):
+def test_mem0_and_zep_rows_print_ours_alone_under_a_short_label_with_the_reason_as_a_footnote(tmp_path: Path, paper):
     from harness.systems import REGISTRY
 
     runs = tmp_path / "runs"
@@ -69,17 +70,17 @@ def test_mem0_and_zep_rows_print_ours_alone_under_their_local_label_with_the_rea
         write_run(runs, "orgmem", f"{system}-a", system=system, k=50, answerer="gpt-4.1-mini",
                   summary=org_scores({"C1": 30.0, "overall": 25.0}))
     table = built(runs)["table1"]
-    mem0 = row(table, system="Mem0 (mem0ai, local)", answerer="gpt-4.1-mini")
-    zep = row(table, system="Zep (graphiti-core, local)", answerer="gpt-4.1-mini")
+    mem0 = row(table, system="Mem0 [1]", answerer="gpt-4.1-mini")
+    zep = row(table, system="Zep [2]", answerer="gpt-4.1-mini")
     for local in (mem0, zep):
-        assert (local["C1"], local["overall"]) == ("30.0", "25.0")  # never "ours / paper"
+        assert (local["Supersession"], local["Overall"]) == ("30.0", "25.0")  # never "ours (paper)"
     # the paper does print Mem0 and Zep rows here: they exist, and are left out on purpose
     assert ((paper["table"] == "1") & paper["row"].isin(["Mem0", "Zep"])).any()
-    assert row(table, system="rag_4096", answerer="gpt-4.1-mini")["C1"].startswith("30.0 / ")
-    for kind, label in (("mem0", "Mem0 (mem0ai, local)"), ("zep", "Zep (graphiti-core, local)")):
+    assert row(table, system="RAG", answerer="gpt-4.1-mini")["Supersession"] == "30.0 (66.1)"
+    for number, kind in (("1", "mem0"), ("2", "zep")):
         reason = REGISTRY[kind].not_comparable
-        assert reason and "hosted" in reason and any(note == f"{label}: ours only, not comparable with the paper's "
-                                                     f"row of that system: {reason}." for note in table.notes)
+        assert reason and "hosted" in reason
+        assert f"[{number}] ours only, not paired with the paper's row: {reason}" in table.footnotes
 
 
 def test_zep_on_locomo_prints_every_metric_alone(tmp_path: Path, paper):
@@ -87,12 +88,11 @@ def test_zep_on_locomo_prints_every_metric_alone(tmp_path: Path, paper):
     summary = {"single-hop": {"llm_judge": 50.0, "llm_judge_paper": 50.0, "f1": 40.0, "bleu1": 30.0, "n": 5}}
     write_run(runs, "locomo", "zep-a", system="zep", k=50, answerer="gpt-4o-mini", summary=summary)
     table = built(runs)["table2"]
-    cells = [row(table, system="Zep (graphiti-core, local)", metric=m)["single-hop"]
-             for m in ("llm_judge_paper", "f1", "bleu1")]
-    assert cells == ["50.0", "40.0", "30.0"]
+    zep = row(table, system="Zep [1]", answerer="gpt-4o-mini")
+    assert [zep[h] for h in ("Single-Hop LLM", "Single-Hop F1", "Single-Hop BLEU")] == ["50.0", "40.0", "30.0"]
 
 
-def test_runs_in_our_own_wording_are_marked_and_never_paired(tmp_path: Path, paper):
+def test_runs_in_our_own_wording_are_footnoted_and_never_paired(tmp_path: Path, paper):
     runs = tmp_path / "runs"
     for answerer, wording in (("gpt-4.1-mini", "own"), ("gpt-4o-mini", "official"), ("claude-sonnet-4-6", None)):
         folder = write_run(runs, "orgmem", f"mempp-{answerer}", system="mempp", k=50, answerer=answerer,
@@ -101,18 +101,19 @@ def test_runs_in_our_own_wording_are_marked_and_never_paired(tmp_path: Path, pap
             _metrics_with_wording(folder, wording)
     tables = built(runs)
     table1 = tables["table1"]
-    own = row(table1, system="mempp", answerer="gpt-4.1-mini")
-    assert (own["C1"], own["C2"]) == ("70.0 (not comparable)", "—")
-    assert row(table1, system="mempp", answerer="gpt-4o-mini")["C1"] == "70.0 / 57.0"  # official: paired
-    assert row(table1, system="mempp", answerer="claude-sonnet-4-6")["C1"] == "70.0 / n/a"  # no marker: as before
-    assert any("our own or a custom answerer/judge wording" in note and "orgmem/mempp-gpt-4.1-mini" in note for note in table1.notes)
+    own = row(table1, system="Mem++ [1]", answerer="gpt-4.1-mini")
+    assert (own["Supersession"], own["Decision Provenance"]) == ("70.0", "—")
+    assert table1.footnotes[0].startswith("[1] answerer/judge in our own or a custom wording")
+    assert row(table1, system="Mem++", answerer="gpt-4o-mini")["Supersession"] == "70.0 (57.0)"  # official: paired
+    assert row(table1, system="Mem++", answerer="claude-sonnet-4-6")["Supersession"] == "70.0 (n/a)"  # no marker
     table4 = tables["table4"]
-    assert row(table4, system="mempp", answerer="gpt-4.1-mini")["OrgMemBench"] == "60.0 (not comparable)"
-    assert row(table4, system="mempp", answerer="claude-sonnet-4-6")["OrgMemBench"] == "60.0 / 57.0"
+    assert row(table4, system="Mem++ [1]", answerer="gpt-4.1-mini")["OrgMemBench"] == "60.0"
+    assert table4.footnotes[0].startswith("[1] OrgMemBench: answerer/judge in our own")
+    assert row(table4, system="Mem++", answerer="claude-sonnet-4-6")["OrgMemBench"] == "60.0 (57.0)"
     table7 = tables["table7"]
-    assert row(table7, answerer="gpt-4.1-mini", k="50")["score_paper"] == "60.0 (not comparable)"
-    assert row(table7, answerer="gpt-4o-mini", k="50")["score_paper"] == "60.0"
-    assert any("our own or a custom answerer/judge wording" in note for note in table7.notes)
+    assert row(table7, k="50 [1]")["gpt-4.1-mini"] == "60.0"
+    assert row(table7, k="50 [1]")["gpt-4o-mini"] == "60.0 (44.23)"
+    assert table7.footnotes[0].startswith("[1] gpt-4.1-mini: answerer/judge in our own or a custom wording")
 
 
 def test_table4_prints_the_paper_number_and_its_change_from_mempp(tmp_path: Path, paper):
@@ -122,8 +123,7 @@ def test_table4_prints_the_paper_number_and_its_change_from_mempp(tmp_path: Path
     write_run(runs, "orgmem", "mempp_no_vector-s", system="mempp_no_vector", k=50, answerer="claude-sonnet-4-6",
               stats=LOST_GRADES, summary=org_scores({"overall": 35.0}, paper={"overall": 25.0}))
     table = built(runs)["table4"]
-    name = "score_paper / llm_judge_paper / accuracy_paper"
-    assert row(table, system="mempp_no_vector", metric=name)["OrgMemBench"] == "25.0 (-31.0) / 21.3"
-    parsed = row(table, csv=True, system="mempp_no_vector", metric="score / llm_judge / accuracy")
-    assert parsed["OrgMemBench"] == "35.0" and parsed["LoCoMo"] == "—"
-    assert (table.shown["metric"] == name).all()
+    no_vector = row(table, system="w/o vector leg", answerer="claude-sonnet-4-6")
+    assert no_vector["OrgMemBench"] == "25.0 Δ-31.0 (21.3 Δ-35.7)"
+    parsed = row(table, csv=True, system="w/o vector leg", answerer="claude-sonnet-4-6")
+    assert parsed["OrgMemBench [parsed grades only]"] == "35.0" and parsed["LoCoMo [parsed grades only]"] == "—"

@@ -3,11 +3,11 @@
 Three things decide it, per run:
 
 - the system: a registry entry with a ``not_comparable`` reason (Mem0 and Zep run as local
-  libraries, where the paper ran the hosted services) prints ours alone, under its ``table_label``;
+  libraries, where the paper ran the hosted services) prints ours alone, the reason its footnote;
 - the wording: a run whose ``metrics.json`` says ``"wording": "own"`` or ``"custom"`` (its answerer
   or judge used our wording or the user's ``prompt_file``, not the official upstream files; see
-  :mod:`harness.wording`) prints "ours (not comparable)"; a run without the key predates the marker
-  and prints as before;
+  :mod:`harness.wording`) prints ours alone, footnoted; a run without the key predates the marker
+  and is paired as before;
 - the judge metric: the paper's scripts score 100/N over all N questions, a failed or unparsable
   grade counting 0, which is ``<metric>_paper``; the parsed-only mean ``<metric>`` is kept for the
   CSV. A run without ``<metric>_paper`` (older) shows its parsed-only mean beside the paper only when
@@ -22,7 +22,6 @@ from harness.reports.format import MISSING, fmt_mean_std, is_missing
 from harness.reports.store import RunView
 
 NOT_OFFICIAL_WORDING = ("own", "custom")  # harness.wording: ProtocolPrompts.label
-NOT_COMPARABLE = " (not comparable)"
 PARSED_ONLY = " (parsed grades only)"
 
 
@@ -35,11 +34,6 @@ def _entry(kind: str):
     from harness.systems import REGISTRY  # the registry imports the systems' modules: only when asked
 
     return REGISTRY.get(str(kind))
-
-
-def table_label(kind: str) -> str | None:
-    entry = _entry(kind)
-    return entry.table_label if entry is not None else None
 
 
 def not_comparable_reason(kind: str) -> str | None:
@@ -85,43 +79,11 @@ def parsed_only_text(view: RunView, run: str, category: str, metric: str) -> str
     return fmt_mean_std(view.value(run, category, metric), view.value(run, category, f"{metric}_std"), metric)
 
 
-def beside_paper(text: str, comparable: bool, kind: str, wording: object, paper_text: str) -> str:
-    """Our cell with the paper's figure beside it (``ours / paper``), or ours alone when they cannot
-    be compared: a system with a reason (ours alone), our own wording ("ours (not comparable)"), or a
-    parsed-only mean of a run whose grades did not all parse (already marked)."""
-    if not_comparable_reason(kind):
-        return text
-    if own_wording(wording):
-        return text if text == MISSING else text + NOT_COMPARABLE
-    if not comparable:
-        return text
-    return f"{text} / {paper_text}"
-
-
-@dataclass(frozen=True)
-class RowOrigin:
-    """What the notes name of a judged row: its label, answerer, system kind, wording and folder."""
-
-    label: str
-    answerer: str
-    kind: str
-    wording: object
-    folder: str
-
-
-def pairing_notes(origins: list[RowOrigin], marked_parsed_only: bool, std_left_out: bool, paper_column: str) -> list[str]:
-    """One note per reason a judged row carries no paper value, and on the std shown beside
-    ``paper_column`` (the ``<metric>_paper`` name(s) the table prints)."""
+def pairing_notes(marked_parsed_only: bool, std_left_out: bool, paper_column: str) -> list[str]:
+    """The notes on cells that carry no paper figure because only a parsed-only mean exists, and on the
+    std shown beside ``paper_column`` (the ``<metric>_paper`` name(s) the table prints). Why a whole
+    row is not paired (a system or a wording) is its footnote (``footnotes.run_footnote``)."""
     notes: list[str] = []
-    for label in dict.fromkeys(o.label for o in origins if not_comparable_reason(o.kind)):
-        kind = next(o.kind for o in origins if o.label == label)
-        notes.append(f"{label}: ours only, not comparable with the paper's row of that system: "
-                     f"{not_comparable_reason(kind)}.")
-    own = [o for o in origins if own_wording(o.wording) and not not_comparable_reason(o.kind)]
-    if own:
-        names = "; ".join(f"{o.label} [{o.answerer}] ({o.folder})" for o in own)
-        notes.append(f"Not comparable (our own or a custom answerer/judge wording, not the official upstream files): {names}. "
-                     "Their cells are ours only.")
     if marked_parsed_only:
         notes.append(f"'{PARSED_ONLY.strip()}': a run without {paper_column} (older) whose grades did not "
                      "all parse, or whose stats do not say; its mean over parsed grades is not the paper's number, "

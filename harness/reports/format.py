@@ -53,17 +53,49 @@ def markdown(frame: pd.DataFrame) -> str:
     return frame.astype(str).to_markdown(index=False, tablefmt="pipe", disable_numparse=True)
 
 
+def records(frame: pd.DataFrame, width: int, where: str = "") -> str:
+    """A table too wide for a terminal, one row at a time: its first two columns as the row's name,
+    then ``header: cell`` items, wrapped at ``width`` (the Markdown file keeps the grid)."""
+    key_columns = list(frame.columns[:2])
+    import textwrap
+
+    lines = textwrap.wrap(f"(wider than {width} characters as a grid: one row at a time; "
+                          f"{where or 'the Markdown file'} holds the grid)", width, break_long_words=False)
+    for _, row in frame.astype(str).iterrows():
+        line = " ".join(row[c] for c in key_columns) + " |"
+        items = [f"{c}: {row[c]}" for c in frame.columns if c not in key_columns]
+        for index, item in enumerate(items):  # an item is never split across lines
+            item += ";" if index < len(items) - 1 else ""
+            if len(line) + 1 + len(item) > width and line.strip():
+                lines.append(line)
+                line = "   "
+            line += " " + item
+        lines.append(line)
+    return "\n".join(lines)
+
+
+CONSOLE_WIDTH = 120  # the console's lines; the Markdown files keep every column however wide
+
+
 @dataclass
 class Table:
-    """One table, ready to print: ``frame`` holds display strings only (and the ``run`` folder of each row)."""
+    """One table, ready to print: ``frame`` holds display strings only, one row per system as the paper
+    prints it (cells ``ours (paper)``); ``retrieval`` our retrieval figures, which have no paper
+    counterpart, in a block of their own; ``fill`` the commands (and dollars) that would fill the
+    cells no answered run fills."""
 
     key: str
     title: str
     frame: pd.DataFrame
     notes: list[str] = field(default_factory=list)
-    paper: pd.DataFrame | None = None  # the paper's table as published, appended for reference
+    paper: pd.DataFrame | None = None  # the paper's whole table as published: written to <key>_paper.csv only
     judge: bool = False
     csv_only: tuple[str, ...] = ()  # columns, and rows by their ``metric``, the CSV keeps and the Markdown leaves out
+    cell_format: str = ""  # what a cell holds, printed under the title
+    footnotes: list[str] = field(default_factory=list)  # "[1] ..." lines: how a row's run differs from the preset
+    retrieval: pd.DataFrame | None = None
+    retrieval_title: str = ""
+    fill: list[str] = field(default_factory=list)
 
     @property
     def shown(self) -> pd.DataFrame:
@@ -73,12 +105,64 @@ class Table:
             frame = frame[~frame["metric"].isin(self.csv_only)]
         return frame.reset_index(drop=True)
 
-    def markdown(self) -> str:
+    @property
+    def retrieval_shown(self) -> pd.DataFrame | None:
+        """The retrieval block as printed (its CSV keeps the run folder of each row)."""
+        if self.retrieval is None:
+            return None
+        return self.retrieval.drop(columns=[c for c in ("run",) if c in self.retrieval.columns])
+
+    def _head(self) -> list[str]:
         parts = [f"## {self.title}", ""]
-        parts.append("_No runs found._" if self.frame.empty else markdown(self.shown))
+        if self.cell_format:
+            parts += [f"_{self.cell_format}_", ""]
+        return parts
+
+    def _tail(self, wrap: int | None = None) -> list[str]:
+        def lines(items: list[str], bullet: str) -> list[str]:
+            if wrap is None:
+                return [f"{bullet}{item}" for item in items]
+            import textwrap
+
+            return [line for item in items for line in textwrap.wrap(
+                item, wrap, initial_indent=bullet, subsequent_indent=" " * max(len(bullet), 4),
+                break_long_words=False, break_on_hyphens=False)]
+
+        parts: list[str] = []
+        if self.footnotes:
+            parts += ["", *lines(self.footnotes, "")]
+        if self.retrieval is not None and not self.retrieval.empty:
+            parts += ["", f"### {self.retrieval_title}", "", "{retrieval}"]
+        if self.fill:
+            parts += ["", *lines(self.fill, "")]
         if self.notes:
-            parts += ["", *[f"- {note}" for note in self.notes]]
-        if self.paper is not None:
-            parts += ["", "Paper, as published (results/paper/README.md):", ""]
-            parts.append(markdown(self.paper) if not self.paper.empty else f"{NOT_AVAILABLE} (paper numbers not found)")
+            parts += ["", *lines(self.notes, "- ")]
+        return parts
+
+    def markdown(self) -> str:
+        parts = self._head()
+        parts.append("_No runs found._" if self.frame.empty else markdown(self.shown))
+        block = markdown(self.retrieval_shown) if self.retrieval is not None and not self.retrieval.empty else ""
+        parts += [block if line == "{retrieval}" else line for line in self._tail()]
+        return "\n".join(parts) + "\n"
+
+    def console(self, width: int = CONSOLE_WIDTH, where: str = "") -> str:
+        """The table for a terminal: every line at most ``width`` characters. A grid wider than that is
+        named, not printed (``where``: the file that holds it); footnotes and notes are wrapped."""
+        import textwrap
+
+        parts = [line for line in textwrap.wrap(f"## {self.title}", width)] + [""]
+        if self.cell_format:
+            parts += [*textwrap.wrap(f"_{self.cell_format}_", width), ""]
+
+        def grid(frame: pd.DataFrame | None) -> str:
+            if frame is None or frame.empty:
+                return "_No runs found._"
+            text = markdown(frame)
+            if max(len(line) for line in text.splitlines()) <= width:
+                return text
+            return records(frame, width, where)
+
+        parts.append(grid(self.shown))
+        parts += [grid(self.retrieval_shown) if line == "{retrieval}" else line for line in self._tail(wrap=width)]
         return "\n".join(parts) + "\n"

@@ -11,12 +11,14 @@ from typing import Any
 
 import pandas as pd
 
-from harness.reports.comparable import NOT_COMPARABLE, PARSED_ONLY, JudgedValue, judged_value, own_wording, paper_metric
+from harness.reports.comparable import PARSED_ONLY, JudgedValue, judged_value, own_wording, paper_metric
+from harness.reports.fill import FillPlan
+from harness.reports.footnotes import Footnotes, run_footnote
 from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt, fmt_mean_std, fmt_millions, fmt_tokens
 from harness.reports.labels import DATASET_LABELS, HEADLINE, K_SWEEP_FALLBACK
 from model_clients.cost import CHARS_PER_TOKEN
 from harness.reports.paper import paper_lookup, paper_values
-from harness.reports.rows import fallback_note, row_label
+from harness.reports.rows import row_label
 from harness.reports.store import RUN_COLUMNS, RunView, runs_of
 
 log = logging.getLogger(__name__)
@@ -41,7 +43,7 @@ def retrieved_tokens_total(run_dir: str | Path) -> float:
 
 
 def k_sweep_data(tidy: pd.DataFrame, dataset: str = "orgmem", mode: str = "auto",
-                 labels: dict[str, str] | None = None) -> tuple[pd.DataFrame, bool]:
+                 differences: dict | None = None) -> tuple[pd.DataFrame, bool]:
     """One row per mempp run on ``dataset`` (one per k and answerer) plus each answerer's
     full-context run as ``k = "full_context"``: the metrics (judge headline and std, or recall),
     read tokens per question and retrieved tokens over all questions. Returns (frame, judge)."""
@@ -69,7 +71,8 @@ def k_sweep_data(tidy: pd.DataFrame, dataset: str = "orgmem", mode: str = "auto"
     for run in runs.itertuples():
         row: dict[str, Any] = {
             "answerer": run.answerer, "k": "full_context" if run.system_name == "full_context" else int(run.k),
-            "system": row_label(run, labels), "run": run.run, "folder": run.folder,
+            "system": row_label(run, 7), "run": run.run, "folder": run.folder,
+            "footnote": run_footnote(run, (differences or {}).get(run.run), judged=judge),
             "n_questions": view.value(run.run, "overall", "n"),
             "read_tokens": run.mean_read_chars / CHARS_PER_TOKEN,
             "retrieved_tokens_total": retrieved_tokens_total(run.run),
@@ -80,7 +83,7 @@ def k_sweep_data(tidy: pd.DataFrame, dataset: str = "orgmem", mode: str = "auto"
             row.update(dict(zip(shown, (cell.value, cell.std, cell.comparable))))
         row.update({"kind": run.kind, "wording": run.wording, "all_graded": run.all_graded})
         out.append(row)
-    columns = ["answerer", "k", "system", "run", "folder", "n_questions", *metrics, *shown, "read_tokens",
+    columns = ["answerer", "k", "system", "run", "folder", "footnote", "n_questions", *metrics, *shown, "read_tokens",
                "retrieved_tokens_total", "kind", "wording", "all_graded"]
     frame = pd.DataFrame(out, columns=columns)
     if not frame.empty:
@@ -90,79 +93,97 @@ def k_sweep_data(tidy: pd.DataFrame, dataset: str = "orgmem", mode: str = "auto"
     return frame, judge
 
 
+def _k_order(key: Any) -> float:
+    return math.inf if key == "full_context" else float(key)
+
+
 def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset: str = "orgmem",
-           notes: Sequence[str] = (), labels: dict[str, str] | None = None) -> Table:
-    data, judge = k_sweep_data(tidy, dataset, mode, labels)
+           notes: Sequence[str] = (), differences: dict | None = None, fill: FillPlan | None = None) -> Table:
+    """Table 7 as the paper prints it: one row per k, a column per answerer (ours (paper)) and the
+    retrieved tokens (ours (paper)); our read tokens beside them, our retrieval figures in a block of
+    their own (they have no paper counterpart)."""
     headline = HEADLINE.get(dataset, "score")
-    metrics = [headline] if judge else K_SWEEP_FALLBACK
+    judged = k_sweep_data(tidy if mode != "retrieval" else tidy.iloc[0:0], dataset, "judge", differences)[0]
+    keyless = k_sweep_data(tidy if mode != "judge" else tidy.iloc[0:0], dataset, "retrieval", differences)[0]
+    keyless = keyless[keyless["answerer"] == "none"] if mode == "auto" else keyless
     part = paper[paper["table"] == "7"] if dataset == "orgmem" else paper.iloc[0:0]
     values = paper_values(paper, 7) if dataset == "orgmem" else {}
     paper_answerers = list(dict.fromkeys(a for a in part["answerer"] if a))
-    paper_ks = ["full_context" if r == "Full Context" else int(r) for r in dict.fromkeys(part["row"])]
-    rows = []
-    own: list[str] = []
+    answerers = list(dict.fromkeys([*paper_answerers, *sorted(set(judged["answerer"]) - set(paper_answerers))]))
+    everything = pd.concat([judged, keyless]) if not keyless.empty else judged
+    keys = sorted(set(everything["k"]) | {"full_context" if r == "Full Context" else int(r) for r in part["row"]},
+                  key=_k_order)
+    marks = Footnotes()
+    rows, retrieval = [], []
     marked = False
-    for answerer in list(dict.fromkeys(data["answerer"])) or [MISSING]:
-        ours = data[data["answerer"] == answerer]
-        keys = sorted(set(ours["k"]) | set(paper_ks), key=lambda k: math.inf if k == "full_context" else k)
-        for key in keys:
-            match = ours[ours["k"] == key]
+    tokens_header = "Retrieved tokens"
+    for key in keys:
+        label = "Full Context" if key == "full_context" else str(key)
+        mine = judged[judged["k"] == key]
+        any_run = everything[everything["k"] == key]
+        footnotes = [f"{r.answerer}: {r.footnote}" if r.footnote else "" for r in mine.itertuples()]
+        row: dict[str, Any] = {"k": label}
+        parsed: dict[str, str] = {}
+        for answerer in answerers:
+            match = mine[mine["answerer"] == answerer]
             r = match.iloc[0] if not match.empty else None
-            row = {"answerer": answerer, "k": str(key), "system": r["system"] if r is not None else MISSING}
-            if judge:  # the paper-comparable number shown, the parsed-only mean kept for the CSV
-                row[paper_metric(headline)] = MISSING if r is None else _judged_text(r, headline)
-                row[headline] = MISSING if r is None else fmt_mean_std(r[headline], r[f"{headline}_std"], headline)
-                if r is not None and own_wording(r["wording"]):
-                    own.append(f"{r['system']} k={key} [{answerer}] ({r['folder']})")
-                marked |= r is not None and not r["comparable"]
-            else:
-                for metric in metrics:
-                    row[metric] = MISSING if r is None else fmt(r[metric], metric)
-            row["read tokens / question (est.)"] = fmt_tokens(r["read_tokens"]) if r is not None else MISSING
-            row["retrieved tokens, all questions (est.)"] = fmt_millions(r["retrieved_tokens_total"]) if r is not None else MISSING
-            label = "Full Context" if key == "full_context" else str(key)
-            for paper_answerer in paper_answerers or ["score"]:
-                value = paper_lookup(values, label, paper_answerer, "overall", "score")
-                row[f"paper {paper_answerer}"] = value if value is not None else NOT_AVAILABLE
-            tokens = paper_lookup(values, label, None, "overall", "retrieved_tokens_total_M")
-            row["paper retrieved tokens"] = f"{tokens}M" if tokens is not None else NOT_AVAILABLE
-            row["run"] = r["folder"] if r is not None else MISSING
-            rows.append(row)
-    paper_columns = [f"paper {a}" for a in paper_answerers or ["score"]] + ["paper retrieved tokens"]
-    metrics = [paper_metric(headline), headline] if judge else metrics
-    columns = ["answerer", "k", "system", *metrics, "read tokens / question (est.)",
-               "retrieved tokens, all questions (est.)", *paper_columns, "run"]
-    frame = pd.DataFrame(rows, columns=columns)
+            printed = paper_lookup(values, label, answerer, "overall", "score")
+            paper_text = printed if printed is not None else NOT_AVAILABLE
+            if r is None:
+                row[answerer] = f"{MISSING} ({paper_text})"
+                parsed[f"{answerer}{PARSED}"] = MISSING
+                continue
+            text = _judged_text(r, headline)
+            marked |= not r["comparable"]
+            pair = bool(r["comparable"]) and not own_wording(r["wording"])
+            row[answerer] = f"{text} ({paper_text})" if pair else text
+            parsed[f"{answerer}{PARSED}"] = fmt_mean_std(r[headline], r[f"{headline}_std"], headline)
+        tokens = paper_lookup(values, label, None, "overall", "retrieved_tokens_total_M")
+        ours_tokens = any_run["retrieved_tokens_total"].dropna()
+        ours_text = fmt_millions(ours_tokens.iloc[0]) if not ours_tokens.empty else MISSING
+        row[tokens_header] = f"{ours_text} ({tokens}M)" if tokens is not None else f"{ours_text} ({NOT_AVAILABLE})"
+        read = any_run["read_tokens"].dropna()
+        row[READ_HEADER] = fmt_tokens(read.iloc[0]) if not read.empty else MISSING
+        row["k"] += marks.mark(footnotes)
+        row.update(parsed)
+        row["run"] = ", ".join(mine["folder"]) or MISSING
+        rows.append(row)
+        for _, r in keyless[keyless["k"] == key].iterrows():
+            entry = {"k": label + marks.mark([r["footnote"]]), "system": r["system"]}
+            entry.update({metric: fmt(r[metric], metric) for metric in K_SWEEP_FALLBACK})
+            entry[READ_HEADER] = fmt_tokens(r["read_tokens"])
+            entry["run"] = r["folder"]
+            retrieval.append(entry)
+    parsed_columns = [f"{a}{PARSED}" for a in answerers]
+    frame = pd.DataFrame(rows, columns=["k", *answerers, tokens_header, READ_HEADER, *parsed_columns, "run"])
+    block = pd.DataFrame(retrieval, columns=["k", "system", *K_SWEEP_FALLBACK, READ_HEADER, "run"]) if retrieval else None
     all_notes = [
-        *notes, *data.attrs.get("notes", []),
-        "Tokens are estimates: characters / 4. 'read' is what the answerer reads per question (after the "
-        "dataset's character budget, mean_read_chars / 4); 'retrieved, all questions' sums the rendered "
-        "evidence before the cut over every question of the run (records.jsonl), as the paper counts.",
-        "The paper's columns are its OrgMemBench score per answerer (Mem++; Full Context row = the Full Context "
-        "baseline) and its retrieved tokens, summed over its 73 questions.",
+        *notes,
+        "Tokens are estimates: characters / 4. Retrieved tokens sum the rendered evidence before the cut over every "
+        "question of the run (records.jsonl), as the paper counts (its 73 questions); read tokens are what the "
+        "answerer reads per question after the dataset's character budget (mean_read_chars / 4).",
     ]
-    if judge:
-        all_notes.append(f"Ours is {paper_metric(headline)}: 100/N over every question, a failed or unparsable grade "
-                         f"counting 0, as the paper's scripts score; the mean over parsed grades only ({headline}) is in "
-                         "the CSV.")
-        if own:
-            all_notes.append("Not comparable (our own or a custom answerer/judge wording, not the official upstream files): "
-                             + "; ".join(own) + ".")
-        if marked:
-            all_notes.append(f"'{PARSED_ONLY.strip()}': a run without {paper_metric(headline)} (older) whose grades "
-                             "did not all parse, or whose stats do not say; its mean over parsed grades is not the "
-                             "paper's number.")
-    if not judge:
-        all_notes.append("No judge metrics: ours are retrieval metrics over the whole returned list and in the budget; "
-                         "they are not comparable with the paper's scores.")
-    title = f"Table 7: k sweep of Mem++ on {DATASET_LABELS.get(dataset, dataset)}{fallback_note(judge, metrics)}"
-    return Table("table7" if dataset == "orgmem" else f"table7_{dataset}", title, frame, all_notes, None, judge,
-                 csv_only=(headline,) if judge else ())
+    if marked:
+        all_notes.append(f"'{PARSED_ONLY.strip()}': a run without {paper_metric(headline)} (older) whose grades "
+                         "did not all parse, or whose stats do not say; its mean over parsed grades is not the "
+                         "paper's number.")
+    cell_format = (f"Each cell: ours (the paper's figure). Ours per answerer: {paper_metric(headline)} of Mem++ "
+                   f"(Full Context row: the Full Context baseline), 100/N over every question; {MISSING}: no answered "
+                   f"run of ours; {READ_HEADER}: ours only.")
+    title = f"Table 7: k sweep of Mem++ on {DATASET_LABELS.get(dataset, dataset)}"
+    return Table("table7" if dataset == "orgmem" else f"table7_{dataset}", title, frame, all_notes, None,
+                 not judged.empty, csv_only=(*parsed_columns, "run"), cell_format=cell_format,
+                 footnotes=marks.lines(), retrieval=block,
+                 retrieval_title=f"Retrieval (no paper counterpart): runs without an answerer; "
+                                 f"{', '.join(K_SWEEP_FALLBACK)}",
+                 fill=fill.lines() if fill is not None else [])
+
+
+READ_HEADER = "read tokens / question*"
+PARSED = " [parsed grades only]"
 
 
 def _judged_text(r: pd.Series, headline: str) -> str:
     """Our k-sweep cell: ``<headline>_paper`` (marked when only a parsed-only mean of a partly
-    graded run exists, and when the run used our own wording)."""
-    cell = JudgedValue(r[paper_metric(headline)], r[f"{paper_metric(headline)}_std"], bool(r["comparable"]))
-    text = cell.text(headline)
-    return text + NOT_COMPARABLE if own_wording(r["wording"]) and text != MISSING else text
+    graded run exists; a run in our own wording is footnoted, not marked)."""
+    return JudgedValue(r[paper_metric(headline)], r[f"{paper_metric(headline)}_std"], bool(r["comparable"])).text(headline)

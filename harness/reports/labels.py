@@ -79,6 +79,12 @@ def paper_row(system: str, table: int) -> str | None:
     return None if row is None else row.paper_rows.get(table)
 
 
+def any_paper_row(system: str) -> str | None:
+    """The system's row label in the first table that prints it (None: no table does)."""
+    row = BY_SYSTEM.get(system)
+    return next(iter(row.paper_rows.values()), None) if row is not None else None
+
+
 def system_rank(system: str) -> tuple[int, str]:
     names = [row.system for row in SYSTEMS]
     return (names.index(system), system) if system in names else (len(names), system)

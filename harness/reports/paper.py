@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -75,3 +76,32 @@ def paper_reference(paper: pd.DataFrame, table: int) -> pd.DataFrame:
     wide = wide.set_index(["answerer", "row"]).loc[order].reset_index()
     wide.columns.name = None
     return wide
+
+
+@dataclass(frozen=True)
+class PaperColumn:
+    """One column as a table prints it: the paper's header (ours where the paper has no such column),
+    the summary category and metric of its cells, and whether the paper prints it."""
+
+    header: str
+    category: str
+    metric: str
+    in_paper: bool = True
+
+
+def paper_columns(paper: pd.DataFrame, table: int | str) -> list[PaperColumn]:
+    """The paper's columns of one table in its printed order (stds and deltas ride along in a cell)."""
+    part = paper[(paper["table"] == str(table)) & ~paper["metric"].str.endswith("_std")
+                 & (paper["metric"] != "delta_vs_mempp")]
+    seen = dict.fromkeys(zip(part["column"], part["category"], part["metric"]))
+    return [PaperColumn(header, category, metric) for header, category, metric in seen]
+
+
+def paper_answerers(paper: pd.DataFrame, table: int | str) -> list[str]:
+    """The answerers the paper reports a table for, in its order."""
+    part = paper[paper["table"] == str(table)]
+    return [a for a in dict.fromkeys(part["answerer"]) if a]
+
+
+def has_paper_row(paper: pd.DataFrame, table: int | str, row: str | None) -> bool:
+    return row is not None and bool(((paper["table"] == str(table)) & (paper["row"] == row)).any())

@@ -15,7 +15,7 @@ from harness.reports.labels import DATASET_LABELS, HEADLINE, K_SWEEP_FALLBACK
 
 
 def plot_k_sweep(tidy: pd.DataFrame, paper: pd.DataFrame, out_path: str | Path, dataset: str = "orgmem",
-                 mode: str = "auto", labels: dict[str, str] | None = None) -> Path:
+                 mode: str = "auto", differences: dict | None = None) -> Path:
     """Figure 4 as PNG: x = k, left axis = score (or the retrieval fallback), right axis = read
     tokens per question (est.); the paper's curves are drawn dashed when ours are judge scores.
     Needs matplotlib (imported here, so the tables work without it)."""
@@ -28,7 +28,7 @@ def plot_k_sweep(tidy: pd.DataFrame, paper: pd.DataFrame, out_path: str | Path, 
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise RuntimeError("plotting needs matplotlib: pip install matplotlib") from exc
 
-    data, judge = k_sweep_data(tidy, dataset, mode, labels)
+    data, judge = k_sweep_data(tidy, dataset, mode, differences)
     sweep = data[data["k"] != "full_context"]
     if sweep.empty:
         raise ValueError(f"no mempp runs on {dataset} to plot")

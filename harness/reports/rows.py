@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from harness.reports.comparable import table_label
-from harness.reports.format import is_missing
-from harness.reports.labels import HEADLINE, system_rank
+from harness.reports.labels import HEADLINE, any_paper_row, paper_row, system_rank
 from harness.reports.store import RunView, runs_of
 
 MODES = ("auto", "judge", "retrieval")
@@ -23,28 +21,16 @@ class Rows:
     notes: list[str] = field(default_factory=list)
 
 
-def fallback_note(judge: bool, metrics: Sequence[str]) -> str:
-    return "" if judge else f" — retrieval fallback ({', '.join(metrics)}; no judge metrics in the runs)"
-
-
-def row_label(run: Any, labels: dict[str, str] | None = None) -> str:
-    """The row name: the system (its registry entry's table label, unless the run was given a name of
-    its own), then markers for plumbing, failed, partial and tolerated differences."""
-    label = str(run.system)
-    if label == str(getattr(run, "system_name", label)):
-        label = table_label(str(getattr(run, "kind", ""))) or label
-    if bool(run.plumbing):
-        label += " (plumbing)"
-    if bool(getattr(run, "failed", False)):
-        label += " (failed)"
-    if not is_missing(run.limit):
-        label += f" (limit={int(run.limit)})"
-    if isinstance(run.categories_filter, str) and run.categories_filter:
-        label += f" (categories={run.categories_filter})"
-    extra = (labels or {}).get(run.run)
-    if extra:
-        label += f" ({extra})"
-    return label
+def row_label(run: Any, table: int) -> str:
+    """The row name, short as the paper prints it: the paper's row label of the system in ``table``
+    (or in any table), else the system's name; a run given a name of its own (``run_name``) keeps it.
+    How the run differs from the paper's preset goes to a footnote (``footnotes.run_footnote``),
+    never into the label."""
+    name = str(run.system)
+    system = str(getattr(run, "system_name", name))
+    if name != system:
+        return name
+    return paper_row(system, table) or any_paper_row(system) or system
 
 
 def _at_default_k(runs: pd.DataFrame) -> pd.DataFrame:
@@ -98,9 +84,6 @@ def choose_rows(tidy: pd.DataFrame, view: RunView, dataset: str | None, mode: st
             notes.append(f"Retrieval-only runs of systems shown with judge metrics are not repeated "
                          f"(--mode retrieval shows them): {names}.")
         runs = runs[shown]
-        if judged and len(runs) > len(judged):
-            notes.append("Rows with answerer 'none' are retrieval metrics (recall_any@50, recall_all@50, "
-                         "in_budget_recall), not comparable with the paper's scores.")
     if not runs.empty:
         runs = runs.assign(_rank=runs["system_name"].map(system_rank), _kind=~runs["run"].isin(judged))
         runs = runs.sort_values(["_kind", "_rank", "answerer", "dataset", "k"]).drop(columns=["_rank", "_kind"])

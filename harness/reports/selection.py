@@ -9,7 +9,11 @@ concurrency, timeouts, batch sizes, paths and ``run_name`` are ignored):
   the answerer and the judge;
 - limited runs (``dataset.limit``, ``dataset.categories``), runs whose answers all failed and
   plumbing runs (a local model or a non-provider endpoint) are left out unless asked for;
-- ``allow`` names keys (prefixes) whose differences are tolerated; they then show in the row label;
+- ``allow`` names keys (prefixes) whose differences are tolerated; they then show as the row's
+  footnote (``footnotes.settings_footnote``);
+- a retrieval row (no answerer) tolerates a different encoder without being asked: the paper's
+  LoCoMo and LongMemEval_S encoder needs an API key, a key-less run embeds locally, and a retrieval
+  figure has no paper counterpart anyway; the encoder it used is footnoted;
 - among several matching runs the newest (folder mtime, then name) wins.
 
 Every run left out is named with the first differences, so nothing disappears silently.
@@ -34,6 +38,7 @@ IGNORED_PREFIXES = (
 IGNORED_MODEL_KEYS = ("concurrency", "timeout_s", "max_retries", "api_key_env", "base_url", "local",
                       "local_context_tokens", "batch", "batch_api", "batch_poll_s")
 ANSWER_PREFIXES = ("answerer", "judge", "dataset.answer_max_tokens")
+KEYLESS_TOLERATED = ("encoder.", "encoder_rule")  # retrieval rows: a key-less run embeds with a local encoder
 LIMIT_KEYS = ("dataset.limit", "dataset.categories")
 
 
@@ -75,7 +80,8 @@ class Options:
 class Selection:
     tidy: pd.DataFrame  # the chosen runs only
     notes: list[str] = field(default_factory=list)
-    labels: dict[str, str] = field(default_factory=dict)  # run -> extra label (tolerated differences)
+    differences: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)  # run -> tolerated {key: (ours, preset)}
+    filled: set[int] = field(default_factory=set)  # indices of the jobs a judged run fills
 
 
 def _ignored(key: str) -> bool:
@@ -96,7 +102,9 @@ def differences(run: dict[str, Any], job: dict[str, Any], answers: bool) -> dict
     return out
 
 
-def _tolerated(key: str, run: pd.Series, options: Options) -> bool:
+def _tolerated(key: str, run: pd.Series, options: Options, judged: bool) -> bool:
+    if not judged and key.startswith(KEYLESS_TOLERATED):
+        return True
     if key.startswith(tuple(options.allow)):
         return True
     if options.include_limited and key in LIMIT_KEYS:
@@ -125,7 +133,7 @@ def select_runs(tidy: pd.DataFrame, jobs: Sequence[Job], options: Options = Opti
     wanted = set(datasets) if datasets is not None else {job.dataset for job in jobs}
     runs = runs[runs["dataset"].isin(wanted)].sort_values(["mtime", "run"], ascending=False)
     candidates: dict[tuple[int, bool], list[tuple[int, str]]] = {}
-    labels: dict[str, str] = {}
+    tolerated: dict[str, dict[str, tuple[Any, Any]]] = {}
     left_out: dict[str, str] = {}
     for _, run in runs.iterrows():
         judged = run["answerer"] != "none"
@@ -142,12 +150,11 @@ def select_runs(tidy: pd.DataFrame, jobs: Sequence[Job], options: Options = Opti
             if judged and job.answerer != run["answerer"] and not (options.include_plumbing and run["plumbing"]):
                 continue
             diff = differences(run["config"], job.flat, answers=judged)
-            hard = {k: v for k, v in diff.items() if not _tolerated(k, run, options)}
+            hard = {k: v for k, v in diff.items() if not _tolerated(k, run, options, judged)}
             if not hard:
-                soft = {k: v for k, v in diff.items()}
-                candidates.setdefault((index, judged), []).append((len(soft), run["folder"]))
-                if soft:
-                    labels[run["run"]] = ", ".join(f"{k.split('.')[-1]}={_short(v[0])}" for k, v in soft.items())
+                candidates.setdefault((index, judged), []).append((len(diff), run["folder"]))
+                if diff:
+                    tolerated[run["run"]] = diff
                 best = {}
                 break
             if best is None or len(hard) < len(best):
@@ -157,9 +164,12 @@ def select_runs(tidy: pd.DataFrame, jobs: Sequence[Job], options: Options = Opti
         elif best:
             left_out[run["folder"]] = f"differs from the preset: {_describe(best)}"
     chosen = set()
-    for ranked in candidates.values():  # runs are newest first; a stable sort keeps that among equals
+    filled = set()
+    for (index, judged), ranked in candidates.items():  # runs are newest first; a stable sort keeps that among equals
         ranked = sorted(ranked, key=lambda item: item[0])
         chosen.add(ranked[0][1])
+        if judged:
+            filled.add(index)
         for _, folder in ranked[1:]:
             left_out[folder] = f"another run of the same job is shown ({ranked[0][1]})"
     notes = []
@@ -167,5 +177,5 @@ def select_runs(tidy: pd.DataFrame, jobs: Sequence[Job], options: Options = Opti
         notes.append(f"Left out {len(left_out)} run(s): "
                      + "; ".join(f"{folder}: {why}" for folder, why in sorted(left_out.items())) + ".")
     keep = set(tidy.loc[tidy["folder"].isin(chosen), "run"])
-    labels = {run: text for run, text in labels.items() if run in keep}
-    return Selection(tidy[tidy["run"].isin(keep)].reset_index(drop=True), notes, labels)
+    tolerated = {run: diff for run, diff in tolerated.items() if run in keep}
+    return Selection(tidy[tidy["run"].isin(keep)].reset_index(drop=True), notes, tolerated, filled)

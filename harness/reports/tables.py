@@ -1,43 +1,61 @@
-"""The paper's Tables 1-4 from the results store: one tidy frame, pivoted per table.
+"""The paper's Tables 1-4 from the results store, printed the way the paper prints them.
 
 The runner leaves one folder per run (``<runs>/<dataset>/<label>-<hash>/``: config.json,
 metrics.json). :func:`build_tables` scans them into one tidy frame (``store.scan_runs``), keeps for
 each table the runs its preset asks for (``selection.select_runs``: matched by resolved
-configuration; limited, failed and plumbing runs left out unless asked), and pivots the cells of
-each table (category or dataset as columns) with the paper's published value beside ours
-(``ours / paper``) on judged rows. Runs without an answerer give retrieval rows (recall_any@50,
-recall_all@50, in_budget_recall), labelled as such; a table with no judged row says "retrieval
-fallback" in its title. Every row names the run folder it came from. Table 7 and Figure 4 live in
-``ksweep`` and ``plots``.
+configuration; limited, failed and plumbing runs left out unless asked), and lays each table out as
+the paper does:
+
+- one row per (answerer, system), under the paper's own column headers (``paper.paper_columns``;
+  Table 4: one column per dataset), each cell ``ours (paper)``: our ``<headline>_paper`` (or F1,
+  BLEU-1) and the paper's figure for the same system and answerer;
+- short row labels (the paper's row names); how a run differs from the preset is a numbered
+  footnote (``footnotes``);
+- a judge-score header never holds a retrieval figure: a system with only key-less (answerer none)
+  runs gets the paper's rows with ``—`` for ours, and its retrieval figures go to a block of their
+  own, "retrieval (no paper counterpart)";
+- the preset command (and its dollars) that would fill the judged cells no run fills (``fill``).
+
+The CSV keeps every column (the parsed-only means, the run folder, the footnote text). Table 7 and
+Figure 4 live in ``ksweep`` and ``plots``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from harness.safe_write import StagedWrites
 from harness.reports.comparable import (
-    RowOrigin, beside_paper, judged_value, pairing_notes, paper_metric, parsed_only_text,
+    judged_value, not_comparable_reason, own_wording, pairing_notes, paper_metric, parsed_only_text,
 )
+from harness.reports.fill import FillPlan, dry_run_cost, fill_commands, missing_jobs
+from harness.reports.footnotes import Footnotes, run_footnote
 from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt_delta, fmt_mean_std, is_missing
 from harness.reports.ksweep import k_sweep_data, table7
 from harness.reports.labels import (
-    CATEGORY_COLUMNS, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_BENCHMARK, TABLE_DATASET, is_ablation,
-    paper_row,
+    CATEGORY_COLUMNS, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_BENCHMARK, TABLE_DATASET,
+    is_ablation, paper_row, system_rank,
 )
 from harness.reports.paper import (
-    DEFAULT_PAPER_DIR, PAPER_COLUMNS, load_paper, paper_cell, paper_lookup, paper_reference, paper_values,
+    DEFAULT_PAPER_DIR, PAPER_COLUMNS, PaperColumn, has_paper_row, load_paper, paper_answerers, paper_cell,
+    paper_columns, paper_lookup, paper_reference, paper_values,
 )
 from harness.reports.plots import plot_k_sweep
-from harness.reports.rows import Rows, choose_rows, fallback_note, row_label
+from harness.reports.presets import OUR_BASELINES
+from harness.reports.rows import Rows, choose_rows, row_label
 from harness.reports.selection import Job, Options, select_runs
 from harness.reports.store import DEFAULT_RUNS_DIR, TIDY_COLUMNS, RunView, latest_runs, scan_runs
 
 DEFAULT_OUT_DIR = Path("outputs/tables")  # generated, so untracked (.gitignore covers outputs/); results/paper/ is the tracked reference
 TABLES = (1, 2, 3, 4, 7)
+OURS_ONLY = "*"  # marks a column the paper does not print
+PARSED_SUFFIX = " [parsed grades only]"  # CSV-only columns: the mean over parsed grades
+CSV_ONLY = ("run", "settings")
+RETRIEVAL_TITLE = "Retrieval (no paper counterpart)"
 
 __all__ = [
     "DEFAULT_OUT_DIR", "DEFAULT_PAPER_DIR", "DEFAULT_RUNS_DIR", "PAPER_COLUMNS", "TABLES", "TIDY_COLUMNS", "Table",
@@ -46,75 +64,149 @@ __all__ = [
 ]
 
 
-def _pivot(cells: list[dict], index: list[str], columns: list[str]) -> pd.DataFrame:
-    """Long cells (index..., column, text) -> one row per index, columns in the given order."""
-    if not cells:
-        return pd.DataFrame(columns=[*index, *columns])
-    long = pd.DataFrame(cells)
-    long["_row"] = pd.factorize(long[index].astype(str).agg("\x1f".join, axis=1))[0]
-    wide = long.pivot(index="_row", columns="column", values="text").reindex(columns=columns).astype(object).fillna(MISSING)
-    keys = long.drop_duplicates("_row").set_index("_row")[index]
-    return keys.join(wide).reset_index(drop=True)[[*index, *columns]]
+def table_columns(paper: pd.DataFrame, number: int, dataset: str) -> list[PaperColumn]:
+    """The paper's columns of a per-category table, then ours it does not print (marked ``*``): for
+    LoCoMo the adversarial category, for LongMemEval_S the task-averaged row."""
+    columns = paper_columns(paper, number)
+    printed = {(c.category, c.metric) for c in columns}
+    suffix = {c.metric: c.header.rsplit(" ", 1)[-1] for c in columns if " " in c.header}
+    several = len(JUDGE_METRICS[dataset]) > 1
+    for label, category in CATEGORY_COLUMNS[dataset]:
+        for metric in JUDGE_METRICS[dataset]:
+            if (category, metric) not in printed:
+                header = f"{label} {suffix.get(metric, metric)}" if several else label
+                columns.append(PaperColumn(header + OURS_ONLY, category, metric, in_paper=False))
+    return columns
+
+
+def _answerers(paper_side: Sequence[str], ours: Iterable[str]) -> list[str]:
+    """The paper's answerers in its order, then ours it does not report."""
+    return list(dict.fromkeys([*paper_side, *sorted(set(ours) - set(paper_side))]))
+
+
+def _pair(ours: str, paper_text: str | None) -> str:
+    """One cell: ``ours (paper)``; ours alone where no paper figure may stand beside it."""
+    return ours if paper_text is None else f"{ours} ({paper_text})"
+
+
+def _pairable(run: Any, prow: str | None, paper: pd.DataFrame, number: int) -> bool:
+    return (has_paper_row(paper, number, prow) and not not_comparable_reason(str(run.kind))
+            and not own_wording(run.wording))
+
+
+def _paper_prints(values: dict, prow: str | None, answerer: str) -> bool:
+    """Whether the paper prints a row ``prow`` for ``answerer`` in this table."""
+    return any(paper_lookup(values, prow, answerer, category, metric) is not None
+               for (_row, _answerer, category, metric) in values if _row == prow)
+
+
+def _runs_note(rows: list[tuple[str, str, str]]) -> list[str]:
+    """Which run folder each row comes from: (label, answerer, folder)."""
+    if not rows:
+        return []
+    return ["Runs: " + "; ".join(f"{label} [{answerer}]: {folder}" for label, answerer, folder in rows) + "."]
+
+
+def _fill_lines(fill: FillPlan | None) -> list[str]:
+    return fill.lines() if fill is not None else []
 
 
 def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: str = "auto",
-                   notes: Sequence[str] = (), labels: dict[str, str] | None = None) -> Table:
-    """One benchmark per category: judged rows print the paper-comparable ``<headline>_paper`` (and
-    the benchmark's other shown metrics) beside the paper's value; the parsed-only ``<headline>``
-    rows are kept for the CSV. Retrieval rows print the fallback metrics alone."""
+                   notes: Sequence[str] = (), differences: dict | None = None, fill: FillPlan | None = None) -> Table:
+    """One benchmark per category, laid out as the paper's table (see the module's docstring)."""
     dataset = TABLE_DATASET[number]
     title, judge_detail = TABLE_BENCHMARK[number].table_title
     headline = HEADLINE[dataset]
     view = RunView(tidy)
     rows: Rows = choose_rows(tidy, view, dataset=dataset, mode=mode, keep=lambda s: not is_ablation(s))
     values = paper_values(paper, number)
-    columns = CATEGORY_COLUMNS[dataset]
-    cells = []
-    origins: list[RowOrigin] = []
+    columns = table_columns(paper, number, dataset)
+    differences = differences or {}
+    marks = Footnotes()
+    runs = list(rows.runs.itertuples())
+    judged = {(r.system, r.answerer): r for r in runs if r.run in rows.judged}
+    systems = sorted(dict.fromkeys(r.system for r in runs), key=lambda name: system_rank(
+        next(r.system_name for r in runs if r.system == name)))
+    any_run = {r.system: r for r in runs}
+    out: list[dict[str, str]] = []
+    origins: list[tuple[str, str, str]] = []
     marked = std_left_out = False
-    for run in rows.runs.itertuples():
-        judged = run.run in rows.judged
-        label = row_label(run, labels)
-
-        def add(metric: str, column: str, text: str) -> None:
-            cells.append({"system": label, "answerer": run.answerer, "metric": metric, "run": run.folder,
-                          "column": column, "text": text})
-
-        if not judged:
-            for metric in FALLBACK_METRICS:
-                for column, category in columns:
-                    add(metric, column, fmt_mean_std(view.value(run.run, category, metric),
-                                                     view.value(run.run, category, f"{metric}_std"), metric))
-            continue
-        origins.append(RowOrigin(label, run.answerer, run.kind, run.wording, run.folder))
-        for metric in JUDGE_METRICS[dataset]:
-            for column, category in columns:
+    for answerer in _answerers(paper_answerers(paper, number), (a for _s, a in judged)):
+        for system in systems:
+            run = judged.get((system, answerer))
+            sample = run if run is not None else any_run[system]
+            label, prow = row_label(sample, number), paper_row(sample.system_name, number)
+            pairable = _pairable(sample, prow, paper, number)
+            if run is None:  # the paper's row, nothing of ours under its judge headers
+                if not pairable or not _paper_prints(values, prow, answerer):
+                    continue
+                cells = {c.header: _pair(MISSING, paper_cell(values, prow, answerer, c.category, c.metric))
+                         if c.in_paper else MISSING for c in columns}
+                out.append({"answerer": answerer, "system": label, **cells, "run": MISSING, "settings": MISSING})
+                continue
+            footnote = run_footnote(run, differences.get(run.run))
+            label += marks.mark([footnote])
+            origins.append((label, answerer, run.folder))
+            cells, parsed = {}, {}
+            for column in columns:
+                category, metric = column.category, column.metric
                 if metric == headline:
                     cell = judged_value(view, run.run, category, metric, bool(run.all_graded))
                     text, comparable = cell.text(metric), cell.comparable
                     marked |= not comparable
                     std_left_out |= not run.all_graded and not is_missing(view.value(run.run, category, f"{metric}_std"))
-                    add(metric, column, parsed_only_text(view, run.run, category, metric))
-                    shown = paper_metric(metric)
+                    parsed[column.header + PARSED_SUFFIX] = parsed_only_text(view, run.run, category, metric)
                 else:
                     text = fmt_mean_std(view.value(run.run, category, metric),
                                         view.value(run.run, category, f"{metric}_std"), metric)
-                    comparable, shown = True, metric
-                paper_text = paper_cell(values, paper_row(run.system_name, number), run.answerer, category, metric)
-                add(shown, column, beside_paper(text, comparable, run.kind, run.wording, paper_text))
-    frame = _pivot(cells, ["system", "answerer", "metric", "run"], [c for c, _ in columns])
-    frame = frame[["system", "answerer", "metric", *[c for c, _ in columns], "run"]]
+                    comparable = True
+                paper_text = paper_cell(values, prow, answerer, category, metric) if (
+                    column.in_paper and pairable and comparable) else None
+                cells[column.header] = _pair(text, paper_text)
+            out.append({"answerer": answerer, "system": label, **cells, **parsed, "run": run.folder,
+                        "settings": footnote or MISSING})
+    headers = [c.header for c in columns]
+    parsed_columns = [c.header + PARSED_SUFFIX for c in columns if c.metric == headline]
+    frame = pd.DataFrame(out, columns=["answerer", "system", *headers, *parsed_columns, *CSV_ONLY])
+    frame[parsed_columns] = frame[parsed_columns].astype(object).fillna(MISSING)
+    retrieval = _retrieval_block(view, [r for r in runs if r.run not in rows.judged], CATEGORY_COLUMNS[dataset],
+                                 number, marks, differences)
     all_notes = [*notes, *rows.notes]
     if rows.judged:
-        all_notes.append(f"Cells are ours / paper (the paper's value for the same system and answerer; n/a where it "
-                         f"reports none). Ours is {paper_metric(headline)}: 100/N over every question, a failed or "
-                         f"unparsable grade counting 0, as the paper's scripts score; the mean over parsed grades "
-                         f"only ({headline}) is in the CSV.")
-        all_notes += pairing_notes(origins, marked, std_left_out, paper_metric(headline))
-    all_notes += TABLE_BENCHMARK[number].table_notes
-    head = f"Table {number}: {title}" + (f": {judge_detail}" if rows.judged else fallback_note(False, FALLBACK_METRICS))
-    return Table(f"table{number}", head, frame, all_notes, paper_reference(paper, number), bool(rows.judged),
-                 csv_only=(headline,) if rows.judged else ())
+        all_notes += pairing_notes(marked, std_left_out, paper_metric(headline))
+    origins += [(row_label(r, number), r.answerer, r.folder) for r in runs if r.run not in rows.judged]
+    all_notes += [*TABLE_BENCHMARK[number].table_notes, *_runs_note(origins)]
+    metric_words = " / ".join([paper_metric(headline), *JUDGE_METRICS[dataset][1:]])
+    cell_format = (f"Each cell: ours (the paper's figure for the same system and answerer). Ours: {metric_words}; "
+                   f"{paper_metric(headline)} is 100/N over every question, a failed or unparsable grade counting 0, "
+                   f"as the paper's scripts score. {MISSING}: no figure of ours (no answered run, or none in it); "
+                   f"{NOT_AVAILABLE}: the paper prints none; {OURS_ONLY}: a column the paper does not print.")
+    return Table(f"table{number}", f"Table {number}: {title}: {judge_detail}", frame, all_notes,
+                 paper_reference(paper, number), bool(rows.judged), csv_only=(*parsed_columns, *CSV_ONLY),
+                 cell_format=cell_format, footnotes=marks.lines(), retrieval=retrieval,
+                 retrieval_title=_retrieval_title(), fill=_fill_lines(fill))
+
+
+def _retrieval_title() -> str:
+    return f"{RETRIEVAL_TITLE}: runs without an answerer; {', '.join(FALLBACK_METRICS)}"
+
+
+def _retrieval_block(view: RunView, runs: list, columns: Sequence[tuple[str, str]], number: int, marks: Footnotes,
+                     differences: dict) -> pd.DataFrame | None:
+    """Our retrieval figures, one row per (system, metric), ``columns`` as (label, category); never
+    under a judge-score header."""
+    if not runs:
+        return None
+    out = []
+    for run in runs:
+        label = row_label(run, number) + marks.mark([run_footnote(run, differences.get(run.run), judged=False)])
+        for metric in FALLBACK_METRICS:
+            cells = {}
+            for column, category in columns:
+                value = view.value(run.run, category, metric)
+                cells[column] = fmt_mean_std(value, view.value(run.run, category, f"{metric}_std"), metric)
+            out.append({"system": label, "metric": metric, **cells, "run": run.folder})
+    return pd.DataFrame(out, columns=["system", "metric", *[c for c, _ in columns], "run"])
 
 
 def table1(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", **kw) -> Table:
@@ -129,91 +221,137 @@ def table3(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", **kw) ->
     return category_table(tidy, paper, 3, mode, **kw)
 
 
+def _paper_with_delta(values: dict, prow: str | None, answerer: str, dataset: str, metric: str) -> str:
+    printed = paper_lookup(values, prow, answerer, dataset, metric)
+    if printed is None:
+        return NOT_AVAILABLE
+    delta = paper_lookup(values, prow, answerer, dataset, "delta_vs_mempp")
+    return printed if delta is None else f"{printed} Δ{delta}"
+
+
 def table4(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", notes: Sequence[str] = (),
-           labels: dict[str, str] | None = None) -> Table:
-    """Ablations: datasets as columns, each cell the overall and its change from mempp (judged rows:
-    ``<headline>_paper`` beside the paper; the parsed-only ``<headline>`` row is kept for the CSV)."""
+           differences: dict | None = None, fill: FillPlan | None = None) -> Table:
+    """Ablations: one row per (answerer, system), one column per dataset as the paper prints it; each
+    cell our overall and its change from Mem++ (``Δ``), then the paper's in parentheses."""
     view = RunView(tidy)
     rows = choose_rows(tidy, view, dataset=None, mode=mode, keep=lambda s: s == "mempp" or is_ablation(s))
     values = paper_values(paper, 4)
-    runs = rows.runs.assign(label=[row_label(r, labels) for r in rows.runs.itertuples()])
-    base = {(r.dataset, r.answerer, r.run in rows.judged): r for r in runs.itertuples() if r.system_name == "mempp"}
-    parsed_name = " / ".join(HEADLINE[d] for d in DATASET_LABELS)
-    paper_name = " / ".join(paper_metric(HEADLINE[d]) for d in DATASET_LABELS)
-    cells = []
-    origins: list[RowOrigin] = []
+    differences = differences or {}
+    marks = Footnotes()
+    runs = list(rows.runs.itertuples())
+    judged = {(r.system, r.answerer, r.dataset): r for r in runs if r.run in rows.judged}
+    systems = sorted(dict.fromkeys(r.system for r in runs), key=lambda name: system_rank(
+        next(r.system_name for r in runs if r.system == name)))
+    any_run = {r.system: r for r in runs}
+    base = {(r.answerer, r.dataset): r for r in runs if r.run in rows.judged and r.system_name == "mempp"}
+    headers = {dataset: label for dataset, label in DATASET_LABELS.items()}
+    out: list[dict[str, str]] = []
+    origins: list[tuple[str, str, str]] = []
     marked = std_left_out = False
 
-    def ours(r, metric: str, judged: bool) -> tuple[float, str, bool]:
-        """The overall a cell prints for run ``r``: (value, text, comparable)."""
-        if not judged:
-            value = view.value(r.run, "overall", metric)
-            return value, fmt_mean_std(value, view.value(r.run, "overall", f"{metric}_std"), metric), True
+    def ours(r: Any, metric: str) -> tuple[float, str, bool]:
         cell = judged_value(view, r.run, "overall", metric, bool(r.all_graded))
         return cell.value, cell.text(metric), cell.comparable
 
-    for (label, answerer, judged), group in runs.groupby(
-            ["label", "answerer", runs["run"].isin(rows.judged).rename("judged")], sort=False):
-        for metric_row in ([paper_name, parsed_name] if judged else FALLBACK_METRICS):
-            for dataset, column in DATASET_LABELS.items():
-                metric = HEADLINE[dataset] if metric_row in (paper_name, parsed_name) else metric_row
-                match = group[group["dataset"] == dataset]
-                text, folder = MISSING, None
-                if not match.empty:
-                    r = next(match.itertuples())
-                    folder = r.folder
-                    if metric_row == parsed_name:
-                        cells.append({"system": label, "answerer": answerer, "metric": metric_row, "column": column,
-                                      "text": parsed_only_text(view, r.run, "overall", metric), "run": folder})
-                        continue
-                    value, text, comparable = ours(r, metric, judged)
-                    ref = base.get((dataset, answerer, judged))
-                    if r.system_name != "mempp" and ref is not None and not is_missing(value):
-                        ref_value, _, ref_comparable = ours(ref, metric, judged)
-                        if not is_missing(ref_value) and ref_comparable == comparable:
-                            text += f" ({fmt_delta(value - ref_value, metric)})"
-                    if judged:
-                        origins.append(RowOrigin(label, answerer, r.kind, r.wording, folder))
-                        marked |= not comparable
-                        std_left_out |= not r.all_graded and not is_missing(view.value(r.run, "overall", f"{metric}_std"))
-                        printed = paper_lookup(values, paper_row(r.system_name, 4), answerer, dataset, metric)
-                        text = beside_paper(text, comparable, r.kind, r.wording,
-                                            printed if printed is not None else NOT_AVAILABLE)
-                elif metric_row == parsed_name:
-                    cells.append({"system": label, "answerer": answerer, "metric": metric_row, "column": column,
-                                  "text": MISSING, "run": None})
+    for answerer in _answerers(paper_answerers(paper, 4), (a for _s, a, _d in judged)):
+        for system in systems:
+            mine = {d: judged.get((system, answerer, d)) for d in headers}
+            sample = next((r for r in mine.values() if r is not None), any_run[system])
+            label, prow = row_label(sample, 4), paper_row(sample.system_name, 4)
+            pairable = _pairable(sample, prow, paper, 4)
+            if all(r is None for r in mine.values()) and not (
+                    pairable and any(paper_lookup(values, prow, answerer, d, HEADLINE[d]) for d in headers)):
+                continue
+            cells, parsed, footnotes, folders = {}, {}, [], []
+            for dataset, header in headers.items():
+                metric, r = HEADLINE[dataset], mine[dataset]
+                paper_text = _paper_with_delta(values, prow, answerer, dataset, metric) if pairable else None
+                if r is None:
+                    cells[header] = _pair(MISSING, paper_text)
+                    parsed[header + PARSED_SUFFIX] = MISSING
                     continue
-                elif judged:
-                    printed = paper_lookup(values, paper_row(group["system_name"].iloc[0], 4), answerer, dataset, metric)
-                    text += f" / {printed if printed is not None else NOT_AVAILABLE}"
-                cells.append({"system": label, "answerer": answerer, "metric": metric_row, "column": column,
-                              "text": text, "run": folder})
-    frame = _pivot(cells, ["system", "answerer", "metric"], list(DATASET_LABELS.values()))
-    if not frame.empty:
-        folders = (pd.DataFrame(cells).dropna(subset=["run"]).groupby(["system", "answerer", "metric"], sort=False)["run"]
-                   .agg(", ".join))
-        frame = frame.join(folders, on=["system", "answerer", "metric"])
-        frame["run"] = frame["run"].fillna(MISSING)
-    all_notes = [*notes, *rows.notes, "Overall of each dataset; (+/-x) is the change from mempp with the same answerer."]
+                value, text, comparable = ours(r, metric)
+                ref = base.get((answerer, dataset))
+                if r.system_name != "mempp" and ref is not None and not is_missing(value):
+                    ref_value, _, ref_comparable = ours(ref, metric)
+                    if not is_missing(ref_value) and ref_comparable == comparable:
+                        text += f" Δ{fmt_delta(value - ref_value, metric)}"
+                marked |= not comparable
+                std_left_out |= not r.all_graded and not is_missing(view.value(r.run, "overall", f"{metric}_std"))
+                cells[header] = _pair(text, paper_text if comparable else None)
+                parsed[header + PARSED_SUFFIX] = parsed_only_text(view, r.run, "overall", metric)
+                footnotes.append(run_footnote(r, differences.get(r.run), where=header))
+                folders.append(r.folder)
+            label += marks.mark(footnotes)
+            if folders:
+                origins.append((label, answerer, ", ".join(folders)))
+            out.append({"answerer": answerer, "system": label, **cells, **parsed,
+                        "run": ", ".join(folders) or MISSING, "settings": "; ".join(f for f in footnotes if f) or MISSING})
+    parsed_columns = [h + PARSED_SUFFIX for h in headers.values()]
+    frame = pd.DataFrame(out, columns=["answerer", "system", *headers.values(), *parsed_columns, *CSV_ONLY])
+    retrieval_runs = [r for r in runs if r.run not in rows.judged]
+    retrieval = _retrieval_table4(view, retrieval_runs, marks, differences)
+    all_notes = [*notes, *rows.notes]
     if rows.judged:
-        all_notes.append(f"Cells are ours / paper (the paper's ablation used answerer claude-sonnet-4-6). Ours is "
-                         f"{paper_name}: 100/N over every question, a failed or unparsable grade counting 0, as the "
-                         f"paper's scripts score; the means over parsed grades only ({parsed_name}) are in the CSV.")
-        all_notes += pairing_notes(list(dict.fromkeys(origins)), marked, std_left_out, paper_name)
-    metrics = ["overall " + HEADLINE[d] for d in DATASET_LABELS] if rows.judged else FALLBACK_METRICS
-    title = f"Table 4: Ablations of Mem++ (mempp vs mempp_*){fallback_note(bool(rows.judged), metrics)}"
-    return Table("table4", title, frame, all_notes, paper_reference(paper, 4), bool(rows.judged),
-                 csv_only=(parsed_name,) if rows.judged else ())
+        paper_name = " / ".join(paper_metric(HEADLINE[d]) for d in DATASET_LABELS)
+        all_notes += pairing_notes(marked, std_left_out, paper_name)
+    origins += [(row_label(r, 4), r.answerer, r.folder) for r in retrieval_runs]
+    all_notes += _runs_note(origins)
+    cell_format = ("Each cell: ours Δ(change from Mem++ with the same answerer) (the paper's figure and change; "
+                   "the paper's ablation used answerer claude-sonnet-4-6). Ours: the overall "
+                   f"{' / '.join(paper_metric(HEADLINE[d]) for d in DATASET_LABELS)}, 100/N over every question; "
+                   f"{MISSING}: no answered run of ours; {NOT_AVAILABLE}: the paper prints none.")
+    return Table("table4", "Table 4: Ablations of Mem++ (mempp vs mempp_*)", frame, all_notes,
+                 paper_reference(paper, 4), bool(rows.judged), csv_only=(*parsed_columns, *CSV_ONLY),
+                 cell_format=cell_format, footnotes=marks.lines(), retrieval=retrieval,
+                 retrieval_title=_retrieval_title(), fill=_fill_lines(fill))
+
+
+def _retrieval_table4(view: RunView, runs: list, marks: Footnotes, differences: dict) -> pd.DataFrame | None:
+    """Table 4's retrieval block: one row per (system, metric), a column per dataset (its overall)."""
+    if not runs:
+        return None
+    out = []
+    base = {r.dataset: r for r in runs if r.system_name == "mempp"}
+    for system in dict.fromkeys(r.system for r in runs):
+        mine = {r.dataset: r for r in runs if r.system == system}
+        sample = next(iter(mine.values()))
+        label = row_label(sample, 4) + marks.mark(
+            [run_footnote(r, differences.get(r.run), judged=False, where=DATASET_LABELS.get(d, d)) for d, r in mine.items()])
+        for metric in FALLBACK_METRICS:
+            cells = {}
+            for dataset, header in DATASET_LABELS.items():
+                r = mine.get(dataset)
+                value = view.value(r.run, "overall", metric) if r is not None else float("nan")
+                text = MISSING if r is None else fmt_mean_std(value, view.value(r.run, "overall", f"{metric}_std"), metric)
+                ref = base.get(dataset)
+                if r is not None and ref is not None and ref.run != r.run and not is_missing(value):
+                    ref_value = view.value(ref.run, "overall", metric)
+                    if not is_missing(ref_value):
+                        text += f" Δ{fmt_delta(value - ref_value, metric)}"
+                cells[header] = text
+            out.append({"system": label, "metric": metric, **cells,
+                        "run": ", ".join(r.folder for r in mine.values())})
+    return pd.DataFrame(out, columns=["system", "metric", *DATASET_LABELS.values(), "run"])
 
 
 BUILDERS = {1: table1, 2: table2, 3: table3, 4: table4, 7: table7}
 
 
+def fill_plan(jobs: Sequence[Job], filled: set[int], estimate: bool = False, progress: bool = False) -> FillPlan:
+    """The preset jobs (the paper's systems, not our extra baselines) no answered run fills, as commands;
+    ``estimate``: with their dry-run dollars, computed here."""
+    missing = [job for job in missing_jobs(jobs, filled) if job.system not in OUR_BASELINES]
+    cost = dry_run_cost(missing, progress=progress) if estimate and missing else None
+    return FillPlan(tuple(fill_commands(missing)), tuple(missing), cost)
+
+
 def build_tables(runs_dir: str | Path = DEFAULT_RUNS_DIR, paper_dir: str | Path | None = DEFAULT_PAPER_DIR,
                  tables: Iterable[int] = TABLES, mode: str = "auto", jobs: dict[int, list[Job]] | None = None,
-                 options: Options = Options()) -> list[Table]:
+                 options: Options = Options(), estimate: bool = False, progress: bool = False) -> list[Table]:
     """Every requested table. ``jobs``: the preset jobs per table (``presets.table_jobs``); without
-    them each table takes the newest run per (dataset, system, k, answerer), as a quick look."""
+    them each table takes the newest run per (dataset, system, k, answerer), as a quick look, and
+    names no fill command. ``estimate``: price the fill commands by dry runs, in-process."""
     tidy = scan_runs(runs_dir)
     paper = load_paper(paper_dir)
     out = []
@@ -222,15 +360,17 @@ def build_tables(runs_dir: str | Path = DEFAULT_RUNS_DIR, paper_dir: str | Path 
             raise ValueError(f"unknown table {number}; choose from {sorted(BUILDERS)}")
         if jobs is not None and number in jobs:
             chosen = select_runs(tidy, jobs[number], options)
-            out.append(BUILDERS[number](chosen.tidy, paper, mode=mode, notes=chosen.notes, labels=chosen.labels))
+            fill = fill_plan(jobs[number], chosen.filled, estimate, progress)
+            out.append(BUILDERS[number](chosen.tidy, paper, mode=mode, notes=chosen.notes,
+                                        differences=chosen.differences, fill=fill))
         else:
             out.append(BUILDERS[number](latest_runs(tidy), paper, mode=mode))
     return out
 
 
 def write_tables(tables: Sequence[Table], out_dir: str | Path = DEFAULT_OUT_DIR) -> list[Path]:
-    """``<key>.md`` and ``<key>.csv`` per table (plus ``<key>_paper.csv`` for the paper's
-    reference table) and ``tables.md`` with all of them.
+    """``<key>.md`` and ``<key>.csv`` per table (plus ``<key>_retrieval.csv`` for its retrieval
+    block and ``<key>_paper.csv`` for the paper's whole table as published) and ``tables.md``.
 
     Every file is written to a temporary name first and all are renamed together at the end
     (:class:`~harness.safe_write.StagedWrites`): a kill or a full disk while writing leaves the
@@ -240,6 +380,8 @@ def write_tables(tables: Sequence[Table], out_dir: str | Path = DEFAULT_OUT_DIR)
         for table in tables:
             staged.write(out_dir / f"{table.key}.md", table.markdown())
             staged.write(out_dir / f"{table.key}.csv", table.frame.to_csv(index=False))
+            if table.retrieval is not None and not table.retrieval.empty:
+                staged.write(out_dir / f"{table.key}_retrieval.csv", table.retrieval.to_csv(index=False))
             if table.paper is not None and not table.paper.empty:
                 staged.write(out_dir / f"{table.key}_paper.csv", table.paper.to_csv(index=False))
         staged.write(out_dir / "tables.md", "\n".join(t.markdown() for t in tables))

@@ -1,0 +1,159 @@
+"""What would fill a table's empty judged cells: the preset command for the jobs no answered run
+fills, and its dollars.
+
+The command is the table's preset (``configs/experiment/``) narrowed to the missing jobs, e.g.
+``python run.py +experiment=table2 system=mempp,rag_4096 answerer=gpt-4.1-mini,gpt-4o-mini``. The
+dollars come from the dry-run machinery (``estimate=true``: ``harness.runner.run`` prices every
+answer and judge call, cache hits free, and never embeds nor sends anything). A dry run loads the
+dataset and counts every prompt's tokens: measured on LoCoMo with 2 shared cores, 1.5-8 s a
+retrieval-based job and 1-1.5 minutes a Full Context job, 4 min 14 s for Table 2's 14 jobs
+($106.81, 91,854 calls, with an empty cache). That is too slow for every rebuild of the tables, so by
+default a table prints the ``estimate=true`` command that prints the dollars, and
+``make_tables.py --estimate`` runs those dry runs in-process and prints the figure itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from tqdm import tqdm
+
+from harness.reports.selection import Job
+
+log = logging.getLogger(__name__)
+RUN_COMMAND = "python run.py"
+LOADER_LOGGER = "loaders"  # the dataset notes a run prints (known upstream quirks); the tables' notes do not need them
+
+
+@dataclass(frozen=True)
+class DryRunCost:
+    """The dry-run figure of some jobs: dollars over the priced ones, calls, and what could not be priced."""
+
+    usd: float
+    calls: int
+    jobs: int
+    unpriced: tuple[str, ...] = ()  # jobs with an unknown price or a dry run that failed, with why
+
+    def text(self) -> str:
+        dollars = f"${self.usd:,.2f}"
+        if self.unpriced:
+            dollars = f"at least {dollars} ({len(self.unpriced)} job(s) not priced: {'; '.join(self.unpriced[:2])})"
+        return f"{dollars} for {self.calls:,} answer and judge calls over {self.jobs} job(s) (dry run, nothing sent)"
+
+
+@dataclass(frozen=True)
+class FillPlan:
+    """The jobs of a table's presets that no answered run fills, as the commands that would run them."""
+
+    commands: tuple[str, ...]
+    jobs: tuple[Job, ...]
+    cost: DryRunCost | None = None  # None: not computed here (the estimate command prints it)
+
+    def lines(self) -> list[str]:
+        if not self.jobs:
+            return []
+        head = (f"Not run yet, {len(self.jobs)} judged job(s) of the preset (their cells print — beside the paper's "
+                f"figure); to fill them:")
+        lines = [head, *[f"`{command}`" for command in self.commands]]
+        if self.cost is not None:
+            lines.append(f"Estimated cost: {self.cost.text()}.")
+        else:
+            lines.append("Dollars: " + " / ".join(f"`{c} estimate=true`" for c in self.commands)
+                         + " prints them without sending anything (or `make_tables.py --estimate` here).")
+        return lines
+
+
+def _sweep_values(job: Job) -> tuple[tuple[str, str], ...]:
+    """The job's sweep choices (``key=value`` overrides past ``+experiment=``), as (key, value) pairs."""
+    pairs = []
+    for override in job.overrides:
+        if override.startswith("+experiment="):
+            continue
+        key, _, value = override.partition("=")
+        pairs.append((key, value))
+    return tuple(pairs)
+
+
+def fill_commands(jobs: Sequence[Job]) -> list[str]:
+    """The fewest preset commands that run exactly ``jobs``: per preset, jobs that share every
+    sweep choice but one are merged into ``key=a,b`` (a Hydra multirun takes the product)."""
+    groups: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+    for job in jobs:
+        groups.setdefault(job.table, []).append(_sweep_values(job))
+    commands = []
+    for preset, combos in groups.items():
+        merged: list[list[tuple[str, list[str]]]] = [[(k, [v]) for k, v in combo] for combo in dict.fromkeys(combos)]
+        for position in range(max((len(c) for c in merged), default=0) - 1, -1, -1):
+            out: dict[tuple, list[tuple[str, list[str]]]] = {}
+            for combo in merged:
+                if position >= len(combo):
+                    out[tuple((k, tuple(v)) for k, v in combo)] = combo
+                    continue
+                rest = tuple((k, tuple(v)) for i, (k, v) in enumerate(combo) if i != position)
+                if rest in out:
+                    key, values = out[rest][position]
+                    out[rest][position] = (key, values + [v for v in combo[position][1] if v not in values])
+                else:
+                    out[rest] = [(k, list(v)) for k, v in combo]
+            merged = list(out.values())
+        for combo in merged:
+            choices = " ".join(f"{key}={','.join(values)}" for key, values in combo)
+            commands.append(f"{RUN_COMMAND} +experiment={preset} {choices}".rstrip())
+    return commands
+
+
+def missing_jobs(jobs: Sequence[Job], filled: set[int], systems: Sequence[str] | None = None) -> list[Job]:
+    """The jobs (of ``systems`` only, when given) whose judged row no selected run fills."""
+    return [job for index, job in enumerate(jobs)
+            if index not in filled and (systems is None or job.system in systems)]
+
+
+def dry_run_cost(jobs: Sequence[Job], progress: bool = True,
+                 estimate: Callable[[Job], tuple[float | None, int]] | None = None) -> DryRunCost:
+    """The dry run (``estimate=true``) of every job, in-process: dollars and calls summed."""
+    estimate = estimate or estimate_job
+    usd, calls, unpriced = 0.0, 0, []
+    for job in tqdm(jobs, desc="dry runs (estimate=true)", unit="job", disable=not progress):
+        try:
+            with _quiet(LOADER_LOGGER):  # the dataset's notes, once per job, would bury the tables
+                dollars, job_calls = estimate(job)
+        except Exception as exc:  # a missing dataset, a bad preset: the figure says so, the tables still build
+            log.warning("dry run of %s failed: %s", job.system, type(exc).__name__)
+            unpriced.append(f"{job.system} [{job.answerer}]: {type(exc).__name__}")
+            continue
+        calls += job_calls
+        if dollars is None:
+            unpriced.append(f"{job.system} [{job.answerer}]: a price is unknown")
+        else:
+            usd += dollars
+    return DryRunCost(usd, calls, len(jobs), tuple(unpriced))
+
+
+@contextlib.contextmanager
+def _quiet(name: str):
+    """Warnings of logger ``name`` left out while the block runs (errors still shown)."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def estimate_job(job: Job) -> tuple[float | None, int]:
+    """One job's dry run, as ``python run.py <overrides> estimate=true`` would do it: (dollars or None
+    when a price is unknown, answer and judge calls)."""
+    from harness.compose import compose_config
+    from harness.config import RunConfig
+    from harness.runner import run
+
+    raw = compose_config([*job.overrides, "estimate=true", "progress=false"])
+    result = run(RunConfig.from_dict(raw), list(job.overrides))
+    priced = ([result.embedding_estimate] if result.embedding_estimate is not None else []) + list(result.estimates)
+    dollars = [e.usd for e in priced]
+    calls = sum(getattr(e, "calls", 0) for e in result.estimates)
+    return (None if any(d is None for d in dollars) else sum(dollars)), calls

@@ -75,9 +75,8 @@ class SystemEntry:
     a note on Mem++ legs that placed no row. ``context``: the system's own context layout (None:
     the harness's ranked blocks, ``memplusplus.evidence.render``); it returns the rendered context
     and where each hit's text sits in it (objects with ``start``, ``length``, ``sources``).
-    ``table_label``: the row name the tables print (None: the system's name). ``not_comparable``:
-    why its numbers cannot stand beside the paper's row of the same name (None: they can); the
-    tables then print ours alone, with this reason as a note. ``diagnoses``: the built memory
+    ``not_comparable``: why its numbers cannot stand beside the paper's row of the same name (None:
+    they can); the tables then print ours alone, with this reason as a footnote. ``diagnoses``: the built memory
     reports where given documents ranked in each leg and in the fused list (``diagnose``), which
     the records keep to explain a miss.
     """
@@ -91,7 +90,6 @@ class SystemEntry:
     context_chars: Callable[[dict[str, Any]], int] | None = None
     leg_note: bool = False
     context: ContextLayout | None = None
-    table_label: str | None = None
     not_comparable: str | None = None
     diagnoses: bool = False  # its memory has diagnose(query, as_of, doc_ids, depth): per-leg and fused ranks
 

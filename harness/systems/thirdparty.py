@@ -64,12 +64,12 @@ def _zep_context(hits, budget):
 # (mem0) / facts and entities, "Speaker: text" bodies, the cosine floor, no future date (zep).
 ENTRIES = (
     SystemEntry("mem0", _thirdparty("mem0", "Mem0Memory"), write_calls=_mem0_calls, check=_check, version=1,
-                context=_mem0_context, table_label="Mem0 (mem0ai, local)",
+                context=_mem0_context,
                 not_comparable="the paper's Mem0 row is the hosted Mem0 platform driven by mem0's own LoCoMo "
                                "scripts (evaluation/src/memzero/ calls MemoryClient); ours is the open-source "
                                "mem0ai library run locally"),
     SystemEntry("zep", _thirdparty("zep", "ZepMemory"), write_calls=_zep_calls, check=_check, version=1,
-                context=_zep_context, table_label="Zep (graphiti-core, local)",
+                context=_zep_context,
                 not_comparable="the paper's Zep row is the hosted Zep cloud driven by mem0's LoCoMo scripts "
                                "(evaluation/src/zep/ calls zep_cloud); ours is the open-source graphiti-core "
                                "library on an embedded Kuzu database"),

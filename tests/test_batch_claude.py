@@ -28,7 +28,7 @@ from harness.qa_checks import check_qa_ready
 from memory_protocol import ConfigError
 from model_clients.batch.anthropic_batches import INSTALL_HINT
 from model_clients.batch.journal import pending_in
-from model_clients.batch.runner import BatchError, BatchOptions, unavailable
+from model_clients.batch.runner import BatchOptions, refusal, unavailable
 from model_clients.chat_types import ChatRequest
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import LLMClient, LLMConfig
@@ -148,6 +148,18 @@ def test_the_locomo_judges_json_mode_on_anthropic_batches_is_refused_in_one_line
         fine = RunConfig.from_dict(compose_config(["dataset=locomo", "answerer=gpt-4.1-mini", "judge.batch=true",
                                                    "judge.batch_api=anthropic", *extra, "estimate=true"]))
         assert check_qa_ready(fine) is not None
+
+
+def test_refusal_judges_a_roles_request_shape_only_for_anthropic():
+    claude = LLMConfig(model=MODEL, base_url="https://api.anthropic.com/v1/", seed=None)
+    no_tokens = refusal(claude, "judge", None, {})
+    assert no_tokens is not None and "max_tokens is None, but Anthropic requires it" in no_tokens
+    assert refusal(claude, "answerer", 1024, {}) is None
+    assert refusal(claude, "answerer", 1024, {"response_format": {"type": "text"}}) is None
+    json_mode = {"response_format": {"type": "json_object"}}
+    assert refusal(claude, "judge", 512, json_mode) is not None
+    openai_side = LLMConfig(model="gpt-4o-mini", batch_api="auto")  # OpenAI's Batch API takes JSON mode and no cap
+    assert refusal(openai_side, "judge", None, json_mode) is None
 
 
 def test_a_json_mode_request_in_a_claude_batch_fails_before_anything_is_sent(tmp_path):

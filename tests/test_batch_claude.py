@@ -213,7 +213,8 @@ def claude_run(answer_url: str, judge_url: str, cache_dir: Path, results: Path, 
 def test_a_claude_answerer_batched_on_message_batches_equals_the_live_run(retrieved, tmp_path):
     from tests.test_qa_stage import fixture_reply
 
-    with FakeOpenAIServer(answer_fn=fixture_reply) as live_server, FakeAnthropicBatches(answer_fn=fixture_reply) as fake:
+    with FakeOpenAIServer(answer_fn=fixture_reply) as live_server, \
+            FakeAnthropicBatches(answer_fn=fixture_reply) as fake:
         live = claude_run(live_server.base_url, live_server.base_url, fresh_cache(retrieved, tmp_path / "live"),
                           tmp_path / "runs")
         live_calls = live_server.request_count
@@ -313,7 +314,8 @@ def test_an_expired_claude_batch_sends_its_unfinished_lines_in_one_new_batch(tmp
         assert [r["custom_id"] for r in fake.created[1].requests] == [client.cache_key(requests[i]) for i in (1, 3)]
     assert [r.text for r in results] == [claude_text(r) for r in requests]
     assert client.counters.batch_completed == 4 and client.counters.failures == 0
-    assert "2 line(s) failed or were left unfinished in their batch; submitting them once more" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "2 line(s) failed or were left unfinished in their batch; submitting them once more" in err
 
 
 def test_lines_that_expire_twice_are_recorded_as_failures_after_exactly_one_new_batch(tmp_path):

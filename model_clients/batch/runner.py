@@ -12,8 +12,9 @@ keys) and the distinct uncached requests of a stage by cache key (``client.plan`
    recorded in the journal the moment the provider accepts it, before any poll.
 3. **Poll** every ``poll_s`` seconds (a tqdm bar: lines done of lines submitted; its postfix names
    the provider's status and, for Anthropic, which reports no line done before the whole batch has
-   ended, says that the count stays at 0 until then) until each batch ends, then **collect** it: each success goes into the cache at once, under its key, with the
-   entry a live call writes, and is counted as a batch completion.
+   ended, says that the count stays at 0 until then) until each batch ends, then **collect** it:
+   each success goes into the cache at once, under its key, with the entry a live call writes,
+   and is counted as a batch completion.
 4. **Retry once.** Retryable failures (an expired or cancelled batch's unfinished lines, a
    provider-side error, a line missing from the results) go in one new batch; what fails again,
    or fails for good, is a ``ChatResult(error=...)`` recorded on its question, as a live failure is.
@@ -61,7 +62,7 @@ class BatchOptions:
     max_bytes: int | None = None
 
 
-SDK_MODULE = {"anthropic": "anthropic"}  # a provider whose SDK is an optional extra -> the module to import
+ANTHROPIC_SDK = "anthropic"  # the optional extra Message Batches go through
 
 
 def provider_name(config: LLMConfig) -> str:
@@ -82,11 +83,9 @@ def sdk_importable(module: str) -> bool:
 def unavailable(config: LLMConfig, role: str = "model") -> str | None:
     """Why ``config``'s batch provider cannot be used here (None: it can): the ``anthropic`` SDK,
     an optional extra, is not installed. One line; asks no server."""
-    provider = provider_name(config)
-    module = SDK_MODULE.get(provider)
-    if module is not None and not sdk_importable(module):
+    if provider_name(config) == "anthropic" and not sdk_importable(ANTHROPIC_SDK):
         return (f"{role}: batch=true for {config.model!r} goes by Anthropic's Message Batches, which need the "
-                f"{module} SDK: {INSTALL_HINT} (or run this role live: {role}.batch=false)")
+                f"{ANTHROPIC_SDK} SDK: {INSTALL_HINT} (or run this role live: {role}.batch=false)")
     return None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from harness.answering import display_name
@@ -65,12 +65,35 @@ def _check_key(role: str, spec: ModelSpec, config: RunConfig) -> None:
     raise ConfigError(f"{role} {display_name(spec)} needs an API key in ${spec.api_key_env}, which is not set; {hint}")
 
 
+def _check_batchable(config: RunConfig, prompts: ProtocolPrompts) -> None:
+    """A role with ``batch=true`` whose provider cannot take its requests stops the run here, in
+    one line, before anything is sent: the provider's SDK (an optional extra) is not installed, or
+    the role's requests carry what the provider refuses (Anthropic: a judge's JSON mode, no
+    ``max_tokens``)."""
+    from model_clients.batch.runner import refusal, unavailable
+
+    assert config.answerer is not None
+    answer_tokens = config.answerer.max_tokens or config.dataset.answer_max_tokens
+    shapes: list[tuple[str, ModelSpec, int | None, dict[str, Any]]] = [("answerer", config.answerer, answer_tokens, {})]
+    if config.judge is not None and prompts.judge is not None:
+        params = prompts.judge.params
+        judge_tokens = params.max_tokens if params.max_tokens is not None else config.judge.max_tokens
+        shapes.append(("judge", config.judge, judge_tokens, params.extra()))
+    for role, spec, max_tokens, extra in shapes:
+        if not spec.batch:
+            continue
+        reason = unavailable(spec, role) or refusal(spec, role, max_tokens, extra)
+        if reason is not None:
+            raise ConfigError(reason)
+
+
 def check_qa_ready(config: RunConfig) -> ProtocolPrompts | None:
     """The prompts the QA stage will send (None without an answerer); raise :class:`ConfigError`
     (one line) when the QA stage of ``config`` cannot run:
     an API key missing from the environment (unless the endpoint is local, ``cache_only`` or
     ``estimate``), a model its endpoint does not list at ``/models`` (``UnknownModelError``; not
-    in ``cache_only`` or ``estimate``), a prompt file missing or lacking its placeholders, or what the benchmark's own
+    in ``cache_only`` or ``estimate``), a prompt file missing or lacking its placeholders, a role with
+    ``batch=true`` its batch provider cannot serve (:func:`_check_batchable`), or what the benchmark's own
     check asks for (e.g. the data an answer metric needs)."""
     if config.answerer is None:
         return None
@@ -78,20 +101,14 @@ def check_qa_ready(config: RunConfig) -> ProtocolPrompts | None:
     roles = [("answerer", config.answerer)] + ([("judge", config.judge)] if config.judge is not None else [])
     for role, spec in roles:
         _check_key(role, spec, config)
-    if not (config.cache_only or config.estimate):
-        for role, spec in roles:
-            if spec.batch:  # a batch provider this checkout lacks stops the run before retrieval
-                from model_clients.batch.runner import unavailable
-
-                reason = unavailable(spec, role)
-                if reason is not None:
-                    raise ConfigError(reason)
-        for role, spec in roles:
-            if spec.local is None:  # a server the harness starts serves the configured name
-                check_model_offered(spec, role)  # one GET /models per endpoint: a wrong name stops here
     from harness.wording import choose_prompts
 
     prompts = choose_prompts(config)  # a broken prompt file or a changed official file stops the run here
+    if not (config.cache_only or config.estimate):
+        _check_batchable(config, prompts)
+        for role, spec in roles:
+            if spec.local is None:  # a server the harness starts serves the configured name
+                check_model_offered(spec, role)  # one GET /models per endpoint: a wrong name stops here
     if benchmark.check_ready is not None:
         benchmark.check_ready()
     return prompts

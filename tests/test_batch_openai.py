@@ -6,9 +6,9 @@ on disk (the cache entries, the batch journal in the cache file).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -110,6 +110,16 @@ def test_batched_requests_give_the_live_results_and_cache_entries(server, tmp_pa
     replay = make_client(server, tmp_path / "batch.sqlite", cache_only=True).complete_many(requests, progress=False)
     assert server.request_count == 5 and len(server.batch_creates) == 1
     assert essence(again) == essence(replay) == essence(live_results)
+
+
+def test_while_an_openai_batch_runs_the_bar_names_its_status_and_counts_its_lines(server, tmp_path, capsys):
+    server.script(BatchScript(polls=2))
+    batch_client(server, tmp_path / "c.sqlite").complete_many(reqs(3), desc="answers", progress=True)
+    frames = [frame for frame in re.split(r"[\r\n]", capsys.readouterr().err) if "(batch)" in frame]
+    running = [frame for frame in frames if "openai: in_progress" in frame]
+    assert running and all(frame.endswith("0/3 [00:00<?, ?line/s, openai: in_progress]") for frame in running)
+    assert not any("reported until" in frame for frame in frames)  # OpenAI counts lines while a batch runs
+    assert "3/3" in frames[-1] and "openai:" not in frames[-1]
 
 
 def test_a_batch_in_progress_is_polled_at_the_interval_until_it_ends(server, tmp_path):
@@ -308,23 +318,6 @@ def test_auto_picks_anthropic_for_its_host_and_openai_elsewhere():
     assert provider_name(config("https://api.openai.com/v1")) == "openai"
     assert provider_name(config("http://127.0.0.1:9/v1", "anthropic")) == "anthropic"
     assert provider_name(config("https://api.anthropic.com/v1/", "openai")) == "openai"
-
-
-@pytest.mark.skipif(importlib.util.find_spec("model_clients.batch.anthropic_batches") is not None,
-                    reason="the Anthropic provider is present")
-def test_without_the_anthropic_provider_a_clear_error_names_it(server, tmp_path, monkeypatch):
-    client = make_client(server, tmp_path / "c.sqlite", batch=True, batch_api="anthropic")
-    with pytest.raises(BatchError, match=r"anthropic_batches\.py.*batch=false"):
-        client.complete_many(reqs(1), progress=False)
-    assert not server.batch_creates and server.request_count == 0
-    # A run says so before retrieval, in one line (exit 2), naming the role.
-    from harness.qa_checks import check_qa_ready
-
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-sent")  # the key check comes first
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-sent")
-    config = RunConfig.from_dict(compose_config(["answerer=claude-sonnet-4-6", "batch=true"]))
-    with pytest.raises(ConfigError, match=r"answerer: batch=true for model 'claude-sonnet-4-6'.*answerer.batch=false"):
-        check_qa_ready(config)  # before the model-list check: nothing is asked of any server
 
 
 # --------------------------------------------------------------------------- the switch and batch=status

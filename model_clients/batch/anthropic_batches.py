@@ -253,6 +253,10 @@ class AnthropicBatches:
     splits before that."""
 
     name = "anthropic"
+    # Every request stays in request_counts.processing until the whole batch has ended (the
+    # MessageBatch.request_counts description in the API reference and the SDK's
+    # anthropic/types/messages/message_batch.py), so no line is reported done before then.
+    reports_lines_while_running = False
 
     def __init__(
         self, config: LLMConfig, *, max_lines: int = MAX_REQUESTS_PER_BATCH, max_bytes: int = MAX_BATCH_BYTES
@@ -330,7 +334,8 @@ class AnthropicBatches:
             status = "expired"
         else:
             status = "ended"
-        return BatchState(batch_id=str(batch.id), status=status, done=total - counts.processing, total=total)
+        return BatchState(batch_id=str(batch.id), status=status, done=total - counts.processing, total=total,
+                          provider_status=str(batch.processing_status))
 
     def collect(self, batch_id: str) -> list[LineOutcome]:
         """Every line of an ended batch, in the order the results file gives them (not the

@@ -61,6 +61,7 @@ class OpenAIBatches:
     max_lines: int = MAX_LINES
     max_bytes: int = MAX_BYTES
     name: str = "openai"
+    reports_lines_while_running: bool = True  # request_counts.completed / failed grow while it runs
 
     def line_bytes(self, line: BatchLine) -> int:
         return len(jsonl_line(line))
@@ -77,7 +78,7 @@ class OpenAIBatches:
         counts = batch.request_counts
         done = (counts.completed + counts.failed) if counts is not None else 0
         total = counts.total if counts is not None else 0
-        return BatchState(batch_id, _STATUS.get(batch.status, "pending"), done, total)
+        return BatchState(batch_id, _STATUS.get(batch.status, "pending"), done, total, str(batch.status))
 
     def collect(self, batch_id: str) -> list[LineOutcome]:
         batch = self.sdk.batches.retrieve(batch_id)

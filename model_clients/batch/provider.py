@@ -28,12 +28,14 @@ class BatchLine:
 @dataclass(frozen=True)
 class BatchState:
     """A submitted batch as the provider reports it: ``done`` of ``total`` lines finished
-    (succeeded or failed). ``status`` is ``pending`` until the provider stops working on it."""
+    (succeeded or failed). ``status`` is ``pending`` until the provider stops working on it;
+    ``provider_status`` is the provider's own word for it (``in_progress``, ``finalizing``, ...)."""
 
     batch_id: str
     status: BatchStatus
     done: int
     total: int
+    provider_status: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,11 +51,14 @@ class LineOutcome:
 
 class BatchProvider(Protocol):
     """One provider's batch endpoints. ``max_lines`` / ``max_bytes`` are its documented limits for
-    one batch (the runner splits beyond them); ``line_bytes`` is a line's size as uploaded."""
+    one batch (the runner splits beyond them); ``line_bytes`` is a line's size as uploaded.
+    ``reports_lines_while_running`` is False for a provider that counts no line as done before
+    the whole batch ends (Anthropic), so a progress bar cannot move until then."""
 
     name: str
     max_lines: int
     max_bytes: int
+    reports_lines_while_running: bool
 
     def line_bytes(self, line: BatchLine) -> int: ...
 

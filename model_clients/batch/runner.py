@@ -10,9 +10,11 @@ keys) and the distinct uncached requests of a stage by cache key (``client.plan`
    (:meth:`LLMClient.request_body`), ``custom_id`` = cache key, grouped by model and endpoint, split
    at the provider's limits (``max_lines`` lines, ``max_bytes`` bytes a batch). Each batch id is
    recorded in the journal the moment the provider accepts it, before any poll.
-3. **Poll** every ``poll_s`` seconds (a tqdm bar: lines done of lines submitted) until each batch
-   ends, then **collect** it: each success goes into the cache at once, under its key, with the
-   entry a live call writes, and is counted as a batch completion.
+3. **Poll** every ``poll_s`` seconds (a tqdm bar: lines done of lines submitted; its postfix names
+   the provider's status and, for Anthropic, which reports no line done before the whole batch has
+   ended, says that the count stays at 0 until then) until each batch ends, then **collect** it:
+   each success goes into the cache at once, under its key, with the entry a live call writes,
+   and is counted as a batch completion.
 4. **Retry once.** Retryable failures (an expired or cancelled batch's unfinished lines, a
    provider-side error, a line missing from the results) go in one new batch; what fails again,
    or fails for good, is a ``ChatResult(error=...)`` recorded on its question, as a live failure is.
@@ -20,17 +22,17 @@ keys) and the distinct uncached requests of a stage by cache key (``client.plan`
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from tqdm import tqdm
 
+from model_clients.batch.anthropic_batches import INSTALL_HINT, AnthropicBatches, UnbatchableRequest, message_params
 from model_clients.batch.journal import DONE, OPEN, BatchJob, BatchJournal, JournalLine, now_utc
 from model_clients.batch.openai_batches import CHAT_ENDPOINT, OpenAIBatches
 from model_clients.batch.provider import BatchLine, BatchProvider, BatchState, LineOutcome
@@ -39,7 +41,7 @@ from model_clients.chat_types import ChatRequest, ChatResult, LLMConfig
 if TYPE_CHECKING:
     from model_clients.llm_client import LLMClient
 
-__all__ = ["BatchError", "BatchOptions", "make_provider", "provider_name", "run_batches", "split_lines",
+__all__ = ["BatchError", "BatchOptions", "make_provider", "provider_name", "refusal", "run_batches", "split_lines",
            "unavailable"]
 
 ANTHROPIC_HOST = "api.anthropic.com"
@@ -60,7 +62,7 @@ class BatchOptions:
     max_bytes: int | None = None
 
 
-ANTHROPIC_MODULE = "model_clients.batch.anthropic_batches"
+ANTHROPIC_SDK = "anthropic"  # the optional extra Message Batches go through
 
 
 def provider_name(config: LLMConfig) -> str:
@@ -70,21 +72,36 @@ def provider_name(config: LLMConfig) -> str:
     return "anthropic" if urlsplit(config.resolved_base_url).hostname == ANTHROPIC_HOST else "openai"
 
 
-def _anthropic_module() -> ModuleType | None:
+def sdk_importable(module: str) -> bool:
+    """Whether ``module`` can be imported here, without importing it."""
     try:
-        return importlib.import_module(ANTHROPIC_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name != ANTHROPIC_MODULE:  # the module is there but something it imports is not: its own error
-            raise
-        return None
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules, or a broken parent
+        return False
 
 
 def unavailable(config: LLMConfig, role: str = "model") -> str | None:
-    """Why ``config``'s batch provider cannot be used here (None: it can); asks no server."""
-    if provider_name(config) == "anthropic" and _anthropic_module() is None:
-        return (f"{role}: batch=true for model {config.model!r} at {config.resolved_base_url} needs Anthropic's "
-                "Message Batches provider (model_clients/batch/anthropic_batches.py), which this checkout does not "
-                f"have; run it with {role}.batch=false")
+    """Why ``config``'s batch provider cannot be used here (None: it can): the ``anthropic`` SDK,
+    an optional extra, is not installed. One line; asks no server."""
+    if provider_name(config) == "anthropic" and not sdk_importable(ANTHROPIC_SDK):
+        return (f"{role}: batch=true for {config.model!r} goes by Anthropic's Message Batches, which need the "
+                f"{ANTHROPIC_SDK} SDK: {INSTALL_HINT} (or run this role live: {role}.batch=false)")
+    return None
+
+
+def refusal(config: LLMConfig, role: str, max_tokens: int | None, extra: Mapping[str, Any]) -> str | None:
+    """Why the provider would refuse every request of ``role`` (None: it takes them), judged on a
+    request of the role's shape (``max_tokens`` as sent, ``extra`` fields such as a judge's JSON
+    mode) before anything is sent. Only Anthropic refuses fields, see
+    :func:`model_clients.batch.anthropic_batches.message_params`."""
+    if provider_name(config) != "anthropic":
+        return None
+    probe = {"model": config.model, "messages": [{"role": "user", "content": "?"}], "max_tokens": max_tokens, **extra}
+    try:
+        message_params(probe)
+    except UnbatchableRequest as exc:
+        return (f"{role}: batch=true for {config.model!r} goes by Anthropic's Message Batches, which refuse this "
+                f"role's requests ({exc}); run this role live: {role}.batch=false")
     return None
 
 
@@ -95,9 +112,7 @@ def make_provider(client: "LLMClient") -> BatchProvider:
         raise BatchError(reason)
     if provider_name(client.config) == "openai":
         return OpenAIBatches(client.sdk_for_batches())
-    module = _anthropic_module()
-    assert module is not None
-    return module.AnthropicBatches(client.config)
+    return AnthropicBatches(client.config)
 
 
 @dataclass
@@ -228,22 +243,37 @@ class _BatchRun:
                    disable=not self.progress)
         try:
             while active:
+                running: list[tuple[BatchJob, BatchState]] = []
                 for job in list(active):
                     state = self._poll(job)
                     done[job.batch_id] = min(state.done, job.lines)
                     if state.status == "pending":
+                        running.append((job, state))
                         continue
                     self._absorb(job, state, self._collect(job), wanted, outcome)
                     self.journal.set_status(job.batch_id, DONE, state.status)
                     done[job.batch_id] = job.lines
                     active.remove(job)
                 bar.n = sum(done.values())
+                bar.set_postfix_str(self._running_note(running), refresh=False)
                 bar.refresh()
                 if active:
                     self.sleep(self.options.poll_s)
         finally:
             bar.close()
         return outcome
+
+    def _running_note(self, running: Sequence[tuple[BatchJob, BatchState]]) -> str:
+        """The bar's postfix while batches run: the provider's own status, and for a provider that
+        reports no line before a batch ends, that the count stays at 0 until then (not a stall)."""
+        if not running:
+            return ""
+        statuses = sorted({state.provider_status or "pending" for _, state in running})
+        note = f"{self.provider.name}: {'/'.join(statuses)}"
+        if not self.provider.reports_lines_while_running:
+            lines = sum(job.lines for job, _ in running)
+            note += f", 0 of {lines:,} reported until {'it ends' if len(running) == 1 else 'they end'}"
+        return note
 
     def _absorb(self, job: BatchJob, state: BatchState, outcomes: list[LineOutcome],
                 wanted: Mapping[str, ChatRequest], into: _Round) -> None:

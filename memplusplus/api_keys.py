@@ -39,11 +39,20 @@ class Endpoint:
         return resolve_base_url(self.base_url)
 
 
+def _as_written(value: object) -> str:
+    """A setting's value as a config spells it (``null``, ``true``, ``'abc'``, ``3``)."""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
+    return repr(value)
+
+
 def require_at_least(minimum: float, owner: str, **values: float) -> None:
-    """Raise ``ValueError`` naming every one of ``values`` below ``minimum`` (a settings check)."""
-    low = [name for name, value in values.items() if value < minimum]
-    if low:
-        raise ValueError(f"{owner}: {', '.join(low)} must be >= {minimum}")
+    """Raise ``ValueError`` naming every one of ``values`` below ``minimum``, or not a number at all
+    (``null``, a string, ``true``), with the value given (a settings check)."""
+    bad = [f"{name}={_as_written(value)}" for name, value in values.items()
+           if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum]
+    if bad:
+        raise ValueError(f"{owner}: {', '.join(bad)}: each must be a number >= {minimum}")
 
 
 def read_api_key(env: str | None, what: str, hint: str = "") -> str:

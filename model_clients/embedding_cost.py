@@ -52,7 +52,7 @@ class EmbeddingEstimate:
     time_basis: str = ""
 
     def format(self) -> str:
-        where = "remote endpoint" if self.remote else "locally, on this machine's CPU"
+        where = "at the remote endpoint" if self.remote else "locally, on this machine's CPU"
         approx = " (approximate: the system embeds chunks of these texts)" if self.approximate else ""
         cost = "n/a" if self.usd is None else f"${self.usd:,.4f}"
         lines = [

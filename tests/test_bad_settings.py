@@ -25,6 +25,10 @@ BAD_SETTINGS = {
     "negative limit": (["dataset.limit=-1"], "dataset.limit=-1", "or null"),
     "zero limit": (["dataset.limit=0"], "dataset.limit=0", "integer >= 1"),
     "bad judge runs": (["answerer=gpt-4.1-mini", "judge.runs=0"], "judge.runs=0", ">= 1"),
+    "null dimensions": (["encoder=text-embedding-3-small", "encoder.dimensions=null", "estimate=true"],
+                        "dimensions=null", "a number >= 1"),
+    "true for a concurrency": (["answerer=gpt-4.1-mini", "answerer.concurrency=true", "estimate=true"],
+                               "answerer.concurrency=true", "an integer >= 1"),
 }
 
 

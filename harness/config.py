@@ -150,6 +150,23 @@ class StoreSpec:
     repair_cache: bool = False  # a cache entry failing its checksum is dropped and recomputed, not an error
 
 
+def _role_batch(role: dict[str, Any], batch: bool) -> dict[str, Any]:
+    """An answerer or judge section with the top-level ``batch`` as its ``batch`` unless it sets its
+    own (absent or null: unset)."""
+    if role.get("name") == "none" or role.get("batch") is not None:
+        return role
+    return {**role, "batch": batch}
+
+
+def _with_batch(section: dict[str, Any], key: str, batch: bool) -> dict[str, Any]:
+    """``section`` whose endpoint under ``key`` (a system's ``llm``) takes the top-level ``batch``
+    unless it sets its own."""
+    endpoint = section.get(key)
+    if isinstance(endpoint, dict) and endpoint.get("batch") is None:
+        section[key] = {**endpoint, "batch": batch}
+    return section
+
+
 PRINT_MODES = ("headline", "full")  # print=headline (default): the console-width table; print=full: every column
 
 
@@ -174,6 +191,7 @@ class RunConfig:
     run_name: str | None = None
     official_dir: str | None = None
     print_mode: str = "headline"  # config key `print`: headline (the console-width table) or full (every column)
+    batch: bool = False  # every role's default for its own `batch` (the provider's batch API, half price)
 
     @property
     def answerer_name(self) -> str:
@@ -184,10 +202,14 @@ class RunConfig:
         raw = dict(raw)
         raw.pop("hydra", None)
         check_env_settings(raw)  # a key pasted as answerer.api_key_env=sk-... never reaches a file
-        system = _system(dict(raw.pop("system")))
+        batch = raw.pop("batch", False)
+        if not isinstance(batch, bool):
+            raise ConfigError(f"batch={show(batch)}: must be true or false")
+        system = _system(_with_batch(dict(raw.pop("system")), "llm", batch))
         dataset = _dataset(dict(raw.pop("dataset")))
-        answerer_raw = dict(raw.pop("answerer", None) or {"name": "none"})
+        answerer_raw = _role_batch(dict(raw.pop("answerer", None) or {"name": "none"}), batch)
         judge_raw = raw.pop("judge", None)
+        judge_raw = _role_batch(dict(judge_raw), batch) if judge_raw else judge_raw
         answerer = None if answerer_raw.get("name") == "none" else _model("answerer", answerer_raw, dataset.describe())
         judge = _model("judge", dict(judge_raw), dataset.describe()) if (judge_raw and answerer is not None) else None
         config = cls(
@@ -203,6 +225,7 @@ class RunConfig:
             run_name=raw.pop("run_name", None),
             official_dir=_optional_path("official_dir", raw.pop("official_dir", None)),
             print_mode=_print_mode(raw.pop("print", "headline")),
+            batch=batch,
         )
         if raw:
             raise ConfigError(f"unknown top-level key(s) {sorted(raw)}")

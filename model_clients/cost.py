@@ -342,7 +342,8 @@ def actual_spend(client: LLMClient, prices: Mapping[str, ModelPrice] = PRICES) -
     live_in = counters.prompt_tokens - counters.batch_prompt_tokens
     live_out = counters.completion_tokens - counters.batch_completion_tokens
     batch_in, batch_out = counters.batch_prompt_tokens, counters.batch_completion_tokens
-    batch_usd = 0.0 if not (counters.batch_completed or batch_in or batch_out) else _usd(batch_in, batch_out, batch_price)
+    went_by_batch = bool(counters.batch_completed or batch_in or batch_out)
+    batch_usd = _usd(batch_in, batch_out, batch_price) if went_by_batch else 0.0
     batch = BatchSpend(counters.batch_completed, batch_in, batch_out, batch_price, batch_usd)
     input_parts = (_dollars(live_in, live.input_per_mtok if live else None),
                    0.0 if not batch_in else _dollars(batch_in, batch_price.input_per_mtok if batch_price else None))

@@ -3,8 +3,8 @@ embedding cache, and what embedding them costs on a remote endpoint (or that it 
 
 A remote encoder's tokens are counted offline in its model's own encoding (cl100k_base for the
 text-embedding-3 models; :class:`~model_clients.token_count.TokenCounter`), of each text cut as the
-encoder cuts it; a local encoder's are approximated as characters / 4 (its rate was measured so). The only price known is text-embedding-3-small's on OpenAI's own endpoint:
-$0.02 per 1M input tokens, standard tier (tokenprice.fyi/models/text-embedding-3-small, quoting
+encoder cuts it; a local encoder's are approximated as characters / 4 (its rate was measured so).
+The only price known is text-embedding-3-small's on OpenAI's own endpoint: $0.02 per 1M input tokens, standard tier (tokenprice.fyi/models/text-embedding-3-small, quoting
 developers.openai.com on 2026-07-03; tokenmix.ai 2026-04-25 agrees). Any other endpoint costs 0.
 
 A dry run computes no embedding, so the time is estimated, not measured: a local encoder at

@@ -82,8 +82,9 @@ def test_actual_spend_prices_batch_tokens_at_the_batch_tier_and_the_rest_live(tm
     assert spend.usd == pytest.approx(live_usd + batch_usd)
     assert spend.batch is not None and spend.batch.usd == pytest.approx(batch_usd)
     recorded = spend.as_dict()
+    batch_price = PRICES["gpt-4.1-mini"].batch_tier().describe()
     assert recorded["batch"] == {"calls": 6, "prompt_tokens": 3_000, "completion_tokens": 600,
-                                 "usd": pytest.approx(batch_usd), "price": PRICES["gpt-4.1-mini"].batch_tier().describe()}
+                                 "usd": pytest.approx(batch_usd), "price": batch_price}
     assert recorded["usd"] == pytest.approx(live_usd + batch_usd) and recorded["completed"] == 10
     assert "6 by batch" in recorded["summary"]
 

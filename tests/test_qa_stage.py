@@ -299,7 +299,8 @@ def test_metrics_json_records_each_roles_spend_with_its_batch_part(server, cache
     assert (answers["model"], answers["completed"], grades["model"], grades["completed"]) == (
         "fake-answerer", QUESTIONS, "fake-judge", QUESTIONS * RUNS)
     assert answers["prompt_tokens"] > 0 and answers["completion_tokens"] > 0
-    assert answers["usd"] == pytest.approx(answers["prompt_tokens"] * 2.0 / 1e6 + answers["completion_tokens"] * 4.0 / 1e6)
+    expected = answers["prompt_tokens"] * 2.0 / 1e6 + answers["completion_tokens"] * 4.0 / 1e6
+    assert answers["usd"] == pytest.approx(expected)
     assert grades["usd"] == 0.0 and "own endpoint 127.0.0.1" in grades["price"]  # the fake server: not priced
     # No call went by batch here: the batch part is there, and empty.
     assert answers["batch"] == {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "usd": 0.0,

@@ -30,7 +30,8 @@ COOKBOOK_MESSAGES = [
      "content": "Let's circle back when we have more bandwidth to touch base on opportunities for increased leverage."},
     {"role": "system", "name": "example_assistant",
      "content": "Let's talk later when we're less busy about how to do better."},
-    {"role": "user", "content": "This late pivot means we don't have time to boil the ocean for the client deliverable."},
+    {"role": "user",
+     "content": "This late pivot means we don't have time to boil the ocean for the client deliverable."},
 ]
 
 

@@ -77,6 +77,27 @@ def execute(raw_config: dict[str, Any], overrides: list[str] | None = None, poin
     return code
 
 
+def _live_total(priced: list[Any]) -> float | None:
+    """When some calls would go by batch: the same dry run's dollars with every call live (None: no
+    call by batch, or a price is unknown)."""
+    if not any(getattr(e, "batch", False) for e in priced):
+        return None
+    live = [e.live_usd if getattr(e, "batch", False) else e.usd for e in priced]
+    return None if any(v is None for v in live) else sum(live)
+
+
+def _total_line(priced: list[Any]) -> str:
+    """The dry run's dollars; when some calls would go by batch, labelled so, with the live total beside."""
+    known = [e.usd for e in priced]
+    if any(v is None for v in known):
+        return "n/a (a price is unknown)"
+    if not any(getattr(e, "batch", False) for e in priced):
+        return f"${sum(known):.2f}"
+    live = _live_total(priced)
+    beside = "n/a" if live is None else f"${live:.2f}"
+    return f"${sum(known):.2f} with batch=true (batch tier where set); all live: {beside}"
+
+
 def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPointer) -> int:
     quiet_console()
     raw_config = dict(raw_config)
@@ -119,11 +140,11 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
         for estimate in priced:
             say(estimate.format())
         known = [e.usd for e in priced]
-        total = "n/a (a price is unknown)" if any(v is None for v in known) else f"${sum(known):.2f}"
-        print(f"total for this configuration: {total}")
+        print(f"total for this configuration: {_total_line(priced)}")
         job.estimate_calls = sum(getattr(e, "calls", 0) for e in result.estimates)
         job.estimate_usd = sum(v for v in known if v is not None)
         job.estimate_priced = not any(v is None for v in known)
+        job.estimate_live_usd = _live_total(priced)
         return 0
     print()
     print(result.table if config.print_mode == "full" or not result.console else result.console)
@@ -138,7 +159,7 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
         say(calls_line)
     for key in ("answer_spend", "judge_spend"):
         if key in stats:
-            say(stats[key])
+            say(stats[key]["summary"])
     if stats.get("judge_unparsed") or stats.get("judge_failures") or stats.get("answer_failures"):
         say(
             f"unparsable judge outputs {stats.get('judge_unparsed', 0)}, failed judge calls "

@@ -179,8 +179,8 @@ def _stats(answers, grades, unparsed, answer_client, judge_client, runs: int, pl
     for line in lines:
         print(line, file=sys.stderr)
     return {
-        "answer_spend": actual_spend(answer_client).format(),
-        "judge_spend": actual_spend(judge_client).format(),
+        "answer_spend": actual_spend(answer_client).as_dict(),
+        "judge_spend": actual_spend(judge_client).as_dict(),
         "answer_failures": answer_failures,
         "judge_failures": judge_failures,
         "judge_unparsed": unparsed,

@@ -61,7 +61,7 @@ class RunPaths:
 
 
 # Overrides that say nothing about what was computed (by top-level key), and those the label carries.
-_QUIET_ROOTS = ("progress", "estimate", "cache_only", "run_name", "store", "hydra", "print")
+_QUIET_ROOTS = ("progress", "estimate", "cache_only", "run_name", "store", "hydra", "print", "batch")
 _IN_LABEL = ("system", "answerer")
 
 

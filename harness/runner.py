@@ -38,7 +38,7 @@ from harness.provenance import collect as collect_provenance, file_hashes, recor
 from harness.results import RunPaths, run_folder, write_run
 from harness.retrieval_cache import corpus_fingerprint, hit_from_dict, hit_to_dict, retrieval_key
 from harness.systems import RunContext, build_system, entry_for
-from harness.write_time_estimate import approximate_context_chars, estimate_write_time
+from harness.write_time_estimate import approximate_context, estimate_write_time
 from judges.aggregate import format_table, summarize
 from judges.metrics.registry import retrieval_summary_keys
 from loaders import dataset_notes, load_dataset, prepare_data_dir
@@ -196,8 +196,9 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
 
 def _price_answers_before_retrieval(config: RunConfig, episodes: list[Episode], cache_dir: Path) -> list[CostEstimate]:
     """A dry run that cannot retrieve: answers and grades priced over contexts of the size
-    retrieval would give (exact call counts, approximate prompt tokens)."""
-    items = [QAItem(q, "x" * approximate_context_chars(config, ep), {"metrics": {}}) for ep in episodes for q in ep.questions]
+    retrieval would give, cut from the episode's own documents (exact call counts, approximate
+    prompt tokens)."""
+    items = [QAItem(q, approximate_context(config, ep), {"metrics": {}}) for ep in episodes for q in ep.questions]
     return run_qa(config, items, run_cache(config, LLM_REPLIES)).estimates
 
 

@@ -41,6 +41,7 @@ class JobPointer:
     estimate_usd: float | None = None  # None: not a dry run, or a price is unknown
     estimate_calls: int | None = None
     estimate_priced: bool = True  # False when some price was unknown
+    estimate_live_usd: float | None = None  # with batch=true: the same calls at the live tier (None: no batch)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -186,7 +187,11 @@ def grand_total(pointers: list[JobPointer]) -> str | None:
     known = sum(p.estimate_usd or 0.0 for p in dry)
     shown = f"${known:.4f}" if known < 1 else f"${known:,.2f}"
     dollars = shown if not unpriced else f"at least {shown} ({len(unpriced)} job(s) with an unknown price)"
-    return f"sweep total over {len(dry)} dry-run job(s): {calls:,} calls, {dollars}"
+    line = f"sweep total over {len(dry)} dry-run job(s): {calls:,} calls, {dollars}"
+    if any(p.estimate_live_usd is not None for p in dry):
+        live = sum(p.estimate_live_usd if p.estimate_live_usd is not None else (p.estimate_usd or 0.0) for p in dry)
+        line += f" by batch where set (all live: ${live:,.2f})"
+    return line
 
 
 def sweep_report(sweep_dir: str | Path, print_mode: str = "headline", width: int = CONSOLE_WIDTH) -> str:

@@ -1,25 +1,26 @@
-"""Price table, token counting, dry-run cost estimates and actual-spend reports for LLM calls.
+"""Price table, dry-run cost estimates and actual-spend reports for LLM calls.
 
-Prices are USD per 1M tokens, standard (synchronous, non-batch, uncached-input) tier. A model not in
-the table has an unknown price and its dollar figures are reported as "n/a", never guessed. The
-table prices only calls to the provider's own endpoint: a model served elsewhere (a local server, a
-proxy) costs 0 unless the config gives its prices (``price_in_per_mtok`` / ``price_out_per_mtok``).
+Prices are USD per 1M tokens, uncached input, in two tiers: the standard (live, synchronous) one and
+the provider's batch one (OpenAI's Batch API, Anthropic's Message Batches). A model not in the table
+has an unknown price and its dollar figures are reported as "n/a", never guessed. The table prices
+only calls to the provider's own endpoint: a model served elsewhere (a local server, a proxy) costs
+0 unless the config gives its prices (``price_in_per_mtok`` / ``price_out_per_mtok``, taken as they
+are in either tier).
 
-Token counting uses ``tiktoken`` when it is importable *and* its BPE file can be loaded (tiktoken
-downloads it on first use, which fails offline unless ``TIKTOKEN_CACHE_DIR`` holds it); otherwise
-it falls back to an approximation of one token per 4 characters, and every estimate says so.
-Counts for non-OpenAI models (e.g. Claude) are always flagged approximate: their tokenizers differ.
+Prompt tokens are counted offline with the model's own tokenizer where it is OpenAI's
+(:mod:`model_clients.token_count`); other vendors' counts are flagged approximate.
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 from urllib.parse import urlparse
 
 from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig, LLMCounters
+from model_clients.token_count import TokenCounter
 
 __all__ = [
     "PRICES",
@@ -33,19 +34,39 @@ __all__ = [
     "price_of_calls",
 ]
 
+Tier = Literal["live", "batch"]
+
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """USD per 1M tokens; None = unknown. ``source``/``checked`` say where and when it was read."""
+    """USD per 1M tokens; None = unknown. ``source``/``checked`` say where and when it was read.
+    ``tier`` is the tier these two prices are; a standard row also carries its batch prices
+    (``batch_*``, with their own source), which :meth:`batch_tier` turns into a price of its own."""
 
     input_per_mtok: float | None
     output_per_mtok: float | None
     source: str
     checked: str
+    batch_input_per_mtok: float | None = None
+    batch_output_per_mtok: float | None = None
+    batch_source: str = ""
+    tier: Tier = "live"
 
     @property
     def known(self) -> bool:
         return self.input_per_mtok is not None and self.output_per_mtok is not None
+
+    def batch_tier(self) -> "ModelPrice":
+        """The price of the same tokens sent through the provider's batch API."""
+        return ModelPrice(self.batch_input_per_mtok, self.batch_output_per_mtok, self.batch_source, self.checked,
+                          tier="batch")
+
+    def describe(self) -> str:
+        """``$in/out per 1M in/out, <tier> (<source>)`` or ``unknown``."""
+        if not self.known:
+            return "unknown"
+        tier = "batch tier" if self.tier == "batch" else "live (standard) tier"
+        return f"${self.input_per_mtok:g}/{self.output_per_mtok:g} per 1M in/out, {tier} ({self.source})"
 
 
 # Standard-tier list prices, read on 2026-11-29 from stored copies of public pricing pages (OpenAI's
@@ -55,21 +76,31 @@ class ModelPrice:
 #    March 2026"), agreeing with https://aumiqx.com/ai-tools/openai-api-pricing-gpt4-costs-guide-2026
 #    (April 2026); GPT-4.1 and GPT-4.1 mini also with https://tokenmath.io/openai-api-pricing-explained
 #    ("OpenAI model pricing, checked Jun 21, 2026"). Some pages quote half these prices: that is the
-#    Batch API tier, not used here.
+#    Batch API tier (below).
 #  * claude-sonnet-4-6: https://apidog.com/blog/claude-sonnet-4-6-pricing (2026-02-18), agreeing with
 #    https://deploybase.ai/articles/claude-api-pricing (March 2026). The long-context (>200K input)
 #    premium some pages mention is not modelled.
+# Batch-tier prices, read on 2026-12-01: half the standard input and half the standard output price.
+#  * OpenAI: the Batch API FAQ, https://help.openai.com/en/articles/9197833-batch-api-faq, says every
+#    model is offered at a 50% discount against the synchronous APIs (and that an expired batch's
+#    completed requests are charged).
+#  * Anthropic: https://platform.claude.com/docs/en/build-with-claude/batch-processing says the
+#    Message Batches API reduces costs by 50%; https://dev.to/neverpaytwice/claude-batch-api-half-price-
+#    if-you-can-wait-ecg quotes that page's table: Claude Sonnet 4.6 $1.50/$7.50 batch against $3/$15.
 # Re-verify against https://platform.openai.com/docs/pricing and
 # https://platform.claude.com/docs/en/about-claude/pricing before quoting dollars in the paper.
 _OPENAI_SRC = "deploybase.ai/articles/openai-pricing (quoting OpenAI, 2026-03); cross-checked aumiqx.com 2026-04"
 _ANTHROPIC_SRC = "apidog.com/blog/claude-sonnet-4-6-pricing (2026-02-18); cross-checked deploybase.ai 2026-03"
+_OPENAI_BATCH_SRC = "OpenAI Batch API: 50% of standard (help.openai.com/en/articles/9197833, read 2026-12-01)"
+_ANTHROPIC_BATCH_SRC = ("Anthropic Message Batches: 50% of standard "
+                        "(platform.claude.com/docs/en/build-with-claude/batch-processing, read 2026-12-01)")
 PRICES: Mapping[str, ModelPrice] = MappingProxyType(
     {
-        "gpt-4.1-mini": ModelPrice(0.40, 1.60, _OPENAI_SRC, "2026-11-29"),
-        "gpt-4o-mini": ModelPrice(0.15, 0.60, _OPENAI_SRC, "2026-11-29"),
-        "gpt-4.1": ModelPrice(2.00, 8.00, _OPENAI_SRC, "2026-11-29"),
-        "gpt-4o": ModelPrice(2.50, 10.00, _OPENAI_SRC, "2026-11-29"),
-        "claude-sonnet-4-6": ModelPrice(3.00, 15.00, _ANTHROPIC_SRC, "2026-11-29"),
+        "gpt-4.1-mini": ModelPrice(0.40, 1.60, _OPENAI_SRC, "2026-11-29", 0.20, 0.80, _OPENAI_BATCH_SRC),
+        "gpt-4o-mini": ModelPrice(0.15, 0.60, _OPENAI_SRC, "2026-11-29", 0.075, 0.30, _OPENAI_BATCH_SRC),
+        "gpt-4.1": ModelPrice(2.00, 8.00, _OPENAI_SRC, "2026-11-29", 1.00, 4.00, _OPENAI_BATCH_SRC),
+        "gpt-4o": ModelPrice(2.50, 10.00, _OPENAI_SRC, "2026-11-29", 1.25, 5.00, _OPENAI_BATCH_SRC),
+        "claude-sonnet-4-6": ModelPrice(3.00, 15.00, _ANTHROPIC_SRC, "2026-11-29", 1.50, 7.50, _ANTHROPIC_BATCH_SRC),
     }
 )
 
@@ -90,13 +121,25 @@ PROVIDER_HOSTS = frozenset({"api.openai.com", "api.anthropic.com"})
 
 def price_of_calls(config: LLMConfig, prices: Mapping[str, ModelPrice] = PRICES) -> ModelPrice | None:
     """What a call through ``config`` costs: the config's own prices if given, 0 on an endpoint that
-    is not a provider's, else the table's price of the model (None when unknown)."""
+    is not a provider's, else the table's price of the model (None when unknown), at the batch tier
+    when ``config.batch`` is set and the standard one otherwise."""
+    tier: Tier = "batch" if config.batch else "live"
     if config.price_in_per_mtok is not None or config.price_out_per_mtok is not None:
-        return ModelPrice(config.price_in_per_mtok, config.price_out_per_mtok, "given in the config", "")
+        return ModelPrice(config.price_in_per_mtok, config.price_out_per_mtok, "given in the config", "", tier=tier)
     host = urlparse(config.resolved_base_url).hostname or ""
     if host not in PROVIDER_HOSTS:
-        return ModelPrice(0.0, 0.0, f"own endpoint {host}, not priced (set price_in_per_mtok/price_out_per_mtok)", "")
-    return price_for(config.model, prices)
+        return ModelPrice(0.0, 0.0, f"own endpoint {host}, not priced (set price_in_per_mtok/price_out_per_mtok)", "",
+                          tier=tier)
+    price = price_for(config.model, prices)
+    if price is None:
+        return None
+    return price.batch_tier() if config.batch else price
+
+
+def _tier_prices(config: LLMConfig, prices: Mapping[str, ModelPrice]) -> tuple[ModelPrice | None, ModelPrice | None]:
+    """(standard, batch) prices of calls through ``config``, whichever it is set to."""
+    return (price_of_calls(dataclasses.replace(config, batch=False), prices),
+            price_of_calls(dataclasses.replace(config, batch=True), prices))
 
 
 def _dollars(tokens: int | None, per_mtok: float | None) -> float | None:
@@ -110,53 +153,7 @@ def _fmt_usd(value: float | None) -> str:
 
 
 # ---------------------------------------------------------------------------- token counting
-_TOKENS_PER_MESSAGE = 3  # OpenAI's documented chat overhead: per message, plus 3 to prime the reply
-_TOKENS_REPLY_PRIMING = 3
-CHARS_PER_TOKEN = 4  # the one rough chars-per-token estimate (prompts, embeddings, read tokens) where no tokenizer counts
-
-
-class TokenCounter:
-    """Counts prompt tokens for one model: tiktoken if it can load its encoding, else chars/4."""
-
-    def __init__(self, model: str, *, use_tiktoken: bool = True) -> None:
-        self.model = model
-        self._encoding: Any = None
-        self.unavailable_reason: str | None = None
-        if use_tiktoken:
-            self._encoding, self.unavailable_reason = _load_tiktoken(model)
-        else:
-            self.unavailable_reason = "tiktoken disabled"
-        is_openai = model.startswith(("gpt-", "o1", "o3", "o4", "chatgpt-"))
-        self.approximate: bool = self._encoding is None or not is_openai
-        if self._encoding is not None:
-            self.method = f"tiktoken:{self._encoding.name}" + ("" if is_openai else " (other vendor's tokenizer)")
-        else:
-            self.method = f"approx chars/{CHARS_PER_TOKEN} ({self.unavailable_reason})"
-
-    def count_text(self, text: str) -> int:
-        if self._encoding is not None:
-            return len(self._encoding.encode(text, disallowed_special=()))
-        return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-    def count_messages(self, messages: Sequence[Mapping[str, str]]) -> int:
-        total = _TOKENS_REPLY_PRIMING
-        for message in messages:
-            total += _TOKENS_PER_MESSAGE + self.count_text(message["role"]) + self.count_text(message["content"])
-        return total
-
-
-def _load_tiktoken(model: str) -> tuple[Any, str | None]:
-    try:
-        import tiktoken  # type: ignore[import-not-found]
-    except ImportError:
-        return None, "tiktoken not installed"
-    try:
-        try:
-            return tiktoken.encoding_for_model(model), None
-        except KeyError:
-            return tiktoken.get_encoding("o200k_base"), None  # the encoding of gpt-4o / gpt-4.1
-    except Exception as exc:  # offline: the BPE file cannot be downloaded
-        return None, f"tiktoken cannot load its encoding: {type(exc).__name__}"
+CHARS_PER_TOKEN = 4  # the one rough chars-per-token estimate (embeddings, read tokens) where no tokenizer counts
 
 
 # ---------------------------------------------------------------------------- estimates
@@ -181,7 +178,9 @@ class CostEstimate(_Priced):
 
     ``calls`` is the number of requests a run would send (distinct keys not in the cache); cache hits
     and in-batch duplicates are free. Completion tokens are an assumption (``completion_basis``);
-    dollars are None when the price or the completion length is unknown.
+    dollars are None when the price or the completion length is unknown. ``price`` is the tier the
+    run would pay (the batch tier with ``batch`` set); ``live_usd`` is the same calls at the live
+    tier, shown beside a batch figure.
     """
 
     model: str
@@ -194,23 +193,30 @@ class CostEstimate(_Priced):
     completion_basis: str
     tokens_approximate: bool
     token_method: str
+    live_usd: float | None = None
+    prompt_basis: str = ""
+
+    @property
+    def batch(self) -> bool:
+        return self.price is not None and self.price.tier == "batch"
 
     def format(self) -> str:
         approx = " (approximate)" if self.tokens_approximate else ""
         completion = "unknown" if self.completion_tokens is None else f"{self.completion_tokens:,}"
-        price = (
-            f"${self.price.input_per_mtok}/{self.price.output_per_mtok} per 1M in/out ({self.price.source})"
-            if self.price is not None and self.price.known
-            else "unknown"
-        )
+        price = self.price.describe() if self.price is not None else "unknown"
+        basis = f"; {self.prompt_basis}" if self.prompt_basis else ""
+        cost = (f"  cost {_fmt_usd(self.usd)} (input {_fmt_usd(self.input_usd)}, output {_fmt_usd(self.output_usd)})")
+        if self.batch:
+            cost = (f"  cost by batch {_fmt_usd(self.usd)} (input {_fmt_usd(self.input_usd)}, output "
+                    f"{_fmt_usd(self.output_usd)}); the same calls live: {_fmt_usd(self.live_usd)}")
         return "\n".join(
             [
                 f"model {self.model}: {self.requests} requests -> {self.calls} calls to send, "
                 f"{self.cache_hits} cache hits (free), {self.duplicates} in-batch duplicates (free)",
-                f"  prompt tokens {self.prompt_tokens:,}{approx} [{self.token_method}]",
+                f"  prompt tokens {self.prompt_tokens:,}{approx} [{self.token_method}{basis}]",
                 f"  completion tokens {completion} [{self.completion_basis}]",
                 f"  price {price}",
-                f"  cost {_fmt_usd(self.usd)} (input {_fmt_usd(self.input_usd)}, output {_fmt_usd(self.output_usd)})",
+                cost,
             ]
         )
 
@@ -222,12 +228,16 @@ def estimate(
     expected_completion_tokens: int | None = None,
     token_counter: TokenCounter | None = None,
     prices: Mapping[str, ModelPrice] = PRICES,
+    prompt_tokens_per_call: int = 0,
+    prompt_basis: str = "",
 ) -> CostEstimate:
     """Estimate a run of ``requests`` through ``client`` without sending anything.
 
     Uses the same cache lookup and deduplication as ``client.complete_many``, so ``calls`` is exactly
     the number of requests a real run would send if none failed. Completion tokens per call are
     ``expected_completion_tokens`` if given, else the request's ``max_tokens`` (an upper bound).
+    ``prompt_tokens_per_call`` adds an allowance to each call's counted prompt (``prompt_basis``
+    says what it stands for). Priced at ``client.config``'s tier (:func:`price_of_calls`).
     """
     requests = list(requests)
     model = client.config.model
@@ -235,7 +245,7 @@ def estimate(
     plan = client.plan(requests)
     to_send = [requests[i] for i in plan.to_send]
 
-    prompt_tokens = sum(counter.count_messages(request.messages) for request in to_send)
+    prompt_tokens = sum(counter.count_messages(request.messages) + prompt_tokens_per_call for request in to_send)
     completion_tokens: int | None
     if expected_completion_tokens is not None:
         completion_tokens = expected_completion_tokens * len(to_send)
@@ -249,6 +259,7 @@ def estimate(
             basis = "max_tokens per call (upper bound)"
 
     price = price_of_calls(client.config, prices)
+    live, _ = _tier_prices(client.config, prices)
     return CostEstimate(
         model=model,
         requests=len(requests),
@@ -263,33 +274,86 @@ def estimate(
         price=price,
         input_usd=_dollars(prompt_tokens, price.input_per_mtok if price else None),
         output_usd=_dollars(completion_tokens, price.output_per_mtok if price else None),
+        live_usd=_usd(prompt_tokens, completion_tokens, live),
+        prompt_basis=prompt_basis,
     )
+
+
+def _usd(prompt_tokens: int | None, completion_tokens: int | None, price: ModelPrice | None) -> float | None:
+    """Dollars of these tokens at ``price`` (None when a count or a price is unknown)."""
+    dollars = (_dollars(prompt_tokens, price.input_per_mtok if price else None),
+               _dollars(completion_tokens, price.output_per_mtok if price else None))
+    return None if None in dollars else dollars[0] + dollars[1]  # type: ignore[operator]
 
 
 # ---------------------------------------------------------------------------- actual spend
 @dataclass(frozen=True)
+class BatchSpend:
+    """The part of a client's completed calls that came back through a provider batch, priced at
+    ``price`` (the batch tier); ``usd`` None when that price is unknown and some calls went by batch."""
+
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    price: ModelPrice | None
+    usd: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "usd": self.usd, "price": self.price.describe() if self.price is not None else "unknown"}
+
+
+@dataclass(frozen=True)
 class SpendReport(_Priced):
-    """What a client actually spent, from its counters (API-reported token usage, exact)."""
+    """What a client actually spent, from its counters (API-reported token usage, exact): the tokens
+    of calls that came back by batch at the batch tier (``batch``), the rest at ``price``, the live
+    tier. ``input_usd`` / ``output_usd`` are the totals over both."""
 
     model: str
     counters: LLMCounters
+    batch: BatchSpend | None = None
 
     def format(self) -> str:
         c = self.counters
+        by_batch = ""
+        if self.batch is not None and self.batch.calls:
+            by_batch = f" ({self.batch.calls} by batch: {_fmt_usd(self.batch.usd)})"
         return (
-            f"model {self.model}: {c.requests_sent} requests sent ({c.retries} retries), {c.completed} completed, "
-            f"{c.failures} failed, {c.cache_hits} cache hits; tokens {c.prompt_tokens:,} in / "
+            f"model {self.model}: {c.requests_sent} requests sent ({c.retries} retries), {c.completed} completed"
+            f"{by_batch}, {c.failures} failed, {c.cache_hits} cache hits; tokens {c.prompt_tokens:,} in / "
             f"{c.completion_tokens:,} out; cost {_fmt_usd(self.usd)}"
         )
+
+    def as_dict(self) -> dict[str, Any]:
+        """What ``metrics.json`` keeps of it: the counters, the dollars, and the batch part."""
+        return {
+            "summary": self.format(),
+            "model": self.model,
+            **dataclasses.asdict(self.counters),
+            "usd": self.usd,
+            "price": self.price.describe() if self.price is not None else "unknown",
+            "batch": self.batch.as_dict() if self.batch is not None else None,
+        }
 
 
 def actual_spend(client: LLMClient, prices: Mapping[str, ModelPrice] = PRICES) -> SpendReport:
     counters = client.counters
-    price = price_of_calls(client.config, prices)
+    live, batch_price = _tier_prices(client.config, prices)
+    live_in = counters.prompt_tokens - counters.batch_prompt_tokens
+    live_out = counters.completion_tokens - counters.batch_completion_tokens
+    batch_in, batch_out = counters.batch_prompt_tokens, counters.batch_completion_tokens
+    went_by_batch = bool(counters.batch_completed or batch_in or batch_out)
+    batch_usd = _usd(batch_in, batch_out, batch_price) if went_by_batch else 0.0
+    batch = BatchSpend(counters.batch_completed, batch_in, batch_out, batch_price, batch_usd)
+    input_parts = (_dollars(live_in, live.input_per_mtok if live else None),
+                   0.0 if not batch_in else _dollars(batch_in, batch_price.input_per_mtok if batch_price else None))
+    output_parts = (_dollars(live_out, live.output_per_mtok if live else None),
+                    0.0 if not batch_out else _dollars(batch_out, batch_price.output_per_mtok if batch_price else None))
     return SpendReport(
         model=client.config.model,
         counters=counters,
-        price=price,
-        input_usd=_dollars(counters.prompt_tokens, price.input_per_mtok if price else None),
-        output_usd=_dollars(counters.completion_tokens, price.output_per_mtok if price else None),
+        price=live,
+        input_usd=None if None in input_parts else sum(input_parts),  # type: ignore[arg-type]
+        output_usd=None if None in output_parts else sum(output_parts),  # type: ignore[arg-type]
+        batch=batch,
     )

@@ -1,9 +1,10 @@
 """What a dry run (``estimate=true``) says about embeddings: how many texts are not yet in the
 embedding cache, and what embedding them costs on a remote endpoint (or that it runs locally).
 
-Tokens are approximated as characters / 4 (no tokenizer download), clamped like the encoder
-clamps its inputs. The only price known is text-embedding-3-small's on OpenAI's own endpoint:
-$0.02 per 1M input tokens, standard tier (tokenprice.fyi/models/text-embedding-3-small, quoting
+A remote encoder's tokens are counted offline in its model's own encoding (cl100k_base for the
+text-embedding-3 models; :class:`~model_clients.token_count.TokenCounter`), of each text cut as the
+encoder cuts it; a local encoder's are approximated as characters / 4 (its rate was measured so).
+The only price known is text-embedding-3-small's on OpenAI's own endpoint: $0.02 per 1M input tokens, standard tier (tokenprice.fyi/models/text-embedding-3-small, quoting
 developers.openai.com on 2026-07-03; tokenmix.ai 2026-04-25 agrees). Any other endpoint costs 0.
 
 A dry run computes no embedding, so the time is estimated, not measured: a local encoder at
@@ -25,6 +26,7 @@ from urllib.parse import urlparse
 from memplusplus.encoder import CachedEncoder
 from memplusplus.openai_encoder import OpenAIEncoder
 from model_clients.cost import CHARS_PER_TOKEN
+from model_clients.token_count import TokenCounter
 
 EMBEDDING_PRICES = {"text-embedding-3-small": 0.02}  # USD per 1M input tokens on api.openai.com
 LOCAL_TOKENS_PER_SECOND = 1_470  # all-MiniLM-L6-v2 on this machine's CPU (see above)
@@ -50,6 +52,7 @@ class EmbeddingEstimate:
     approximate: bool = False  # True when the texts a system embeds are not exactly the documents (RAG windows)
     seconds: float = 0.0  # estimated time to embed ``to_embed`` (see ``time_basis``)
     time_basis: str = ""
+    token_method: str = f"approximate: chars/{CHARS_PER_TOKEN}"
 
     def format(self) -> str:
         where = "at the remote endpoint" if self.remote else "locally, on this machine's CPU"
@@ -58,7 +61,7 @@ class EmbeddingEstimate:
         lines = [
             f"embeddings {self.encoder}: {self.texts} texts -> {self.to_embed} to embed {where}, "
             f"{self.texts - self.to_embed} cached{approx}",
-            f"  tokens ~{self.tokens:,} (chars/{CHARS_PER_TOKEN}); price {self.price_note}; cost {cost}",
+            f"  tokens {self.tokens:,} [{self.token_method}]; price {self.price_note}; cost {cost}",
         ]
         if self.to_embed:
             lines.append(f"  time to embed ~{_duration(self.seconds)} ({self.time_basis}); this dry run embedded none")
@@ -75,7 +78,9 @@ def estimate_embeddings(encoder: CachedEncoder, texts: Sequence[str], approximat
     remote = isinstance(encoder, OpenAIEncoder)
     if remote:
         cap = encoder.config.max_input_chars
-        tokens = sum(math.ceil(min(len(text), cap) / CHARS_PER_TOKEN) for text in missing)
+        counter = TokenCounter(encoder.config.model)
+        tokens = sum(counter.count_text(text[:cap]) for text in missing)
+        method = counter.method
         host = urlparse(encoder.config.resolved_base_url).hostname or ""
         price = EMBEDDING_PRICES.get(encoder.config.model) if host == "api.openai.com" else 0.0
         note = (
@@ -89,13 +94,14 @@ def estimate_embeddings(encoder: CachedEncoder, texts: Sequence[str], approximat
                  f"{REMOTE_SECONDS_PER_REQUEST:g} s each, not measured")
     else:
         tokens = sum(math.ceil(len(text) / CHARS_PER_TOKEN) for text in missing)
+        method = f"approximate: chars/{CHARS_PER_TOKEN}"
         usd, note = 0.0, "0 (local model)"
         window = sum(min(math.ceil(len(text) / CHARS_PER_TOKEN), LOCAL_WINDOW_TOKENS) for text in missing)
         seconds = window / LOCAL_TOKENS_PER_SECOND
         basis = (f"{window:,} tokens read at {LOCAL_TOKENS_PER_SECOND:,} tokens/s, as measured for all-MiniLM-L6-v2 "
                  f"on a 2-core CPU")
     return EmbeddingEstimate(encoder.identity, remote, len(keys), len(missing), tokens, usd, note, approximate,
-                             seconds, basis)
+                             seconds, basis, method)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 import math
 
+import bpe_openai
+
 import pytest
 
 from harness.compose import compose_config
@@ -29,10 +31,12 @@ def test_a_dry_run_prices_remote_embeddings_and_sends_nothing(fake_server, tmp_p
     assert answers.prompt_tokens >= 3 * 40_000 // 4
     episode = load_dataset("orgmem", limit=3)[0]
     texts = [d.text for d in episode.documents] + [q.text for q in episode.questions]
-    tokens = sum(math.ceil(min(len(t), 20_000) / 4) for t in texts if t.strip())
+    cl100k = bpe_openai.get_encoding("cl100k_base")  # text-embedding-3-small's own encoding
+    tokens = sum(len(cl100k.encode_ordinary(t[:20_000])) for t in texts if t.strip())
     assert (embedding.remote, embedding.to_embed, embedding.tokens) == (True, 446, tokens)
     assert embedding.usd == tokens * 0.02 / 1e6
     assert "text-embedding-3-small" in embedding.format() and "sends nothing" in embedding.format()
+    assert f"tokens {tokens:,} [cl100k_base, text-embedding-3-small's own tokenizer (offline)]" in embedding.format()
     # 446 texts in batches of 256: two requests, timed at the stated assumption of 1 s each
     assert embedding.seconds == 2.0
     assert "time to embed ~2 s (2 request(s) of up to 256 texts at an assumed 1 s each" in embedding.format()

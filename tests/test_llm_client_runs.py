@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import signal
 import sqlite3
@@ -228,14 +227,14 @@ def test_dry_run_estimate_matches_the_real_run(fake_server: FakeOpenAIServer, ca
     # the fake server is not OpenAI's endpoint: priced only with prices given (here gpt-4.1-mini's list price)
     client = make_client(fake_server, cache_path, max_tokens=100, price_in_per_mtok=0.40, price_out_per_mtok=1.60)
     full_batch = batch + [batch[7]]  # an in-batch duplicate, free
-    counter = TokenCounter("gpt-4.1-mini", use_tiktoken=False)
+    counter = TokenCounter("gpt-4.1-mini")
     dry = estimate(full_batch, client, token_counter=counter)
     assert fake_server.request_count == 4, "an estimate sends nothing"
     assert (dry.requests, dry.calls, dry.cache_hits, dry.duplicates) == (11, 6, 4, 1)
     expected_prompt = sum(counter.count_messages(r.messages) for r in batch[4:])
     assert dry.prompt_tokens == expected_prompt
     assert dry.completion_tokens == 600 and "upper bound" in dry.completion_basis
-    assert dry.tokens_approximate and "approx" in dry.token_method
+    assert not dry.tokens_approximate and dry.token_method.startswith("o200k_base")
     assert dry.usd == pytest.approx(expected_prompt * 0.40 / 1e6 + 600 * 1.60 / 1e6)
 
     results = client.complete_many(full_batch, progress=False)
@@ -255,7 +254,7 @@ def test_dry_run_estimate_matches_the_real_run(fake_server: FakeOpenAIServer, ca
 
 
 def test_estimate_with_expected_length_and_unknown_price(fake_server: FakeOpenAIServer, cache_path: Path) -> None:
-    counter = TokenCounter("x", use_tiktoken=False)
+    counter = TokenCounter("x")
     known = estimate(reqs(3), make_client(fake_server, cache_path), expected_completion_tokens=50, token_counter=counter)
     assert known.completion_tokens == 150 and "assumed 50" in known.completion_basis
 
@@ -274,7 +273,7 @@ def test_estimate_with_expected_length_and_unknown_price(fake_server: FakeOpenAI
 def test_a_local_endpoint_is_priced_at_zero_unless_prices_are_given(
     fake_server: FakeOpenAIServer, cache_path: Path
 ) -> None:
-    counter = TokenCounter("x", use_tiktoken=False)
+    counter = TokenCounter("x")
     local = make_client(fake_server, cache_path, model="gpt-4.1-mini")  # OpenAI's model name, our own server
     dry = estimate(reqs(3), local, expected_completion_tokens=50, token_counter=counter)
     assert dry.usd == 0.0 and "own endpoint 127.0.0.1" in dry.format()
@@ -300,9 +299,3 @@ def test_price_table_and_token_counting() -> None:
     assert price_for("gpt-4o-mini") == PRICES["gpt-4o-mini"]
     assert price_for("gpt-5-nano") is None
 
-    approx = TokenCounter("gpt-4.1-mini", use_tiktoken=False)
-    assert approx.approximate and approx.count_text("abcdefghi") == math.ceil(9 / 4)
-    assert approx.count_messages([{"role": "user", "content": "abcdefgh"}]) == 3 + 3 + 1 + 2
-    auto = TokenCounter("gpt-4.1-mini")  # tiktoken if it can load its encoding here, else flagged approximate
-    assert auto.approximate == auto.method.startswith("approx")
-    assert TokenCounter("claude-sonnet-4-6").approximate, "Claude's tokenizer is not tiktoken's"

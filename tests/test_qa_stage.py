@@ -288,3 +288,21 @@ def test_a_hosted_answerer_without_its_key_is_not_offered_local_judges_or_a_keyl
                                               "answerer.api_key_env=MEMPP_TEST_KEY"]))
     with pytest.raises(ConfigError, match=r"answerer.api_key_env=null for a server that needs no key"):
         check_qa_ready(own)
+
+
+def test_metrics_json_records_each_roles_spend_with_its_batch_part(server, cache_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
+    done = run(qa_config(server, cache_dir, tmp_path / "runs", "++answerer.price_in_per_mtok=2.0",
+                         "++answerer.price_out_per_mtok=4.0"))
+    stats = json.loads(done.paths.metrics.read_text())["stats"]
+    answers, grades = stats["answer_spend"], stats["judge_spend"]
+    assert (answers["model"], answers["completed"], grades["model"], grades["completed"]) == (
+        "fake-answerer", QUESTIONS, "fake-judge", QUESTIONS * RUNS)
+    assert answers["prompt_tokens"] > 0 and answers["completion_tokens"] > 0
+    expected = answers["prompt_tokens"] * 2.0 / 1e6 + answers["completion_tokens"] * 4.0 / 1e6
+    assert answers["usd"] == pytest.approx(expected)
+    assert grades["usd"] == 0.0 and "own endpoint 127.0.0.1" in grades["price"]  # the fake server: not priced
+    # No call went by batch here: the batch part is there, and empty.
+    assert answers["batch"] == {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "usd": 0.0,
+                                "price": "$2/4 per 1M in/out, batch tier (given in the config)"}
+    assert answers["summary"].startswith(f"model fake-answerer: {QUESTIONS} requests sent")

@@ -164,3 +164,10 @@ def test_a_leg_with_one_ranked_hit_is_not_silent():
     assert silent_legs_note([{"hits": [{"leg_ranks": {"vector": 0}}]}], params).startswith(
         "note: the lexical leg placed no row among the hits of any of the 1 question(s) (it matched")
     assert silent_legs_note([], params) is None  # no questions, nothing to say
+
+
+def test_grand_total_of_a_batch_sweep_shows_the_live_total_beside():
+    pointers = [JobPointer(["a=1"], estimate_usd=0.5, estimate_calls=10, estimate_live_usd=1.0),
+                JobPointer(["a=2"], estimate_usd=0.25, estimate_calls=5)]  # a job with no call by batch
+    assert grand_total(pointers) == ("sweep total over 2 dry-run job(s): 15 calls, $0.7500 by batch where set "
+                                     "(all live: $1.25)")

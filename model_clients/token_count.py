@@ -1,0 +1,89 @@
+"""Prompt tokens counted offline with the model's own tokenizer (the ``bpe-openai`` package ships
+OpenAI's o200k_base and cl100k_base vocabularies; nothing is downloaded).
+
+Which encoding a model uses follows tiktoken's own table (``tiktoken/model.py``: the exact names,
+then the name prefixes): o200k_base for the gpt-4o, gpt-4.1, gpt-4.5 and gpt-5 families and the
+o-series, cl100k_base for gpt-4, gpt-3.5-turbo and the text-embedding-3 / ada-002 models. Any other
+model (Claude, a local model) has no offline tokenizer here: its text is counted in o200k_base as a
+stand-in and every count is flagged approximate, saying so.
+
+A chat request costs more than its texts: OpenAI's cookbook ("How to count tokens with tiktoken",
+section 6, checked there against the API's reported ``prompt_tokens``) adds 3 tokens per message,
+1 per ``name`` field and 3 that prime the reply.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Mapping, Sequence
+
+__all__ = ["STAND_IN_ENCODING", "TokenCounter", "encoding_name_for"]
+
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+TOKENS_REPLY_PRIMING = 3
+
+# Prefix -> encoding, longest prefixes first where one contains another (gpt-4o before gpt-4).
+_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("gpt-4o", "o200k_base"), ("chatgpt-4o", "o200k_base"), ("gpt-4.1", "o200k_base"),
+    ("gpt-4.5", "o200k_base"), ("gpt-5", "o200k_base"), ("o1", "o200k_base"), ("o3", "o200k_base"),
+    ("o4", "o200k_base"),
+    ("gpt-4", "cl100k_base"), ("gpt-3.5", "cl100k_base"), ("gpt-35", "cl100k_base"),
+    ("text-embedding-3", "cl100k_base"), ("text-embedding-ada-002", "cl100k_base"),
+)
+STAND_IN_ENCODING = "o200k_base"  # counts the text of a model whose own tokenizer is not offline here
+
+
+def encoding_name_for(model: str) -> str | None:
+    """The encoding OpenAI's ``model`` tokenizes with (also for a dated snapshot such as
+    ``gpt-4o-mini-2024-07-18``), None for a model that is not OpenAI's."""
+    import bpe_openai
+
+    try:
+        return str(bpe_openai.encoding_name_for_model(model))
+    except KeyError:
+        pass
+    for prefix, encoding in _PREFIXES:
+        if model == prefix or model.startswith(prefix + "-"):
+            return encoding
+    return None
+
+
+@lru_cache(maxsize=None)
+def _encoding(name: str) -> Any:
+    import bpe_openai
+
+    return bpe_openai.get_encoding(name)
+
+
+class TokenCounter:
+    """Counts the prompt tokens of one model's requests. ``approximate`` is False exactly when the
+    model's own encoding counts them; ``method`` names the encoding (and, if approximate, why)."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        own = encoding_name_for(model)
+        self.encoding_name = own or STAND_IN_ENCODING
+        self.approximate = own is None
+        if own is not None:
+            self.method = f"{own}, {model}'s own tokenizer (offline)"
+        else:
+            self.method = (f"approximate: {STAND_IN_ENCODING} standing in for {model}'s own tokenizer, "
+                           f"which is not available offline")
+        self._encoder = _encoding(self.encoding_name)
+
+    def count_text(self, text: str) -> int:
+        """Tokens of ``text`` as plain text (special-token strings in it count as ordinary text)."""
+        return len(self._encoder.encode_ordinary(text))
+
+    def count_messages(self, messages: Sequence[Mapping[str, str]]) -> int:
+        """Prompt tokens of a chat request: every field's text plus the per-message, per-name and
+        reply-priming tokens."""
+        total = TOKENS_REPLY_PRIMING
+        for message in messages:
+            total += TOKENS_PER_MESSAGE
+            for key, value in message.items():
+                total += self.count_text(value)
+                if key == "name":
+                    total += TOKENS_PER_NAME
+        return total

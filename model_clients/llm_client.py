@@ -49,6 +49,7 @@ from model_clients.chat_types import (
     MissingAPIKeyError,
 )
 from model_clients.model_listing import check_model_offered
+from model_clients.sdk_holder import HoldsSDK
 from model_clients.tally import Tally
 
 if TYPE_CHECKING:  # the SDK costs ~0.4 s to import: loaded on the first request, not for cached runs
@@ -73,7 +74,7 @@ class _Attempt:
     reask: bool = False  # an unusable 200 reply: worth asking again
 
 
-class LLMClient:
+class LLMClient(HoldsSDK):
     """Chat completions through the ``openai`` SDK, with a content-addressed cache and own retries.
 
     ``sleep`` and ``rng`` are injectable for tests; the SDK client is built lazily on the first
@@ -97,7 +98,7 @@ class LLMClient:
         self.cache = cache
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
-        self._sdk_lock = threading.Lock()
+        super().__init__()
         self._sdk: openai.OpenAI | None = None
         self._counting = Tally(LLMCounters)
         self._batch_options = batch_options
@@ -108,18 +109,6 @@ class LLMClient:
             f"api_key_env={self.config.api_key_env!r}, cache={str(self.cache.path)!r}, "
             f"cache_only={self.config.cache_only}, counters={self.counters})"
         )
-
-    def __enter__(self) -> "LLMClient":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        with self._sdk_lock:
-            if self._sdk is not None:
-                self._sdk.close()
-                self._sdk = None
 
     @property
     def counters(self) -> LLMCounters:

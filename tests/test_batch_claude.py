@@ -174,27 +174,7 @@ def test_a_json_mode_request_in_a_claude_batch_fails_before_anything_is_sent(tmp
 # --------------------------------------------------------------------------- an answered and judged run
 
 
-QUESTIONS = 3
-JUDGE_RUNS = 2
-
-
-@pytest.fixture(scope="module")
-def retrieved(tmp_path_factory) -> Path:
-    """BM25 retrievals of the first questions (nothing to embed: fast), made once; each test copies them."""
-    from harness.runner import run
-
-    folder = tmp_path_factory.mktemp("retrieved")
-    run(RunConfig.from_dict(compose_config(["progress=false", "system=bm25", f"dataset.limit={QUESTIONS}",
-                                            f"store.cache_dir={folder}", f"store.results_dir={folder}/runs"])))
-    return folder
-
-
-def fresh_cache(retrieved: Path, target: Path) -> Path:
-    from tests.test_qa_stage import copy_sqlite
-
-    for name in ("embeddings.sqlite", "retrieval.sqlite"):
-        copy_sqlite(retrieved / name, target / name)
-    return target
+from tests.batch_support import JUDGE_RUNS, QUESTIONS, fresh_cache, retrieved  # noqa: E402,F401 - retrieved is a fixture
 
 
 def claude_run(answer_url: str, judge_url: str, cache_dir: Path, results: Path, *extra: str):

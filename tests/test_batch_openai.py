@@ -373,27 +373,7 @@ def test_batch_status_lists_a_pending_batch_in_120_characters(tmp_path, capsys):
 # --------------------------------------------------------------------------- a whole answered and judged run
 
 
-QUESTIONS = 3
-JUDGE_RUNS = 2
-
-
-@pytest.fixture(scope="module")
-def retrieved(tmp_path_factory) -> Path:
-    """BM25 retrievals of the first questions (nothing to embed: fast), made once; each test copies them."""
-    from harness.runner import run
-
-    folder = tmp_path_factory.mktemp("retrieved")
-    run(RunConfig.from_dict(compose_config(["progress=false", "system=bm25", f"dataset.limit={QUESTIONS}",
-                                            f"store.cache_dir={folder}", f"store.results_dir={folder}/runs"])))
-    return folder
-
-
-def fresh_cache(retrieved: Path, target: Path) -> Path:
-    from tests.test_qa_stage import copy_sqlite
-
-    for name in ("embeddings.sqlite", "retrieval.sqlite"):
-        copy_sqlite(retrieved / name, target / name)
-    return target
+from tests.batch_support import JUDGE_RUNS, QUESTIONS, fresh_cache, retrieved  # noqa: E402,F401 - retrieved is a fixture
 
 
 def judged_run(server: FakeBatchServer, cache_dir: Path, results: Path, *extra: str):

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from memory_protocol import ConfigError
 from memplusplus.api_keys import MissingAPIKey, read_api_key, redact
 from model_clients.batch.provider import BatchLine, BatchState, BatchStatus, LineOutcome
 from model_clients.chat_types import ChatResult, LLMConfig, MissingAPIKeyError
+from model_clients.sdk_holder import HoldsSDK
 
 if TYPE_CHECKING:  # the SDK is an optional extra, imported on the first network call
     import anthropic
@@ -245,7 +245,7 @@ def _import_anthropic() -> Any:
     return anthropic
 
 
-class AnthropicBatches:
+class AnthropicBatches(HoldsSDK):
     """Message Batches for the endpoint of ``config`` (its OpenAI-compatible ``base_url`` gives the
     native root, :func:`native_api_root`; its ``api_key_env`` the key; ``timeout_s`` and
     ``max_retries`` go to the SDK). ``max_lines`` / ``max_bytes`` default to the documented limits
@@ -274,26 +274,14 @@ class AnthropicBatches:
         self.max_lines = max_lines
         self.max_bytes = max_bytes
         self.api_root = native_api_root(config.base_url)
+        super().__init__()
         self._sdk: anthropic.Anthropic | None = None
-        self._sdk_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return (
             f"AnthropicBatches(model={self.config.model!r}, api_root={self.api_root!r}, "
             f"api_key_env={self.config.api_key_env!r}, max_lines={self.max_lines}, max_bytes={self.max_bytes})"
         )
-
-    def __enter__(self) -> "AnthropicBatches":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        with self._sdk_lock:
-            if self._sdk is not None:
-                self._sdk.close()
-                self._sdk = None
 
     # ------------------------------------------------------------------ BatchProvider
     def line_bytes(self, line: BatchLine) -> int:

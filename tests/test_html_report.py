@@ -220,7 +220,7 @@ def test_chromium_opens_a_questions_detail_with_gold_ranks_leg_ranks_answer_and_
     dom = _dom(tmp_path, page, f"#open={record['qid']}")
     assert dom.count("<b>gold ids: </b>") == 1
     assert f"{record['gold'][0]} (rank {rank})" in dom
-    legs = " · ".join(f"{leg} {r}" for leg, r in sorted(first["leg_ranks"].items()))
+    legs = " · ".join(f"{leg} #{r + 1}" for leg, r in sorted(first["leg_ranks"].items()))  # 1-based, as explain
     assert f"<td>{first['doc_id']}</td>" in dom and f"<td>{legs}</td>" in dom
     assert "She went on &lt;b&gt;7 May 2023&lt;/b&gt; &amp; came back." in dom  # the answer, as text
     assert '"gold_ranks"' in dom and '"lexical": 7' in dom  # the explain field, shown when a record has one

@@ -358,7 +358,7 @@ def question_rows(runs: Sequence[RunData]) -> list[dict[str, Any]]:
                 "reference": _reference(record),
                 "n_hits": record.get("n_hits", len(hits)),
                 "hits": [{"doc_id": h.get("doc_id"), "gold": bool(h.get("gold")), "score": h.get("score"),
-                          "legs": h.get("leg_ranks") or {}, "author": h.get("author"), "date": h.get("date")}
+                          "legs": {leg: rank + 1 for leg, rank in (h.get("leg_ranks") or {}).items()}, "author": h.get("author"), "date": h.get("date")}
                          for h in hits[:HITS_SHOWN]],
                 "explain": record.get("explain"),
             })
@@ -435,7 +435,7 @@ th { background: #f3f5f8; } table.runs td:last-child, table.summary td:nth-child
 </style></head>
 <body>
 <h1>%TITLE%</h1>
-<p>Headline metric: <code>%HEADLINE%</code>. Leg ranks count from 0 (the leg's first row).</p>
+<p>Headline metric: <code>%HEADLINE%</code>. Ranks count from 1 (#1: a leg's first row), as scripts/explain.py prints them.</p>
 %SECTIONS%
 <section id="questions-section"><h2>Questions</h2>
 <div id="filters">
@@ -473,7 +473,7 @@ th { background: #f3f5f8; } table.runs td:last-child, table.summary td:nth-child
     t.appendChild(head);
     hits.forEach(function (h, i) {
       var tr = el("tr", null, h.gold ? "gold" : "");
-      var legs = Object.keys(h.legs).sort().map(function (l) { return l + " " + h.legs[l]; }).join(" · ");
+      var legs = Object.keys(h.legs).sort().map(function (l) { return l + " #" + h.legs[l]; }).join(" · ");
       [i + 1, h.doc_id, h.gold ? "yes" : "", h.score, legs || "–", h.author || "", h.date || ""].forEach(function (v) { tr.appendChild(el("td", v)); });
       t.appendChild(tr);
     });

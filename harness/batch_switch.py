@@ -8,9 +8,11 @@ means the top-level value, and a role's own value wins.
 What is batched: the answerer's and the judge's calls of a stage (``LLMClient.complete_many``).
 What is not: a local server's calls (no batch API there: the top-level switch leaves them live,
 ``<role>.batch=true`` is refused), and a system's write-time calls (``system.llm``), which are made
-one at a time through ``LLMClient.complete`` because each may depend on the ones before (Mem0's
-and Zep's extraction, Mem++'s consolidation): they go live, at the live price, with one stderr line
-saying so (:func:`write_time_note`).
+one at a time through ``LLMClient.complete`` inside the system's ingest (Mem0's and Zep's own
+libraries make theirs, and there each call reads what the ones before wrote; Mem^g++ likewise):
+they go live, at the live price, with one stderr line saying so (:func:`write_time_note`). The
+fact index's per-document extractions are independent of each other and could be gathered into a
+batch; they are not yet.
 """
 
 from __future__ import annotations
@@ -72,5 +74,5 @@ def write_time_note(system_name: str, asked: bool) -> str | None:
     """The one stderr line when batch calls were asked for write-time calls, which go live."""
     if not asked:
         return None
-    return (f"batch: the write-time calls of {system_name} (system.llm) depend on each other: "
-            "sent live, at the live price")
+    return (f"batch: the write-time calls of {system_name} (system.llm) are made one by one "
+            "while ingesting: sent live")

@@ -61,9 +61,17 @@ def test_ctrl_c_while_answering_exits_at_once_and_keeps_the_replies_received(tmp
         server.stop()
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child, before Python starts: SIGINT at its default, as a terminal gives it. A test
+    session started in the background (``cmd &`` in a script, as a CI runner may) inherits SIGINT
+    ignored, and Python then never raises KeyboardInterrupt, which is not what a user at a terminal
+    sees."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_then_resume(rule: AnswerTwiceThenHang, server: FakeOpenAIServer, tmp_path: Path) -> None:
     proc = subprocess.Popen(_command(server, tmp_path), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=_ctrl_c_as_in_a_terminal)
     try:
         deadline = time.monotonic() + 180
         # two replies received, then every thread holds a hanging request

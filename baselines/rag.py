@@ -27,6 +27,7 @@ import numpy as np
 from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.evidence import header
 from memplusplus.openai_encoder import MODEL_MAX_INPUT_TOKENS, OpenAIEncoder
+from memplusplus.tokens import encoding as bpe_encoding
 from memory_protocol.documents import Document, Hit
 
 SEPARATOR = "\n\n"
@@ -39,9 +40,7 @@ def cl100k_offsets(text: str) -> list[tuple[int, int]]:
 
     The text is encoded in segments cut just after a document separator, where cl100k's
     pre-tokenizer splits anyway, so the tokens are those of the whole text."""
-    import bpe_openai
-
-    encoding = bpe_openai.get_encoding("cl100k_base")
+    encoding = bpe_encoding("cl100k_base")
     starts: list[int] = []
     begin = 0
     while begin < len(text):

@@ -1,5 +1,6 @@
 """Counting and cutting text in OpenAI's cl100k_base tokens, offline (the ``bpe-openai`` package,
-the tokenizer the RAG baselines count chunk sizes in)."""
+the tokenizer the RAG baselines count chunk sizes in), and the one loader of its encodings, each
+built once per process (the package builds a new one on every call)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,16 @@ from functools import lru_cache
 from typing import Any
 
 
-@lru_cache(maxsize=1)
-def _cl100k() -> Any:
+@lru_cache(maxsize=None)
+def encoding(name: str) -> Any:
+    """The ``bpe-openai`` encoding ``name`` (``cl100k_base``, ``o200k_base``), loaded once."""
     import bpe_openai
 
-    return bpe_openai.get_encoding("cl100k_base")
+    return bpe_openai.get_encoding(name)
+
+
+def _cl100k() -> Any:
+    return encoding("cl100k_base")
 
 
 def cl100k_count(text: str) -> int:
@@ -36,4 +42,4 @@ def cut_cl100k(text: str, limit: int) -> str:
     return ""
 
 
-__all__ = ["cl100k_count", "cut_cl100k"]
+__all__ = ["cl100k_count", "cut_cl100k", "encoding"]

@@ -14,8 +14,9 @@ section 6, checked there against the API's reported ``prompt_tokens``) adds 3 to
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
+
+from memplusplus.tokens import encoding
 
 __all__ = ["STAND_IN_ENCODING", "TokenCounter", "encoding_name_for"]
 
@@ -43,17 +44,10 @@ def encoding_name_for(model: str) -> str | None:
         return str(bpe_openai.encoding_name_for_model(model))
     except KeyError:
         pass
-    for prefix, encoding in _PREFIXES:
+    for prefix, name in _PREFIXES:
         if model == prefix or model.startswith(prefix + "-"):
-            return encoding
+            return name
     return None
-
-
-@lru_cache(maxsize=None)
-def _encoding(name: str) -> Any:
-    import bpe_openai
-
-    return bpe_openai.get_encoding(name)
 
 
 class TokenCounter:
@@ -70,7 +64,7 @@ class TokenCounter:
         else:
             self.method = (f"approximate: {STAND_IN_ENCODING} standing in for {model}'s own tokenizer, "
                            f"which is not available offline")
-        self._encoder = _encoding(self.encoding_name)
+        self._encoder = encoding(self.encoding_name)
 
     def count_text(self, text: str) -> int:
         """Tokens of ``text`` as plain text (special-token strings in it count as ordinary text)."""

@@ -223,10 +223,7 @@ class LLMClient(HoldsSDK):
     def sdk_for_batches(self) -> openai.OpenAI:
         """An SDK client on this endpoint and key for the batch and file endpoints: its uploads and
         polls are not chat requests, so they stay out of ``requests_sent``."""
-        import openai
-
-        return openai.OpenAI(api_key=self._api_key(), base_url=self.config.resolved_base_url,
-                             timeout=self.config.timeout_s, max_retries=self.config.max_retries)
+        return self._new_sdk()
 
     def redact(self, text: str) -> str:
         """``text`` without the API key (and cut to the error length kept)."""
@@ -291,14 +288,18 @@ class LLMClient(HoldsSDK):
             if self._sdk is None:
                 api_key = self._api_key()
                 check_model_offered(self.config, self.role)  # once per endpoint and process
-                self._sdk = openai.OpenAI(
-                    api_key=api_key,
-                    base_url=self.config.resolved_base_url,
-                    timeout=self.config.timeout_s,
-                    max_retries=self.config.max_retries,
-                    http_client=openai.DefaultHttpxClient(event_hooks={"request": [self._count_request]}),
-                )
+                self._sdk = self._new_sdk(
+                    api_key, http_client=openai.DefaultHttpxClient(event_hooks={"request": [self._count_request]}))
             return self._sdk
+
+    def _new_sdk(self, api_key: str | None = None, http_client: Any = None) -> openai.OpenAI:
+        """An SDK client on this endpoint, key, timeout and retry budget (``http_client``: the SDK's
+        default when None)."""
+        import openai
+
+        return openai.OpenAI(api_key=api_key if api_key is not None else self._api_key(),
+                             base_url=self.config.resolved_base_url, timeout=self.config.timeout_s,
+                             max_retries=self.config.max_retries, http_client=http_client)
 
     def _count_request(self, request: Any) -> None:
         """Called by the HTTP client for every attempt the SDK makes (its retries included)."""

@@ -17,7 +17,7 @@ import os
 import threading
 from dataclasses import dataclass
 
-from memplusplus.api_keys import Endpoint
+from memplusplus.api_keys import NO_KEY_PLACEHOLDER, Endpoint
 
 __all__ = ["UnknownModelError", "ModelList", "offered_models", "check_model_offered", "forget_model_lists"]
 
@@ -53,19 +53,20 @@ def _api_key(env: str | None) -> str | None:
 
 
 def _ask(base_url: str, api_key: str | None) -> ModelList | None:
-    import httpx  # the openai SDK's HTTP client
+    """``GET {base_url}/models`` through the openai SDK itself (``client.models.list()``): the SDK's
+    own HTTP client is whatever the installed SDK depends on (httpx in openai 1.x and 2.x, httpx2 in
+    3.x), so the harness imports no HTTP client of its own here."""
+    import openai
 
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    client = openai.OpenAI(api_key=api_key or NO_KEY_PLACEHOLDER, base_url=base_url,
+                           timeout=LIST_TIMEOUT_S, max_retries=0)
     try:
-        reply = httpx.get(f"{base_url}/models", headers=headers, timeout=LIST_TIMEOUT_S)
-        if reply.status_code != 200:
-            return None
-        data = reply.json().get("data")
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return None
-    if not isinstance(data, list):
-        return None
-    ids = tuple(str(item["id"]) for item in data if isinstance(item, dict) and item.get("id"))
+        data = getattr(client.models.list(), "data", None)
+        ids = tuple(str(item.id) for item in data or () if getattr(item, "id", None)) if isinstance(data, list) else ()
+    except (openai.OpenAIError, ValueError, TypeError, AttributeError):
+        return None  # an HTTP error, a reply that is not a model list, no server: cannot tell
+    finally:
+        client.close()
     return ModelList(base_url, ids) if ids else None
 
 

@@ -109,3 +109,32 @@ def test_a_wrong_write_time_model_stops_before_ingesting(listing_server, tmp_pat
     assert write_time_client(context("phi-3-mini")).role == "system.llm"
     write_time_client(context("gpt-4.1-nano", cache_only=True))  # a replay sends nothing: not asked
     assert listing_server.model_list_requests == 1 and listing_server.request_count == 0
+
+
+@pytest.mark.parametrize("reply", [b'{"object": "list", "data": "none here"}', b"<html>not json</html>", b'{"data": [{"name": "x"}]}'])
+def test_a_reply_that_is_not_a_model_list_is_taken_as_cannot_tell(reply):
+    from model_clients.loopback import LoopbackServer, send_bytes, send_json
+    from model_clients.model_listing import offered_models
+    from memplusplus.api_keys import Endpoint
+
+    server = LoopbackServer(on_post=lambda h: send_json(h, 404, {}), on_get=lambda h: send_bytes(h, 200, reply)).start()
+    try:
+        assert offered_models(Endpoint(model="m", base_url=server.base_url, api_key_env=None)) is None
+    finally:
+        server.stop()
+
+
+def test_the_model_list_is_asked_through_the_sdk_without_a_client_of_our_own(listing_server, monkeypatch):
+    """openai 3.x brings httpx2, not httpx (issue 30): the check must not import an HTTP client itself."""
+    import sys
+
+    from memplusplus.api_keys import Endpoint
+    from model_clients.model_listing import offered_models
+
+    import openai
+
+    if int(openai.__version__.split(".")[0]) < 3:
+        pytest.skip(f"openai {openai.__version__} is itself built on httpx")
+    monkeypatch.setitem(sys.modules, "httpx", None)  # `import httpx` now raises ImportError
+    listed = offered_models(Endpoint(model="mistral-7b", base_url=listing_server.base_url, api_key_env=None))
+    assert listed is not None and listed.ids == SERVED and listing_server.model_list_requests == 1

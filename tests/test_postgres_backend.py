@@ -483,3 +483,10 @@ def test_a_nul_byte_is_stored_and_ranked_alike_by_both_backends(dsn, encoder, co
     asked = ["n1", "n2", "bad\x00id"]
     assert pg.diagnose("travel budget", None, asked, 10) == mem.diagnose("travel budget", None, asked, 10)
     pg.close()
+
+
+def test_a_server_that_cannot_be_reached_is_one_line_without_the_password():
+    with pytest.raises(ConfigError) as refused:
+        connect("postgresql://someone:secret-word@127.0.0.1:1/db?connect_timeout=5")
+    message = str(refused.value)
+    assert message.startswith("cannot connect to Postgres: ") and "\n" not in message and "secret-word" not in message

@@ -76,13 +76,24 @@ def connect(dsn: str):
     import psycopg
     from pgvector.psycopg import register_vector
 
-    conn = psycopg.connect(dsn, autocommit=True)
+    try:
+        conn = psycopg.connect(dsn, autocommit=True)
+    except psycopg.OperationalError as exc:  # the DSN's password is not in psycopg's message
+        raise ConfigError(f"cannot connect to Postgres: {_one_line(exc)}") from exc
     try:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject):
         pass  # another process created it at the same moment
+    except psycopg.Error as exc:
+        conn.close()
+        raise ConfigError(f"the Postgres server cannot provide pgvector (CREATE EXTENSION vector: {_one_line(exc)}); "
+                          f"install pgvector there, or unset {POSTGRES_URL_ENV} to use the embedded server") from exc
     register_vector(conn)
     return conn
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def stop_embedded(data_dir: str | Path) -> None:

@@ -3,12 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.settings import MemPPConfig
 from memory_protocol.documents import Document
+
+
+NUL = "\x00"
+
+
+def without_nul(text: str) -> str:
+    """``text`` as both backends store and rank it: without NUL characters, which Postgres text
+    cannot hold. Dropped, not replaced: MiniLM's tokenizer drops them too (the vector leg is
+    unchanged), no parser has to agree on a stand-in, and text decoded from UTF-16 by mistake
+    ("b\x00u\x00d\x00") reads as its words again."""
+    return text.replace(NUL, "") if NUL in text else text
+
+
+def storable(doc: Document) -> Document:
+    """``doc`` without NUL in its text, author and thread; an id holding NUL is refused
+    (an id is matched against gold evidence, so it is never altered)."""
+    if NUL in doc.doc_id:
+        raise ValueError(f"document id {doc.doc_id!r} holds a NUL character; ids must be plain text")
+    fields = {"text": doc.text, "author": doc.author, "thread": doc.thread}
+    if not any(value and NUL in value for value in fields.values()):
+        return doc
+    return replace(doc, **{name: value and without_nul(value) for name, value in fields.items()})
 
 
 @dataclass
@@ -25,9 +47,10 @@ class IngestPlan:
 def plan_ingest(
     docs: Sequence[Document], dedup: bool, active_repeat: Callable[[Document], str | None]
 ) -> IngestPlan:
-    """Split a batch: empty texts add nothing; with ``dedup``, a document repeating an active row
+    """Split a batch (each document ``storable``): empty texts add nothing; with ``dedup``, a document repeating an active row
     (``active_repeat`` gives that row's id) or an earlier document of the batch by the same author
     with the same text becomes an alias; every other document gets a row."""
+    docs = [storable(doc) for doc in docs]  # the same text in both backends, refused before any row
     plan = IngestPlan([None] * len(docs))
     earlier: dict[tuple[str | None, str], str] = {}
     for index, doc in enumerate(docs):

@@ -22,7 +22,7 @@ from datetime import date, datetime
 from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.llm import Complete, ask_json
 from memplusplus.memory import MemPlusPlus, MemPPConfig
-from memplusplus.pg.topk import select_top_k
+from memplusplus.topk import select_top_k
 from memplusplus.scope import end_of_day, in_scope
 from memory_protocol.documents import Document, Hit
 

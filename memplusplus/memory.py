@@ -27,7 +27,7 @@ from memplusplus.authors_lexical import (
     authors_websearch_leg,
 )
 from memplusplus.diagnosis import Diagnosis, diagnosis
-from memplusplus.facade import MemoryFacade, plan_ingest
+from memplusplus.facade import MemoryFacade, plan_ingest, without_nul
 from memplusplus.fusion import FusedRow, weighted_rrf
 from memplusplus.legs import BM25Index, lexical_leg, tag_leg, vector_leg
 from memplusplus.settings import MemPPConfig, tag_source
@@ -101,6 +101,7 @@ class MemPlusPlus(MemoryFacade):
     def leg_rankings(self, query: str, scope: np.ndarray) -> dict[str, list[int]]:
         """Each enabled leg's ranking (row seqs, best first, at most C) over the scoped rows."""
         cfg = self.config
+        query = without_nul(query)  # as the Postgres backend must send it
         terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         rankings: dict[str, list[int]] = {}
         if cfg.weight("lexical") > 0:

@@ -7,7 +7,9 @@ Each case starts the embedded server of ``memplusplus.pg.server`` in a fresh fol
   and for a long cache path (the long one does not fit the ~107-byte socket path limit);
 - the modes of the cache folder's parents (made 0700 here) and of every file the run left;
 - a run is killed with SIGKILL while the server runs, then a second run starts and ends cleanly:
-  the postgres processes of that data folder are counted after each.
+  the postgres processes of that data folder are counted after each;
+- which binaries user ``pgserver`` runs (the wheel's, or with Python under a private /root the
+  root-owned copy of ``memplusplus.pg.binaries``), and whether anyone but root may change them.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
+import pgvector.psycopg  # noqa: F401 - loaded before the fork: user nobody could not import them from a
+import psutil  # private /root, and another user would bring a client of its own anyway
+import psycopg  # noqa: F401
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -59,7 +63,7 @@ def try_as_nobody(dsn: str) -> str:
         return f"connected as {role}{' (superuser)' if superuser else ''}"
 
     def refused(exc: BaseException) -> str:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        reason = str(exc).splitlines()[0].split(" Is the server")[0] if str(exc) else type(exc).__name__
         return f"refused: {reason.rsplit('failed: ', 1)[-1][:90]}"
 
     return as_user("nobody", attempt, refused)
@@ -168,13 +172,50 @@ def kill_cases(root: Path) -> list[Case]:
     ]
 
 
+def binaries_cases() -> list[Case]:
+    """Which binaries user pgserver runs, whether anyone but root can change them, and their reuse."""
+    import pwd
+
+    from memplusplus.pg.binaries import runnable_bin_dir, wheel_bin_dir
+    from memplusplus.pg.private_dirs import traversable_by
+
+    server = pwd.getpwnam("pgserver")
+    wheel = wheel_bin_dir()
+    started = time.monotonic()
+    bin_dir = runnable_bin_dir(server.pw_uid, server.pw_gid)
+    seconds = time.monotonic() - started
+    cases = [Case("wheel's binaries reachable by user pgserver", f"{traversable_by(wheel, server.pw_uid, server.pw_gid)} ({wheel})")]
+    if bin_dir == wheel:
+        return [*cases, Case("binaries user pgserver runs", "the wheel's own")]
+    copy = bin_dir.parents[2]
+    entries = [Path(dirpath) / name for dirpath, dirnames, filenames in os.walk(copy) for name in dirnames + filenames]
+    loose = [path for path in entries if os.lstat(path).st_uid != 0 or os.lstat(path).st_mode & 0o022]
+
+    def change() -> str:
+        with open(bin_dir / "postgres", "ab"):
+            return "changed the copied postgres"
+
+    def refused(exc: BaseException) -> str:
+        return f"refused: {getattr(exc, 'strerror', None) or exc}"
+
+    version = subprocess.run([str(bin_dir / "postgres"), "--version"], capture_output=True, text=True,
+                             user=server.pw_uid, group=server.pw_gid, extra_groups=[]).stdout.strip()
+    return [
+        *cases,
+        Case("binaries user pgserver runs", f"{describe_dir(copy)}, reused or checked in {seconds:.2f} s"),
+        Case("entries of the copy not root's or writable by others", f"{len(loose)} of {len(entries)}"),
+        Case("user pgserver runs the copied postgres --version", version or "failed"),
+        Case("user nobody appends to the copied postgres", as_user("nobody", change, refused)),
+    ]
+
+
 def main() -> None:
     if os.geteuid() != 0:
         sys.exit("run as root: the probe switches to user nobody")
     root = Path(tempfile.mkdtemp(prefix="mempp-pg-probe-"))
     root.chmod(0o755)  # /tmp-like, so the short path is short; the cases make their own private parents
     try:
-        cases = socket_cases(root) + permission_cases(root) + kill_cases(root)
+        cases = binaries_cases() + socket_cases(root) + permission_cases(root) + kill_cases(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print("| case | outcome |")

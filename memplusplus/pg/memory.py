@@ -17,7 +17,7 @@ fail a dated question; no filter without an as-of date), so filtering happens be
 
 Each leg keeps at most C rows, equal scores put the later-ingested row first; fusion
 (``memplusplus.fusion.weighted_rrf``) and the top-k cut with its recency reserve
-(``memplusplus.pg.topk``) run in Python on those few rows, exactly as in process.
+(``memplusplus.topk``) run in Python on those few rows, exactly as in process.
 
 A memory without a ``table`` name lives in a temporary table of its own connection and vanishes
 with it; a named memory is a regular table that a later process reopens.
@@ -37,14 +37,14 @@ from memplusplus.authors_lexical import authors_or_terms, authors_query_words
 from memplusplus.encoder import CachedEncoder
 from memplusplus.english_tsearch import tsvector_positions
 from memplusplus.evidence import RenderedContext, render
-from memplusplus.facade import MemoryFacade, plan_ingest
+from memplusplus.facade import NUL, MemoryFacade, plan_ingest, without_nul
 from memplusplus.diagnosis import Diagnosis, diagnosis
 from memplusplus.fusion import weighted_rrf
 from memplusplus.memory import MemPPConfig, tag_source
 from memplusplus.pg import schema
 from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery
-from memplusplus.pg.server import connect, resolve_dsn
-from memplusplus.pg.topk import select_top_k
+from memplusplus.pg.server import connect, require_extra, resolve_dsn
+from memplusplus.topk import select_top_k
 from memplusplus.scope import end_of_day
 from memplusplus.text import content_terms
 from memory_protocol.documents import Document, Hit
@@ -74,6 +74,7 @@ class PostgresMemPlusPlus(MemoryFacade):
             raise ValueError("the postgres backend's vector leg is exact pgvector; ann=hnsw/ivf is in-process only")
         if table is not None and not _TABLE_NAME.match(table):
             raise ValueError(f"table name {table!r}: use lower-case letters, digits and _ (at most 41)")
+        require_extra("psycopg", "pgvector")  # before an embedded server is started for nothing
         super().__init__(config, encoder, clock)
         self.conn = connect(resolve_dsn(dsn, data_dir))
         self._finalizer = weakref.finalize(self, self.conn.close)
@@ -156,7 +157,7 @@ class PostgresMemPlusPlus(MemoryFacade):
 
     def archive(self, doc_id: str) -> None:
         """Take a row out of every scope without deleting it."""
-        found = self.conn.execute(self.sql.archive, (doc_id,)).fetchone()
+        found = None if NUL in doc_id else self.conn.execute(self.sql.archive, (doc_id,)).fetchone()  # no id holds NUL
         if found is None:
             raise KeyError(doc_id)
         key = _text_key(found[0], found[1])
@@ -165,6 +166,9 @@ class PostgresMemPlusPlus(MemoryFacade):
 
     def supersede(self, old_doc_id: str, new_doc_id: str) -> None:
         """Link ``old`` to the row that replaces it; the old row stays stored and in scope."""
+        for doc_id in (old_doc_id, new_doc_id):
+            if NUL in doc_id:
+                raise KeyError(doc_id)  # no id holds NUL (memplusplus.facade.storable)
         if self.conn.execute(self.sql.supersede, (new_doc_id, old_doc_id)).fetchone() is None:
             raise KeyError(old_doc_id)
 
@@ -172,6 +176,7 @@ class PostgresMemPlusPlus(MemoryFacade):
     def leg_rankings(self, query: str, as_of: date | datetime | None) -> tuple[dict[str, list[int]], list[int]]:
         """Each enabled leg's ranking (row seqs, best first, at most C) and the recency pool."""
         cfg = self.config
+        query = without_nul(query)  # Postgres text holds no NUL; the in-process leg does the same
         terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         legs = []
         params: dict[str, object] = {"limit": cfg.candidates, "theta": None if as_of is None else end_of_day(as_of)}
@@ -228,7 +233,8 @@ class PostgresMemPlusPlus(MemoryFacade):
         fused list down to ``depth`` (None below it), from the rankings ``retrieve`` fuses, and how
         many rows each leg returned. Changes nothing ``retrieve`` returns."""
         wanted = list(dict.fromkeys(doc_ids))
-        seq_of = {doc_id: int(seq) for doc_id, seq in self.conn.execute(self.sql.locate, (wanted,))}
+        stored_ids = [doc_id for doc_id in wanted if NUL not in doc_id]  # an id with NUL is never stored
+        seq_of = {doc_id: int(seq) for doc_id, seq in self.conn.execute(self.sql.locate, (stored_ids,))}
         theta = None if as_of is None else end_of_day(as_of)
         visible = {int(seq) for (seq,) in self.conn.execute(
             schema.in_scope_query(self.table, as_of is not None), {"seqs": list(seq_of.values()), "theta": theta})}

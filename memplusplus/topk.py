@@ -1,12 +1,12 @@
 """The top-k cut after fusion: k - reserve rows by fused score, then the recency reserve, then fill.
 
-The same rule as the in-process memory (``MemPlusPlus._select``), written over plain inputs so a
-database backend can use it: the fused matched rows, the recency pool (the C most recently
-ingested in-scope rows, newest first) and each matched row's recency (its date, or its ingest
-time when undated). Candidates are the matched rows by fused score followed by the pool's
-unmatched rows; the first k - reserve are taken; the reserve then holds the latest-dated
-remaining matched rows (equal dates in fused order) or, short of those, the next unmatched pool
-rows; any free slot takes the next candidates.
+The same rule as the in-process memory (``MemPlusPlus._select``), written over plain inputs so
+the Postgres backend and the fact index use it (it needs nothing of Postgres): the fused matched
+rows, the recency pool (the C most recently ingested in-scope rows, newest first) and each matched
+row's recency (its date, or its ingest time when undated). Candidates are the matched rows by
+fused score followed by the pool's unmatched rows; the first k - reserve are taken; the reserve
+then holds the latest-dated remaining matched rows (equal dates in fused order) or, short of
+those, the next unmatched pool rows; any free slot takes the next candidates.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 The data files are those the loader actually opened under the data directory, seen through
 Python's ``open`` audit event while :func:`recording_reads` is active; each is hashed (sha256) once
-and the digest remembered by (path, size, mtime) in a small JSON file in the cache directory, so
-a warm run does not re-read hundreds of megabytes.
+and the digest remembered by (path, device, inode, size, mtime, ctime) in a small JSON file in the
+cache directory, so a warm run does not re-read hundreds of megabytes. The ctime is what a same-size
+edit cannot hide: restoring the mtime (``touch -d``, ``os.utime``) sets it to now.
 """
 
 from __future__ import annotations
@@ -90,6 +91,12 @@ def recording_reads(root: str | Path | None) -> Iterator[set[str]]:
         _LOG.root = None
 
 
+def file_stamp(stat: os.stat_result) -> str:
+    """What must all match for a remembered digest to stand for a file's bytes: size and mtime alone
+    let a same-size edit with its mtime put back record the old sha256."""
+    return f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}"
+
+
 def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path | None = None) -> dict[str, str]:
     """``{relative path: sha256}`` of ``paths``; digests reused from ``cache_file`` when unchanged."""
     known: dict[str, Any] = {}
@@ -105,7 +112,7 @@ def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path 
             stat = os.stat(path)
         except OSError:
             continue
-        stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+        stamp = file_stamp(stat)
         entry = known.get(path)
         if not entry or entry.get("stamp") != stamp:
             digest = hashlib.sha256()

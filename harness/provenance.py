@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -24,6 +25,7 @@ from typing import Any
 from harness.safe_write import atomic_write
 
 ROOT = Path(__file__).resolve().parent.parent
+SETTLE_NS = 2_000_000_000  # a file changed this recently is hashed again on the next run (file timestamps are coarse)
 KEY_PACKAGES = (
     "mempp-harness", "torch", "sentence-transformers", "transformers", "onnxruntime", "bm25s", "PyStemmer",
     "numpy", "pandas", "hydra-core", "openai", "bpe-openai", "nltk",
@@ -114,12 +116,14 @@ def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path 
             continue
         stamp = file_stamp(stat)
         entry = known.get(path)
-        if not entry or entry.get("stamp") != stamp:
+        if not entry or entry.get("stamp") != stamp or not entry.get("settled"):
             digest = hashlib.sha256()
             with open(path, "rb") as handle:
                 for block in iter(lambda: handle.read(1 << 20), b""):
                     digest.update(block)
-            entry = {"stamp": stamp, "sha256": digest.hexdigest()}
+            # changed within a timestamp tick of its hashing, a later edit could keep the same stamp: hashed again next time
+            settled = time.time_ns() - stat.st_ctime_ns > SETTLE_NS
+            entry = {"stamp": stamp, "sha256": digest.hexdigest(), "settled": settled}
             known[path] = entry
             changed = True
         out[os.path.relpath(path, str(root))] = entry["sha256"]

@@ -1,4 +1,5 @@
-"""Measure issue 23's hostile cases (items 6-10) on a checkout of the harness: one row per case.
+"""Measure issue 23's hostile cases (items 6-10) and issue 31's silent ones (``hostile_silent``) on
+a checkout of the harness: one row per case.
 
     python scripts/hostile_cases.py                        # this checkout
     python scripts/hostile_cases.py --code /tmp/old-clone  # another checkout (e.g. before the fix)
@@ -23,6 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from scripts.hostile_silent import CASES as SILENT_CASES  # noqa: E402
+
 FAKE_KEY = "sk-proj-hostileFakeKey0123456789abcdef"
 GUARD_S = 900
 
@@ -279,6 +282,7 @@ CASES = {
     "two sweeps started in the same second": (sweeps_in_one_second, False),
     "a local request to the caching proxy without its token": (proxy_without_token, False),
     "answerer.api_key_env=sk-… (the key itself)": (key_in_env_setting, False),
+    **SILENT_CASES,  # issue 31, points 1, 2, 3, 5, 10, 11
 }
 
 

@@ -63,7 +63,8 @@ EXPLANATIONS: dict[str, str] = {
     "dated_before_documents": "are dated before every document of their episode (a system that honours the "
                               "question date sees nothing)",
     "gold_dated_after_question": "cite gold evidence dated after the question (a system that honours the question "
-                                 "date cannot retrieve it, so it scores 0 there)",
+                                 "date cannot retrieve that evidence: all-gold recall is 0, and any-gold recall too "
+                                 "when every gold item is later)",
 }
 
 

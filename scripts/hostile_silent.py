@@ -120,7 +120,12 @@ def two_local_servers(code: Path, scratch: Path) -> str:
         from tests.fake_openai_server import FakeOpenAIServer
         request = ChatRequest(messages=[{"role": "user", "content": "How many lamps?"}], template_hash="t")
         cache = KVStore(Path("llm.sqlite"))
-        with FakeOpenAIServer(answer_fn=lambda b: "two") as a, FakeOpenAIServer(answer_fn=lambda b: "three") as b:
+        def server(reply):  # a local server that says nothing of what it serves (a user's own vLLM, llama.cpp ...)
+            try:
+                return FakeOpenAIServer(answer_fn=lambda b: reply, serves=None)
+            except TypeError:  # the fake of a checkout from before issue 31
+                return FakeOpenAIServer(answer_fn=lambda b: reply)
+        with server("two") as a, server("three") as b:
             client = lambda url: LLMClient(LLMConfig(model="same", base_url=url, api_key_env=None, max_retries=0), cache)
             first = client(a.base_url).complete(request).text
             second = client(b.base_url).complete(request).text

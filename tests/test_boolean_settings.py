@@ -35,13 +35,15 @@ REFUSED = {
     "send_dimensions=off": (["encoder=text-embedding-3-small", "encoder.send_dimensions=off"],
                             "encoder.send_dimensions='off'"),
     "answerer cache_only=yes": (["answerer=gpt-4.1-mini", "+answerer.cache_only=yes"], "answerer.cache_only='yes'"),
-    "progress=null": (["progress=null"], "progress=null"),
+    "cache_only=null": (["cache_only=null"], "cache_only=null"),
     "mem0 infer=no": (["system=mem0", "system.infer=no"], "system.infer='no'"),
 }
 
 
 def _refused(overrides: list[str], tmp_path: Path, capsys) -> str:
-    code = execute(compose_config([*overrides, f"store.cache_dir={tmp_path}/c", f"store.results_dir={tmp_path}/runs"]))
+    store = [f"store.{key}={tmp_path}/{folder}" for key, folder in (("cache_dir", "c"), ("results_dir", "runs"))
+             if not any(o.startswith(f"store.{key}=") for o in overrides)]
+    code = execute(compose_config([*overrides, *store]))
     err = capsys.readouterr().err.strip()
     assert code == 2, err
     assert err.startswith("error: ") and "\n" not in err and "Traceback" not in err, err

@@ -19,8 +19,8 @@ REQUEST = ChatRequest(messages=[{"role": "user", "content": "How many lamps did 
 # The keys of this request as the code before this change computed them (git main at 9efb619):
 # remote endpoints must keep theirs, or every hosted model's cache would miss at once.
 REMOTE_KEYS = {
-    None: "PINNED_OPENAI",
-    "https://api.anthropic.com/v1/": "PINNED_ANTHROPIC",
+    None: "be13fc2ee5f699be2325d707d81a7f835d60e0578710e17f3698847104a72b8e",
+    "https://api.anthropic.com/v1/": "cee2ea5091d24d0097296238df22d8b1d184aa39f0116e9c2fc370af04a920c1",
 }
 
 
@@ -36,7 +36,8 @@ def test_remote_endpoints_keep_their_cache_keys(tmp_path):
 
 def test_a_second_local_server_on_another_port_is_asked_not_served_the_first_ones_reply(tmp_path):
     cache = KVStore(tmp_path / "llm.sqlite")
-    with FakeOpenAIServer(answer_fn=lambda body: "two") as first, FakeOpenAIServer(answer_fn=lambda body: "three") as second:
+    with FakeOpenAIServer(answer_fn=lambda body: "two", serves=None) as first, \
+            FakeOpenAIServer(answer_fn=lambda body: "three", serves=None) as second:
         assert _client(first.base_url, cache).complete(REQUEST).text == "two"
         again = _client(second.base_url, cache).complete(REQUEST)
         assert second.request_count == 1 and again.text == "three" and not again.cached

@@ -10,6 +10,7 @@ from harness.batch_switch import poll_interval, role_batch, switch, write_time_b
 from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
 from harness.encoders import check_encoder_keys, encoder_config
 from harness.env_settings import check_env_settings
+from memplusplus.encoder import DEFAULT_MODEL
 from memory_protocol import ConfigError
 from model_clients.chat_types import LLMConfig
 from harness.validate import check_booleans, check_model, integer, show, writable_folder
@@ -92,7 +93,10 @@ def _encoder_spec(values: dict[str, Any]) -> EncoderSpec:
     check_encoder_keys(spec.backend, values)
     for key in ("max_tokens", "batch_size"):  # 0 was a torch RuntimeError at the first embedding
         if values.get(key) is not None:
-            integer(f"encoder.{key}", values[key], 1)
+            # MiniLM has 512 positions: more was a torch RuntimeError too (a static table has no positions)
+            bounded = key == "max_tokens" and spec.backend in ("local", "onnx") and values.get("model") == DEFAULT_MODEL
+            integer(f"encoder.{key}", values[key], 1, 512 if bounded else None,
+                    allowed=" (all-MiniLM-L6-v2 reads at most 512 word pieces)" if bounded else "")
     if spec.backend == "openai":  # a remote endpoint: checked like every other model endpoint
         check_model("encoder", values)
     encoder_config(spec.backend, spec.params)  # fail now, naming the key, not at the first embedding

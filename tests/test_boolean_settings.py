@@ -113,6 +113,7 @@ def test_every_boolean_setting_is_among_the_checked_keys():
 # ------------------------------------------------------------------ points 10 and 11
 @pytest.mark.parametrize("overrides, shown", [
     (["encoder.max_tokens=0"], "encoder.max_tokens=0"),
+    (["encoder.max_tokens=1000"], "encoder.max_tokens=1000: must be an integer from 1 to 512"),
     (["encoder=minilm_onnx", "encoder.batch_size=0"], "encoder.batch_size=0"),
     (["store.results_dir=/proc"], "store.results_dir='/proc'"),
     (["store.results_dir=/proc/self/status"], "store.results_dir='/proc/self/status'"),

@@ -5,6 +5,8 @@ No secret lives here: a config names the environment variable that holds the key
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 from urllib.parse import urlsplit
@@ -50,8 +52,17 @@ def identity_fields(values: Mapping[str, Any]) -> dict[str, Any]:
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 
 # Loopback base URLs whose served model is known to the process that started the server (the
-# harness's llama.cpp server: the sha256 of its model file), see :func:`register_served_model`.
-_SERVED: dict[str, str] = {}
+# harness's llama.cpp server: the sha256 of its model file), see :func:`register_served_model`. Kept
+# in the environment, so the processes it starts (a sweep's jobs, a resumed stage) key alike.
+SERVED_ENV = "MEMPP_SERVED_MODELS"
+
+
+def _served() -> dict[str, str]:
+    try:
+        found = json.loads(os.environ.get(SERVED_ENV) or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
 def _loopback_slot(base_url: str) -> str | None:
@@ -68,13 +79,15 @@ def register_served_model(base_url: str, identity: str) -> None:
     slot = _loopback_slot(base_url)
     if slot is None:
         raise ValueError(f"{base_url} is not a loopback URL")
-    _SERVED[slot] = identity
+    os.environ[SERVED_ENV] = json.dumps({**_served(), slot: identity}, sort_keys=True)
 
 
 def forget_served_model(base_url: str) -> None:
     slot = _loopback_slot(base_url)
-    if slot is not None:
-        _SERVED.pop(slot, None)
+    served = _served()
+    if slot in served:
+        del served[slot]
+        os.environ[SERVED_ENV] = json.dumps(served, sort_keys=True)
 
 
 def endpoint_identity(base_url: str) -> str:
@@ -87,7 +100,7 @@ def endpoint_identity(base_url: str) -> str:
     slot = _loopback_slot(base_url)
     if slot is None:
         return base_url
-    served = _SERVED.get(slot)
+    served = _served().get(slot)
     if served is None:
         return slot
     parts = urlsplit(base_url)

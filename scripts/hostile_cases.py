@@ -289,13 +289,14 @@ CASES = {
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
-    parser.add_argument("--only", default="", help="a word of the case names to run")
+    parser.add_argument("--only", default="", help="words of the case names to run, comma-separated")
     parser.add_argument("--silent", action="store_true", help="only issue 31's silent cases (scripts/hostile_silent.py)")
     args = parser.parse_args(argv)
     code = args.code.resolve()
     rows = []
     for name, (case, needs_root) in CASES.items():
-        if (args.only and args.only not in name) or (args.silent and name not in SILENT_CASES):
+        if (args.only and not any(word in name for word in args.only.split(","))) or (
+                args.silent and name not in SILENT_CASES):
             continue
         if needs_root and not can_mount():
             rows.append((name, "skipped (needs root to mount a tmpfs)"))

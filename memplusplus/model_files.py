@@ -28,7 +28,7 @@ def record_path(model: Path) -> Path:
     return model.with_name(model.name + RECORD_SUFFIX)
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -39,8 +39,8 @@ def _sha256(path: Path) -> str:
 def digests(model: Path) -> dict[str, str]:
     """``{relative path: sha256}`` of a model file (key ``.``) or of every file of a model folder."""
     if model.is_file():
-        return {".": _sha256(model)}
-    return {path.relative_to(model).as_posix(): _sha256(path) for path in sorted(model.rglob("*")) if path.is_file()}
+        return {".": sha256_file(model)}
+    return {path.relative_to(model).as_posix(): sha256_file(path) for path in sorted(model.rglob("*")) if path.is_file()}
 
 
 def seal(model: Path, final: Path | None = None) -> None:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import hashlib
 import importlib.util
 import json
 import logging
@@ -45,6 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
+from memplusplus.model_files import sha256_file
 from model_clients.chat_types import forget_served_model, register_served_model
 from model_clients.llm_client import ChatRequest
 
@@ -171,7 +171,7 @@ def serve(
         try:
             _wait_ready(process, base, log_path, startup_timeout_s)
             # cache keys name the weights served, not the free port (model_clients.chat_types.endpoint_identity)
-            register_served_model(f"{base}/v1", f"gguf-sha256:{file_sha256(path)}")
+            register_served_model(f"{base}/v1", f"gguf-sha256:{sha256_file(path)}")
             yield f"{base}/v1"
         finally:
             forget_served_model(f"{base}/v1")
@@ -181,14 +181,6 @@ def serve(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _wait_ready(process: subprocess.Popen, base: str, log_path: Path, timeout_s: float) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from scripts.hostile_silent import CASES as SILENT_CASES  # noqa: E402
+from scripts.hostile_silent import CASES as SILENT_CASES, frozen_clock  # noqa: E402
 
 FAKE_KEY = "sk-proj-hostileFakeKey0123456789abcdef"
 GUARD_S = 900
@@ -194,18 +194,7 @@ def tables_on_full_disk(code: Path, scratch: Path) -> str:
 
 def sweeps_in_one_second(code: Path, scratch: Path) -> str:
     """Two one-job sweeps with Hydra's clock stopped at the same second: how many multirun folders."""
-    frozen = f'''
-        import datetime, runpy, sys
-        import hydra.core.utils as hydra_utils
-        class Frozen(datetime.datetime):
-            @classmethod
-            def now(cls, tz=None):
-                return cls(2026, 1, 2, 3, 4, 5)
-        hydra_utils.datetime = Frozen
-        sys.path.insert(0, {str(code)!r})
-        sys.argv = ["run.py", *sys.argv[1:]]
-        runpy.run_path({str(code / "run.py")!r}, run_name="__main__")
-    '''
+    frozen = frozen_clock(code)
     folder = scratch / "sweeps"
     folder.mkdir()
     env = {**os.environ, "PYTHONPATH": str(code), "MEMPP_RESULTS_DIR": str(folder / "runs")}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,7 +35,8 @@ def run_py(code: Path, args: list[str], cwd: Path, cache: Path = CACHE, script: 
     folder = next((line.split("results: ", 1)[1] for line in proc.stdout.splitlines() if line.startswith("results: ")), None)
     metrics = json.loads((Path(folder) / "metrics.json").read_text()) if folder else {}
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    last = "traceback " + lines[-1].split(":")[0] if "Traceback" in proc.stderr else (lines[-1] if lines else "")
+    errors = [line.split(":")[0] for line in lines if re.match(r"^[\w.]+(Error|Exception)\b", line)]
+    last = f"traceback {errors[-1] if errors else ''}" if "Traceback" in proc.stderr else (lines[-1] if lines else "")
     return {"exit": proc.returncode, "stderr": last[:140], "folder": folder, "metrics": metrics, "stdout": proc.stdout,
             "stderr_lines": lines}
 
@@ -191,9 +193,9 @@ def categories_empty(code: Path, scratch: Path) -> str:
     return one_setting(code, scratch, ["dataset.categories=[]"])
 
 
-def runs_in_one_second(code: Path, scratch: Path) -> str:
-    """Two single runs with Hydra's clock stopped at the same second: how many Hydra run folders."""
-    frozen = f'''
+def frozen_clock(code: Path) -> str:
+    """A ``python -c`` script running ``code``'s run.py with Hydra's clock stopped at 2026-01-02 03:04:05."""
+    return f'''
         import datetime, runpy, sys
         import hydra.core.utils as hydra_utils
         class Frozen(datetime.datetime):
@@ -205,6 +207,11 @@ def runs_in_one_second(code: Path, scratch: Path) -> str:
         sys.argv = ["run.py", *sys.argv[1:]]
         runpy.run_path({str(code / "run.py")!r}, run_name="__main__")
     '''
+
+
+def runs_in_one_second(code: Path, scratch: Path) -> str:
+    """Two single runs with Hydra's clock stopped at the same second: how many Hydra run folders."""
+    frozen = frozen_clock(code)
     for k in (5, 7):
         run_py(code, [f"system.k={k}", "dataset.limit=3", "system=bm25"], scratch, script=frozen)
     day = scratch / "outputs" / "hydra" / "2026-01-02"

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memplusplus.model_files import checked, problem, record_path, seal
+from memplusplus.model_files import checked, problem, record_path, seal, sha256_file
+from scripts.hostile_silent import flip_sign_bits  # the hostile case's tampering: 12 tensors' sign bits
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,19 +67,6 @@ def export(tmp_path_factory):
     return encoder, vectors, good
 
 
-def flip_sign_bits(path: Path, tensors: int = 12) -> None:
-    """Negate the ``tensors`` largest float initializers in place (the graph stays valid)."""
-    import onnx
-    from onnx import numpy_helper
-
-    model = onnx.load(str(path))
-    floats = [t for t in model.graph.initializer if t.data_type == onnx.TensorProto.FLOAT]
-    for tensor in sorted(floats, key=lambda t: -int(np.prod(t.dims)))[:tensors]:
-        tensor.CopyFrom(numpy_helper.from_array(-numpy_helper.to_array(tensor), tensor.name))
-    onnx.save(model, str(path))
-    onnx.checker.check_model(str(path))
-
-
 def test_a_tampered_export_is_exported_again_not_run(export, capsys, monkeypatch):
     from memplusplus import onnx_encoder
     from memplusplus.onnx_encoder import OnnxEncoder
@@ -102,13 +90,7 @@ def test_a_tampered_export_is_exported_again_not_run(export, capsys, monkeypatch
     assert exports == [encoder.model_path]
     assert err.count("\n") == 0 and "the ONNX export" in err and "differs from the recorded" in err
     assert np.array_equal(again, vectors)
-    assert json.loads(record_path(encoder.model_path).read_text())["files"]["."] == _sha(good)
-
-
-def _sha(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    assert json.loads(record_path(encoder.model_path).read_text())["files"]["."] == sha256_file(good)
 
 
 def test_check_cache_reports_and_repairs_a_tampered_export(export, tmp_path):

@@ -145,7 +145,8 @@ def same_size_edit(code: Path, scratch: Path) -> str:
     """Run on a copy of OrgMemBench, edit one byte of a question (same size, mtime put back), run again."""
     data = scratch / "data"
     shutil.copytree(DATA / "orgmembench", data / "orgmembench")
-    target = next((data / "orgmembench").rglob("benchmark_v0.0.jsonl"))
+    name = "orgmembench/datasets/helix/medium/benchmark_v0.0.jsonl"  # the questions the run reads
+    target = data / name
     time.sleep(2.5)  # the copy is settled before the first run hashes it
     args = [f"dataset.data_dir={data}", "dataset.limit=2"]
     first = run_py(code, args, scratch)
@@ -158,11 +159,8 @@ def same_size_edit(code: Path, scratch: Path) -> str:
     second = run_py(code, args, scratch)
     truth = hashlib.sha256(target.read_bytes()).hexdigest()
     history = [json.loads(line) for line in (Path(second["folder"]) / "history.jsonl").read_text().splitlines() if line]
-    recorded = {name: digest for name, digest in history[-1]["provenance"]["data_files"].items()
-                if name.endswith("benchmark_v0.0.jsonl")}
-    digest = next(iter(recorded.values()), "")
-    first_digest = next((d for n, d in first["metrics"]["provenance"]["data_files"].items()
-                         if n.endswith("benchmark_v0.0.jsonl")), "")
+    digest = history[-1]["provenance"]["data_files"].get(name, "")
+    first_digest = first["metrics"]["provenance"]["data_files"].get(name, "")
     verdict = "the bytes read" if digest == truth else "the OLD bytes" if digest == first_digest else "neither"
     return f"second run's history records {digest[:12]}... = sha256 of {verdict} (file now {truth[:12]}...)"
 

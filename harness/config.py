@@ -10,9 +10,10 @@ from harness.batch_switch import poll_interval, role_batch, switch, write_time_b
 from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
 from harness.encoders import check_encoder_keys, encoder_config
 from harness.env_settings import check_env_settings
+from memplusplus.encoder import DEFAULT_MODEL
 from memory_protocol import ConfigError
 from model_clients.chat_types import LLMConfig
-from harness.validate import check_model, integer, show
+from harness.validate import check_booleans, check_model, integer, show, writable_folder
 
 
 def _take(cls, section: str, values: dict[str, Any]):
@@ -27,6 +28,8 @@ def _store(values: dict[str, Any]) -> "StoreSpec":
     store = _take(StoreSpec, "store", values)
     if not isinstance(store.repair_cache, bool):
         raise ConfigError(f"store.repair_cache={store.repair_cache!r}: must be true or false")
+    for key in ("cache_dir", "results_dir"):
+        writable_folder(f"store.{key}", getattr(store, key))
     return store
 
 
@@ -65,6 +68,12 @@ def _dataset(raw: dict[str, Any]) -> "DatasetSpec":
     if raw.get("context_budget") is not None:
         integer("dataset.context_budget", raw["context_budget"], 1, allowed=" (characters) or null (no cut)")
     integer("dataset.answer_max_tokens", raw.get("answer_max_tokens", 512), 1)
+    categories = raw.get("categories")
+    if categories is not None and (not isinstance(categories, list) or not categories
+                                   or not all(isinstance(c, str) and c.strip() for c in categories)):
+        # [] selected no question and still wrote a run folder of empty rows
+        raise ConfigError(f"dataset.categories={show(categories)}: must be a non-empty list of category names, "
+                          f"or null (every category)")
     ks = raw.get("ks", [10])
     if not isinstance(ks, list) or not ks:
         raise ConfigError(f"dataset.ks={show(ks)}: must be a non-empty list of integers >= 1")
@@ -82,6 +91,12 @@ def _model(section: str, raw: dict[str, Any], benchmark: Benchmark) -> "ModelSpe
 def _encoder_spec(values: dict[str, Any]) -> EncoderSpec:
     spec = EncoderSpec(backend=str(values.pop("backend", "local")), params=values)
     check_encoder_keys(spec.backend, values)
+    for key in ("max_tokens", "batch_size"):  # 0 was a torch RuntimeError at the first embedding
+        if values.get(key) is not None:
+            # MiniLM has 512 positions: more was a torch RuntimeError too (a static table has no positions)
+            bounded = key == "max_tokens" and spec.backend in ("local", "onnx") and values.get("model") == DEFAULT_MODEL
+            integer(f"encoder.{key}", values[key], 1, 512 if bounded else None,
+                    allowed=" (all-MiniLM-L6-v2 reads at most 512 word pieces)" if bounded else "")
     if spec.backend == "openai":  # a remote endpoint: checked like every other model endpoint
         check_model("encoder", values)
     encoder_config(spec.backend, spec.params)  # fail now, naming the key, not at the first embedding
@@ -187,6 +202,7 @@ class RunConfig:
         raw = dict(raw)
         raw.pop("hydra", None)
         check_env_settings(raw)  # a key pasted as answerer.api_key_env=sk-... never reaches a file
+        check_booleans(raw)  # system.conjunctive=no is refused, naming the key: bool("no") ran it conjunctive
         system = _system(dict(raw.pop("system")))
         dataset = _dataset(dict(raw.pop("dataset")))
         batch = switch(raw.pop("batch", False))

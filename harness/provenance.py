@@ -3,8 +3,9 @@ compared with (:mod:`harness.lockfile`), date, overrides, data files.
 
 The data files are those the loader actually opened under the data directory, seen through
 Python's ``open`` audit event while :func:`recording_reads` is active; each is hashed (sha256) once
-and the digest remembered by (path, size, mtime) in a small JSON file in the cache directory, so
-a warm run does not re-read hundreds of megabytes.
+and the digest remembered by (path, device, inode, size, mtime, ctime) in a small JSON file in the
+cache directory, so a warm run does not re-read hundreds of megabytes. The ctime is what a same-size
+edit cannot hide: restoring the mtime (``touch -d``, ``os.utime``) sets it to now.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -25,6 +27,7 @@ from harness.lockfile import lock_state
 from harness.safe_write import atomic_write
 
 ROOT = Path(__file__).resolve().parent.parent
+SETTLE_NS = 2_000_000_000  # a file changed this recently is hashed again on the next run (file timestamps are coarse)
 KEY_PACKAGES = (
     "mempp-harness", "torch", "sentence-transformers", "transformers", "onnxruntime", "bm25s", "PyStemmer",
     "numpy", "pandas", "hydra-core", "openai", "bpe-openai", "nltk",
@@ -92,6 +95,12 @@ def recording_reads(root: str | Path | None) -> Iterator[set[str]]:
         _LOG.root = None
 
 
+def file_stamp(stat: os.stat_result) -> str:
+    """What must all match for a remembered digest to stand for a file's bytes: size and mtime alone
+    let a same-size edit with its mtime put back record the old sha256."""
+    return f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}"
+
+
 def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path | None = None) -> dict[str, str]:
     """``{relative path: sha256}`` of ``paths``; digests reused from ``cache_file`` when unchanged."""
     known: dict[str, Any] = {}
@@ -107,14 +116,16 @@ def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path 
             stat = os.stat(path)
         except OSError:
             continue
-        stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+        stamp = file_stamp(stat)
         entry = known.get(path)
-        if not entry or entry.get("stamp") != stamp:
+        if not entry or entry.get("stamp") != stamp or not entry.get("settled"):
             digest = hashlib.sha256()
             with open(path, "rb") as handle:
                 for block in iter(lambda: handle.read(1 << 20), b""):
                     digest.update(block)
-            entry = {"stamp": stamp, "sha256": digest.hexdigest()}
+            # changed within a timestamp tick of its hashing, a later edit could keep the same stamp: hashed again next time
+            settled = time.time_ns() - stat.st_ctime_ns > SETTLE_NS
+            entry = {"stamp": stamp, "sha256": digest.hexdigest(), "settled": settled}
             known[path] = entry
             changed = True
         out[os.path.relpath(path, str(root))] = entry["sha256"]

@@ -6,7 +6,10 @@ Every message names the key (as typed on the command line), shows the value as H
 
 from __future__ import annotations
 
+import errno
 import math
+import os
+import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -15,6 +18,16 @@ from memplusplus.legs import LEGS
 
 MAX_SHOWN = 200
 UNSET = "???"  # what a config group leaves in a value the user must give (e.g. answerer.model)
+
+# Every on/off setting, by its key's last name wherever it sits (``system.conjunctive``,
+# ``dataset.mempp.conjunctive``, ``answerer.cache_only`` ...). tests/test_boolean_settings.py checks
+# that it lists every boolean of configs/ and of the settings dataclasses and constructors. ``batch``
+# is not here: it also takes ``status`` (top level) or null (a role), checked by harness.batch_switch.
+BOOLEAN_KEYS = frozenset({
+    "estimate", "cache_only", "progress", "repair_cache", "send_dimensions",
+    "conjunctive", "dedup", "respect_as_of", "infer", "graph_as_of",
+    "any_term_lexical", "thread_expansion", "date_scope", "clause_views", "sentence_views", "packing",
+})
 
 
 def show(value: Any) -> str:
@@ -30,6 +43,30 @@ def show(value: Any) -> str:
     if len(text) > MAX_SHOWN:
         text = f"{text[:MAX_SHOWN]}... ({len(text):,} characters)"
     return text
+
+
+def boolean(key: str, value: Any) -> bool:
+    """``value`` if it is true or false, else a ConfigError naming ``key`` and the value. Hydra's
+    command line reads only true/false (any case) as booleans: ``no`` and ``off`` arrive as text,
+    which ``bool()`` took for true, and ``0``/``1`` as numbers, so they are refused, not guessed."""
+    if isinstance(value, bool):
+        return value
+    raise ConfigError(f"{key}={show(value)}: must be true or false (yes/no, on/off and 0/1 are not booleans here)")
+
+
+def check_booleans(tree: Any, path: str = "") -> None:
+    """Every setting of :data:`BOOLEAN_KEYS` in ``tree`` (a composed config) checked by
+    :func:`boolean`; the first bad one is a ConfigError naming its full key."""
+    if isinstance(tree, Mapping):
+        for name, value in tree.items():
+            key = f"{path}.{name}" if path else str(name)
+            if name in BOOLEAN_KEYS:
+                boolean(key, value)
+            else:
+                check_booleans(value, key)
+    elif isinstance(tree, list):
+        for i, item in enumerate(tree):
+            check_booleans(item, f"{path}[{i}]")
 
 
 def integer(key: str, value: Any, minimum: int, maximum: int | None = None, allowed: str = "") -> int:
@@ -55,6 +92,26 @@ def number(key: str, value: Any, *, above: float | None = None, at_least: float 
         bound = f"> {above:g}" if above is not None else f">= {at_least:g}" if at_least is not None else "finite"
         raise ConfigError(f"{key}={show(value)}: must be a number {bound}{allowed}")
     return result
+
+
+def writable_folder(key: str, value: Any) -> str:
+    """A folder setting the run writes into: a non-empty path where a folder can be made (checked by
+    making and removing an empty one in its nearest existing parent; nothing is left behind)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{key}={show(value)}: must be a folder path (empty would write into the working folder)")
+    path = Path(os.path.expanduser(value)).absolute()
+    parent = path
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{key}={show(value)}: is a file, not a folder")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".mempp-probe-", dir=parent))
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # a full disk: said in one line where the run writes
+            return value
+        raise ConfigError(f"{key}={show(value)}: cannot make a folder in {parent} ({exc.strerror or exc})") from None
+    return value
 
 
 def check_mempp(params: Mapping[str, Any], k: int) -> None:

@@ -2,7 +2,8 @@
 
 The loaders keep a few documented upstream quirks as they are (LoCoMo's evidence ids that match no
 turn, ``data/locomo/SOURCE.md``; OrgMemBench evidence missing from the corpus), and some
-questions carry no gold evidence at all, or are dated before every document of their episode.
+questions carry no gold evidence at all, are dated before every document of their episode, or cite gold
+evidence dated after them.
 (Abstention questions have no gold by design and are not listed.) None of these is an error, but none may pass silently: :func:`dataset_notes` names the questions,
 ``loaders.load_dataset`` logs one warning per kind, and the runner records the counts and ids in
 the run's stats (``metrics.json`` -> ``stats.dataset_notes``).
@@ -31,12 +32,14 @@ class DatasetNotes:
     dropped_evidence: tuple[str, ...] = ()
     without_gold: tuple[str, ...] = ()
     dated_before_documents: tuple[str, ...] = ()
+    gold_dated_after_question: tuple[str, ...] = ()
 
     def kinds(self) -> dict[str, tuple[str, ...]]:
         return {
             "dropped_evidence": self.dropped_evidence,
             "without_gold": self.without_gold,
             "dated_before_documents": self.dated_before_documents,
+            "gold_dated_after_question": self.gold_dated_after_question,
         }
 
     def as_dict(self) -> dict[str, dict[str, object]]:
@@ -59,6 +62,9 @@ EXPLANATIONS: dict[str, str] = {
     "without_gold": "have no gold evidence, so no retrieval score",
     "dated_before_documents": "are dated before every document of their episode (a system that honours the "
                               "question date sees nothing)",
+    "gold_dated_after_question": "cite gold evidence dated after the question (a system that honours the question "
+                                 "date cannot retrieve that evidence: all-gold recall is 0, and any-gold recall too "
+                                 "when every gold item is later)",
 }
 
 
@@ -72,16 +78,21 @@ def dataset_notes(episodes: Iterable[Episode]) -> DatasetNotes:
     dropped: list[str] = []
     without_gold: list[str] = []
     early: list[str] = []
+    late_gold: list[str] = []
     for episode in episodes:
         earliest = _earliest_day(episode)
+        day_of = {doc.doc_id: doc.date.date() for doc in episode.documents if doc.date is not None}
         for question in episode.questions:
             if any(question.meta.get(key) for key in DROPPED_EVIDENCE_KEYS):
                 dropped.append(question.qid)
             if not question.evidence_ids and not question.meta.get("abstention"):
                 without_gold.append(question.qid)
             if question.as_of is not None and earliest is not None and question.as_of < earliest:
-                early.append(question.qid)
-    return DatasetNotes(tuple(dropped), tuple(without_gold), tuple(early))
+                early.append(question.qid)  # its gold is later too: named once, as the broader case
+            elif question.as_of is not None and any(day_of.get(e, question.as_of) > question.as_of
+                                                    for e in question.evidence_ids):
+                late_gold.append(question.qid)
+    return DatasetNotes(tuple(dropped), tuple(without_gold), tuple(early), tuple(late_gold))
 
 
 def log_notes(dataset: str, notes: DatasetNotes) -> None:

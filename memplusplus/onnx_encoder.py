@@ -13,7 +13,8 @@ longest.
 
 Vectors agree with ``memplusplus.encoder.Encoder`` to about 1e-6 (tested), but they get their own
 cache identity (the PyTorch encoder's plus ``|onnx-fp32-fused``), so a run's results never depend
-on which backend filled the cache.
+on which backend filled the cache. The export is sealed with its sha256 and checked at every load
+(``memplusplus.model_files``): changed bytes are exported again, never run.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from memplusplus.encoder import (
     model_source,
     word_piece_tokenizer,
 )
+from memplusplus.model_files import checked, seal
 
 OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -92,6 +94,7 @@ def export_onnx(model: str, target: Path) -> dict[str, int]:
         fused = optimize_graph(raw, partial, transformer.config.num_attention_heads, transformer.config.hidden_size)
         if fused.get("Attention", 0) < 1:
             raise RuntimeError(f"ONNX Runtime fused no attention node in the export of {model}: {fused}")
+        seal(partial, final=target)  # its sha256, checked at every load (memplusplus.model_files)
         partial.replace(target)  # atomic: a killed export never leaves a half-written model behind
     finally:
         raw.unlink(missing_ok=True)
@@ -133,8 +136,7 @@ class OnnxEncoder(Encoder):
     def _build(self) -> Any:
         import onnxruntime
 
-        if not self.model_path.exists():
-            export_onnx(self.config.model, self.model_path)
+        checked(self.model_path, lambda path: export_onnx(self.config.model, path), "the ONNX export")
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = self.config.threads or os.cpu_count() or 1
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL

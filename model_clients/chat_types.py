@@ -5,6 +5,8 @@ No secret lives here: a config names the environment variable that holds the key
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 from urllib.parse import urlsplit
@@ -30,7 +32,9 @@ __all__ = [
     "MissingAPIKeyError",
     "EXECUTION_FIELDS",
     "endpoint_identity",
+    "forget_served_model",
     "identity_fields",
+    "register_served_model",
 ]
 
 # How a call is carried out, never what it asks: these settings of an endpoint stay out of every
@@ -47,18 +51,60 @@ def identity_fields(values: Mapping[str, Any]) -> dict[str, Any]:
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 
+# Loopback base URLs whose served model is known to the process that started the server (the
+# harness's llama.cpp server: the sha256 of its model file), see :func:`register_served_model`. Kept
+# in the environment, so the processes it starts (a sweep's jobs, a resumed stage) key alike.
+SERVED_ENV = "MEMPP_SERVED_MODELS"
+
+
+def _served() -> dict[str, str]:
+    try:
+        found = json.loads(os.environ.get(SERVED_ENV) or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def _loopback_slot(base_url: str) -> str | None:
+    """``scheme://loopback:port/path`` for a loopback URL (any spelling of the host), else None."""
+    parts = urlsplit(base_url)
+    if parts.hostname not in LOOPBACK_HOSTS:
+        return None
+    return f"{parts.scheme}://loopback:{parts.port or ''}{parts.path.rstrip('/')}"
+
+
+def register_served_model(base_url: str, identity: str) -> None:
+    """Declare what the loopback server at ``base_url`` serves (e.g. ``gguf-sha256:<hex>``): its
+    cache keys then name that, not the port, so a re-run on another free port finds them."""
+    slot = _loopback_slot(base_url)
+    if slot is None:
+        raise ValueError(f"{base_url} is not a loopback URL")
+    os.environ[SERVED_ENV] = json.dumps({**_served(), slot: identity}, sort_keys=True)
+
+
+def forget_served_model(base_url: str) -> None:
+    slot = _loopback_slot(base_url)
+    served = _served()
+    if slot in served:
+        del served[slot]
+        os.environ[SERVED_ENV] = json.dumps(served, sort_keys=True)
+
 
 def endpoint_identity(base_url: str) -> str:
-    """What of an endpoint enters a cache key: a loopback URL without its port, any other as is.
-
-    Local servers (the fake test server, the llama.cpp answerer, the harness proxy) bind a free
-    port each run; keying the port would make every run a cache miss. Two different local servers
-    that answer to the same model name thus share cache entries; remote endpoints stay distinct.
+    """What of an endpoint enters a cache key: a remote URL as it is (keys unchanged since the
+    first release); a loopback server by what it serves when the process that started it said so
+    (:func:`register_served_model`: the harness's llama.cpp server, keyed by its model file's
+    sha256 whatever port it binds), any other loopback server with its port. Two servers on two
+    ports may serve different models under the same name: they never share cached replies.
     """
+    slot = _loopback_slot(base_url)
+    if slot is None:
+        return base_url
+    served = _served().get(slot)
+    if served is None:
+        return slot
     parts = urlsplit(base_url)
-    if parts.hostname in LOOPBACK_HOSTS:
-        return f"{parts.scheme}://loopback{parts.path}".rstrip("/")
-    return base_url
+    return f"{parts.scheme}://loopback{parts.path}".rstrip("/") + f"#{served}"
 
 
 class CacheMissError(RuntimeError):

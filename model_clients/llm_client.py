@@ -1,7 +1,7 @@
 """A cached, bounded-concurrency client for OpenAI-compatible chat completion APIs.
 
 Every completion is keyed by ``stable_hash`` of the canonical request (model, endpoint -- a loopback
-URL without its port, see ``endpoint_identity`` --, messages,
+server by its port or by the model file it serves, see ``endpoint_identity`` --, messages,
 temperature, seed, max_tokens, prompt-template hash, run index -- never the API key) and stored in a
 :class:`~model_clients.kvstore.KVStore` the moment it arrives, so a repeated run costs no request and a
 killed run resumes without repeating a completed one.

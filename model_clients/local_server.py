@@ -51,6 +51,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
+from memplusplus.model_files import sha256_file
+from model_clients.chat_types import forget_served_model, register_served_model
 from model_clients.llm_client import ChatRequest
 
 __all__ = [
@@ -222,9 +224,12 @@ def serve(
         try:
             _wait_ready(process, base, log_path, startup_timeout_s)
             _first_answer(process, base, model_name, log_path)
+            # cache keys name the weights served, not the free port (model_clients.chat_types.endpoint_identity)
+            register_served_model(url, f"gguf-sha256:{sha256_file(path)}")
             served = True
             yield url
         finally:
+            forget_served_model(url)
             _running.pop(url, None)
             if served and process.poll() is not None:  # it died on its own while in use: say how
                 print(_died(process, url, log_path, "before the run ended"), file=sys.stderr)

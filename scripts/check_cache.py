@@ -6,8 +6,11 @@
     python scripts/check_cache.py DIR --adopt     # checksum a pre-checksum cache's entries as they stand
 
 Prints one line per ``*.sqlite`` file of the folder (entries, bad entries) and one line per bad
-entry (its key and what is wrong). Exit 0: every entry checks (or ``--repair`` dropped the bad
-ones); 1: bad entries, or a file from before checksums, were found and left; 2: no such folder.
+entry (its key and what is wrong), then one line per derived model file (the ONNX export in
+``onnx/``, the static table in ``static/``) checked against its sha256 record
+(``memplusplus.model_files``); ``--repair`` deletes a bad one, which the next run derives again.
+Exit 0: every entry and model checks (or ``--repair`` dropped the bad ones); 1: bad entries or
+models, or a file from before checksums, were found and left; 2: no such folder.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from memplusplus.model_files import derived_models, problem, remove  # noqa: E402
 from model_clients.kvstore import (  # noqa: E402
     EntryReport,
     KVStore,
@@ -32,6 +36,7 @@ from model_clients.kvstore import (  # noqa: E402
 )
 
 DEFAULT_CACHE_DIR = "~/.cache/mempp"  # configs/store/local.yaml's default
+MODEL_FOLDERS = ("onnx", "static")  # configs/encoder/minilm_onnx.yaml, minilm_static.yaml: model_dir
 
 
 @dataclass
@@ -97,6 +102,23 @@ def describe(report: FileReport) -> list[str]:
     return lines
 
 
+def check_models(folder: Path, repair: bool) -> tuple[list[str], bool]:
+    """One line per derived model under ``folder``'s model folders; whether a bad one was left."""
+    lines, left = [], False
+    for model in (m for sub in MODEL_FOLDERS for m in derived_models(folder / sub)):
+        wrong = problem(model)
+        name = model.relative_to(folder).as_posix()
+        if wrong is None:
+            lines.append(f"{name}: derived model, sha256 as recorded")
+        elif repair:
+            remove(model)
+            lines.append(f"{name}: derived model, bad ({wrong}), deleted (the next run derives it again)")
+        else:
+            lines.append(f"{name}: derived model, bad ({wrong}); --repair deletes it")
+            left = True
+    return lines, left
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("cache_dir", nargs="?", default=os.environ.get("MEMPP_CACHE_DIR", DEFAULT_CACHE_DIR))
@@ -109,16 +131,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no cache folder {folder}", file=sys.stderr)
         return 2
     files = sorted(folder.glob("*.sqlite"))
-    if not files:
-        print(f"{folder}: no *.sqlite files")
+    model_lines, failed = check_models(folder, args.repair)
+    if not files and not model_lines:
+        print(f"{folder}: no *.sqlite files and no derived models")
         return 0
     print(f"cache {folder}")
-    failed = False
     for path in files:
         report = check_file(path, args.repair, args.adopt)
         print("\n".join(describe(report)))
         unreadable = report.skipped.startswith("not readable")
         failed |= unreadable or (not report.fixed and (report.legacy or bool(report.bad)))
+    if model_lines:
+        print("\n".join(model_lines))
     return 1 if failed else 0
 
 

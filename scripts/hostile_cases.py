@@ -1,4 +1,5 @@
-"""Measure issue 23's hostile cases (items 6-10) on a checkout of the harness: one row per case.
+"""Measure issue 23's hostile cases (items 6-10) and issue 31's silent ones (``hostile_silent``) on
+a checkout of the harness: one row per case.
 
     python scripts/hostile_cases.py                        # this checkout
     python scripts/hostile_cases.py --code /tmp/old-clone  # another checkout (e.g. before the fix)
@@ -23,6 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from scripts.hostile_silent import CASES as SILENT_CASES, frozen_clock  # noqa: E402
+
 FAKE_KEY = "sk-proj-hostileFakeKey0123456789abcdef"
 GUARD_S = 900
 
@@ -191,18 +194,7 @@ def tables_on_full_disk(code: Path, scratch: Path) -> str:
 
 def sweeps_in_one_second(code: Path, scratch: Path) -> str:
     """Two one-job sweeps with Hydra's clock stopped at the same second: how many multirun folders."""
-    frozen = f'''
-        import datetime, runpy, sys
-        import hydra.core.utils as hydra_utils
-        class Frozen(datetime.datetime):
-            @classmethod
-            def now(cls, tz=None):
-                return cls(2026, 1, 2, 3, 4, 5)
-        hydra_utils.datetime = Frozen
-        sys.path.insert(0, {str(code)!r})
-        sys.argv = ["run.py", *sys.argv[1:]]
-        runpy.run_path({str(code / "run.py")!r}, run_name="__main__")
-    '''
+    frozen = frozen_clock(code)
     folder = scratch / "sweeps"
     folder.mkdir()
     env = {**os.environ, "PYTHONPATH": str(code), "MEMPP_RESULTS_DIR": str(folder / "runs")}
@@ -279,18 +271,21 @@ CASES = {
     "two sweeps started in the same second": (sweeps_in_one_second, False),
     "a local request to the caching proxy without its token": (proxy_without_token, False),
     "answerer.api_key_env=sk-… (the key itself)": (key_in_env_setting, False),
+    **SILENT_CASES,  # issue 31, points 1, 2, 3, 5, 10, 11
 }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
-    parser.add_argument("--only", default="", help="a word of the case names to run")
+    parser.add_argument("--only", default="", help="words of the case names to run, comma-separated")
+    parser.add_argument("--silent", action="store_true", help="only issue 31's silent cases (scripts/hostile_silent.py)")
     args = parser.parse_args(argv)
     code = args.code.resolve()
     rows = []
     for name, (case, needs_root) in CASES.items():
-        if args.only and args.only not in name:
+        if (args.only and not any(word in name for word in args.only.split(","))) or (
+                args.silent and name not in SILENT_CASES):
             continue
         if needs_root and not can_mount():
             rows.append((name, "skipped (needs root to mount a tmpfs)"))

@@ -33,6 +33,8 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+from model_clients.chat_types import register_served_model
+from tests.fake_openai_server import FAKE_MODEL
 from model_clients.loopback import LoopbackServer, ServedOnLoopback, send_bytes, send_json
 
 JsonDict = dict[str, Any]
@@ -143,6 +145,11 @@ class FakeAnthropicBatches(ServedOnLoopback):
         self._lock = threading.Lock()
         self._state = _State()
         self._server = LoopbackServer(self._handle_post, self._handle_get, name="fake-anthropic", poll_s=0.02)
+
+    def start(self) -> "FakeAnthropicBatches":
+        super().start()
+        register_served_model(self.base_url, FAKE_MODEL)  # the same cache keys as the compatible fake's
+        return self
 
     # ----------------------------------------------------------------- inspection
     @property

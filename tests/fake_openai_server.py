@@ -42,7 +42,14 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pytest
 
+from model_clients.chat_types import forget_served_model, register_served_model
 from model_clients.loopback import LoopbackServer, ServedOnLoopback, send_bytes, send_json, url_of
+
+# What every fake says it serves (model_clients.chat_types.register_served_model): the fakes answer by
+# the same rules, so the cache keys of a request are the same on every fake, whatever its free port,
+# as the keys of one model on one server are. serves=None makes a fake an unregistered local server,
+# keyed by its port.
+FAKE_MODEL = "tests.fake_openai_server"
 
 JsonDict = dict[str, Any]
 
@@ -193,8 +200,10 @@ class FakeOpenAIServer(ServedOnLoopback):
         embedding_dimensions: int = 64,
         models: tuple[str, ...] | None = None,
         reject_unknown_models: bool = False,
+        serves: str | None = FAKE_MODEL,
     ) -> None:
         self.answer_fn = answer_fn
+        self.serves = serves
         self.models = models
         self.reject_unknown_models = reject_unknown_models
         self._model_list_requests = 0
@@ -207,6 +216,14 @@ class FakeOpenAIServer(ServedOnLoopback):
         self._server = LoopbackServer(self._handle, self._handle_get, name="fake-openai", poll_s=0.02)
 
     # ----------------------------------------------------------------- lifecycle
+    def start(self) -> "FakeOpenAIServer":
+        super().start()
+        if self.serves:  # kept after stop(): a test may replay a stopped fake's replies from the cache
+            register_served_model(self.base_url, self.serves)
+        else:  # this port may have been an earlier fake's
+            forget_served_model(self.base_url)
+        return self
+
     def stop(self) -> None:
         self._stopping.set()  # a scripted Hang ends at once
         super().stop()

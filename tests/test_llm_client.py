@@ -48,7 +48,8 @@ def test_single_complete_uses_and_fills_the_cache(fake_server: FakeOpenAIServer,
     assert one.text == again.text == expected_text(req("alone"))
 
 
-def test_a_local_server_on_another_port_is_served_from_the_cache(cache_path: Path) -> None:
+def test_a_local_server_on_another_port_is_served_from_the_cache_when_it_serves_the_same_model(cache_path: Path) -> None:
+    # the fakes register what they serve, as the harness's llama.cpp server registers its GGUF's sha256
     with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
         assert first.port != second.port
         make_client(first, cache_path).complete_many(reqs(3), progress=False)
@@ -56,6 +57,10 @@ def test_a_local_server_on_another_port_is_served_from_the_cache(cache_path: Pat
         results = again.complete_many(reqs(3), progress=False)
     assert first.request_count == 3 and second.request_count == 0
     assert all(r.cached for r in results) and again.counters.requests_sent == 0
+    # issue 31: a local server that says nothing of what it serves is asked (it may serve another model)
+    with FakeOpenAIServer(serves=None) as unknown:
+        results = make_client(unknown, cache_path).complete_many(reqs(3), progress=False)
+    assert unknown.request_count == 3 and not any(r.cached for r in results)
 
 
 def test_cache_key_covers_every_input_but_not_the_key(
@@ -78,8 +83,8 @@ def test_cache_key_covers_every_input_but_not_the_key(
     assert make_client(fake_server, cache_path, model="gpt-4o-mini").cache_key(req("x")) != base
     assert make_client(fake_server, cache_path, base_url="https://example.org/v1").cache_key(req("x")) != base
     assert make_client(fake_server, cache_path, base_url="http://127.0.0.1:1/v2").cache_key(req("x")) != base
-    # a local server's port is not part of the key: it is a free port, new every run
-    assert make_client(fake_server, cache_path, base_url="http://localhost:1/v1").cache_key(req("x")) == base
+    # a local server's port is part of the key unless it is known what it serves (issue 31)
+    assert make_client(fake_server, cache_path, base_url="http://localhost:1/v1").cache_key(req("x")) != base
     # an override equal to the config value is the same request
     assert client.cache_key(req("x", temperature=0.0, seed=0)) == base
 

@@ -1,0 +1,106 @@
+"""Model files the harness derives once and loads later (the ONNX export, the static table), sealed.
+
+A derived model is a file or a folder in the cache. Next to it, ``<name>.sha256.json`` records the
+sha256 of each of its files; it is written before the model is moved into place, so a model in
+place always has its record. Every load checks the bytes against the record (as every cache value
+is checked against its digest): a model with no record, a missing file or a changed byte is put
+aside and derived again, with one line on stderr naming the file and what differed. A flipped sign
+bit in an ONNX weight passed ``onnx.checker`` and moved a benchmark's recall with exit code 0.
+``scripts/check_cache.py`` reports the same check for every derived model of a cache folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+RECORD_SUFFIX = ".sha256.json"
+FORMAT = "mempp-derived-model-1"
+IN_PROGRESS = (".partial-", ".raw-", ".bad-")  # names of files a derivation is writing or has put aside
+
+
+def record_path(model: Path) -> Path:
+    return model.with_name(model.name + RECORD_SUFFIX)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def digests(model: Path) -> dict[str, str]:
+    """``{relative path: sha256}`` of a model file (key ``.``) or of every file of a model folder."""
+    if model.is_file():
+        return {".": sha256_file(model)}
+    return {path.relative_to(model).as_posix(): sha256_file(path) for path in sorted(model.rglob("*")) if path.is_file()}
+
+
+def seal(model: Path, final: Path | None = None) -> None:
+    """Record the digests of ``model`` next to ``final`` (where it will be moved; default: where it is)."""
+    target = record_path(final or model)
+    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    partial.write_text(json.dumps({"format": FORMAT, "files": digests(model)}, indent=1, sort_keys=True), encoding="utf-8")
+    partial.replace(target)
+
+
+def problem(model: Path) -> str | None:
+    """None when ``model`` matches its record, else what is wrong, in a few words."""
+    record = record_path(model)
+    try:
+        recorded = json.loads(record.read_text(encoding="utf-8"))
+        files = recorded["files"] if recorded.get("format") == FORMAT else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        files = None
+    if not isinstance(files, dict):
+        return f"no readable sha256 record ({record.name})"
+    found = digests(model)
+    for name in sorted(set(files) | set(found)):
+        if name not in found:
+            return f"{name} is missing"
+        if name not in files:
+            return f"{name} is not in its sha256 record"
+        if found[name] != files[name]:
+            shown = model.name if name == "." else f"{model.name}/{name}"
+            return f"{shown}: sha256 {found[name][:12]}... differs from the recorded {str(files[name])[:12]}..."
+    return None
+
+
+def derived_models(folder: Path) -> list[Path]:
+    """The derived models (files or folders) directly in ``folder``, records and work files left out."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir()
+                  if not p.name.endswith(RECORD_SUFFIX) and not any(mark in p.name for mark in IN_PROGRESS))
+
+
+def remove(model: Path) -> None:
+    """Drop a derived model and its record (the next load derives it again)."""
+    if model.is_dir():
+        shutil.rmtree(model, ignore_errors=True)
+    else:
+        model.unlink(missing_ok=True)
+    record_path(model).unlink(missing_ok=True)
+
+
+def checked(model: Path, derive: Callable[[Path], object], what: str) -> Path:
+    """``model`` verified against its record; derived by ``derive(model)`` (which seals it) when it
+    is absent, or when it fails the check (one stderr line says which file and what differed)."""
+    if model.exists():
+        wrong = problem(model)
+        if wrong is None:
+            return model
+        print(f"warning: {what} {model}: {wrong}; deriving it again", file=sys.stderr)
+        remove(model)
+    derive(model)
+    wrong = problem(model)
+    if wrong is not None:  # a derivation that does not seal what it wrote is a programming error
+        raise RuntimeError(f"{what} {model} fails its own sha256 record after derivation: {wrong}")
+    return model

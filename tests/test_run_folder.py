@@ -10,7 +10,6 @@ byte for byte; make_tables, report and explain refuse a mixed folder in one line
 from __future__ import annotations
 
 import errno
-import json
 import os
 import random
 import signal

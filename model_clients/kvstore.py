@@ -316,7 +316,13 @@ def legacy_entries(path: Path) -> int | None:
 
 def adopt_legacy(path: Path, value_check: ValueCheck | None = None) -> list[EntryReport]:
     """Give a pre-checksum file digests for its entries as they stand (trusting them); entries
-    failing ``value_check`` are dropped and returned. One transaction: a crash leaves the old file."""
+    failing ``value_check`` are dropped and returned. One transaction: a crash or a full disk
+    (:class:`CacheDiskFull`) leaves the old file."""
+    with naming_full_disk(path):
+        return _adopt(path, value_check)
+
+
+def _adopt(path: Path, value_check: ValueCheck | None) -> list[EntryReport]:
     conn = sqlite3.connect(path, timeout=60.0)
     dropped: list[EntryReport] = []
     try:

@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from model_clients.kvstore import (  # noqa: E402
+    CacheDiskFull,
     EntryReport,
     KVStore,
     ValueCheck,
@@ -115,7 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cache {folder}")
     failed = False
     for path in files:
-        report = check_file(path, args.repair, args.adopt)
+        try:
+            report = check_file(path, args.repair, args.adopt)
+        except CacheDiskFull as exc:  # dropping or adopting entries needs room: one line, nothing changed
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         print("\n".join(describe(report)))
         unreadable = report.skipped.startswith("not readable")
         failed |= unreadable or (not report.fixed and (report.legacy or bool(report.bad)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -150,8 +151,8 @@ def tables_from_mixed_folder(code: Path, scratch: Path) -> str:
     proc = subprocess.run([sys.executable, str(code / "scripts" / "make_tables.py"), "--runs", str(scratch / "runs"),
                            "--out", str(scratch / "tables"), "--newest", "--quiet"], cwd=scratch,
                           env={**os.environ, "PYTHONPATH": str(code)}, capture_output=True, text=True, timeout=600)
-    err = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-    shown = "traceback" if "Traceback" in proc.stderr else f"`{err[-1][:100]}…`" if err else "nothing"
+    err = [line.replace(str(scratch), "<scratch>") for line in proc.stderr.strip().splitlines() if line.strip()]
+    shown = "traceback" if "Traceback" in proc.stderr else f"`{err[-1][:110]}…`" if err else "nothing"
     return f"exit {proc.returncode}; stderr: {shown}"
 
 
@@ -233,9 +234,10 @@ def cache_on_full_disk(code: Path, scratch: Path) -> str:
         proc = subprocess.run([sys.executable, str(code / "run.py"), "dataset.limit=3", "progress=false",
                                f"store.cache_dir={fs.path / 'cache'}"], cwd=scratch, env=env,
                               capture_output=True, text=True, timeout=900)
-        err = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+        err = [line.replace(str(scratch), "<scratch>") for line in proc.stderr.strip().splitlines() if line.strip()]
         if "Traceback" in proc.stderr:
-            shown = f"traceback ending `{err[-1][:90]}`"
+            raised = [line for line in err if re.match(r"[\w.]+(Error|Exception): ", line)]
+            shown = f"traceback, `{(raised or err)[-1][:90]}`"
         else:
             shown = f"{len(err)} line: `{err[-1][:110]}…`" if err else "nothing"
         return f"exit {proc.returncode}; stderr: {shown}"

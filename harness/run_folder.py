@@ -52,11 +52,8 @@ def is_staging(path: Path) -> bool:
 
 # ------------------------------------------------------------------------------------------ reading
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _refuse(folder: Path, what: str) -> HalfWrittenRun:

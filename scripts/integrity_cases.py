@@ -12,19 +12,17 @@ in a loop. Keys are fake; the proxy's memory is the peak RSS of the process serv
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
 import socket
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from pathlib import Path
 
-from hostile_cases import Tmpfs, can_mount
+from hostile_cases import Tmpfs, measure
 
 ROOT = Path(__file__).resolve().parent.parent
 HEX_KEY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -118,8 +116,7 @@ def folder_killed(code: Path, scratch: Path, kills: int = 20) -> str:
             write(root, 3, "old")
     '''
     judge = '''
-        import tempfile
-        old, new = expected(tempfile.mkdtemp(dir=sys.argv[2]))
+                old, new = expected(tempfile.mkdtemp(dir=sys.argv[2]))
         print(verdict(sys.argv[1], old, new))
     '''
     import random
@@ -256,23 +253,7 @@ CASES = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
-    parser.add_argument("--only", default="", help="a word of the case names to run")
-    args = parser.parse_args(argv)
-    code = args.code.resolve()
-    rows = []
-    for name, (case, needs_root) in CASES.items():
-        if args.only and args.only not in name:
-            continue
-        if needs_root and not can_mount():
-            rows.append((name, "skipped (needs root to mount a tmpfs)"))
-            continue
-        with tempfile.TemporaryDirectory(prefix="mempp-integrity-") as scratch:
-            rows.append((name, case(code, Path(scratch))))
-        print(f"{name}: {rows[-1][1]}", flush=True)
-    print(json.dumps(dict(rows), indent=1))
-    return 0
+    return measure(CASES, __doc__, argv, prefix="mempp-integrity-")
 
 
 if __name__ == "__main__":

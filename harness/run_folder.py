@@ -158,9 +158,12 @@ def staged_folder(folder: Path) -> Iterator[Path]:
         full = as_disk_full(exc)
         if full is None:
             raise
-        written = Path(full.path)
-        target = folder / written.name if stage in written.parents else written
-        raise DiskFullError(target, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))) from exc
+        written = Path(full.path)  # a file of the staging folder is named as the run folder's own
+        if stage in written.parents:
+            written = folder / written.name
+        elif written == stage or not written.is_absolute():  # the folder itself, or a copy naming no file
+            written = folder
+        raise DiskFullError(written, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))) from exc
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 

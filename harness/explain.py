@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.run_folder import HalfWrittenRun, check_run_folder
+
 
 class NotExplainable(Exception):
     """A folder that is not a run, or a question it does not hold: one line for the user."""
@@ -19,6 +21,10 @@ def load_record(run_dir: Path, qid: str) -> dict[str, Any]:
     records = run_dir / "records.jsonl"
     if not records.is_file():
         raise NotExplainable(f"{run_dir} is not a run folder (it has no records.jsonl)")
+    try:
+        check_run_folder(run_dir, hashed=("records.jsonl",))
+    except HalfWrittenRun as exc:
+        raise NotExplainable(str(exc)) from None
     qids = []
     with open(records, encoding="utf-8") as handle:
         for line in handle:

@@ -1,8 +1,8 @@
 """The results store: one folder per run with its config, per-question records and summary.
 
-Files are written to a temporary name unique to the writer and renamed (:mod:`harness.safe_write`),
-so a killed run or a full disk never leaves half a file and two identical runs writing the same
-folder never share a temporary file.
+A run is written as one unit: its files fill a staging folder, sealed with a manifest, that then
+replaces the run folder whole (:mod:`harness.run_folder`), so a killed run or a full disk leaves the
+previous folder whole and readers refuse a folder whose files do not match its manifest.
 Every label that becomes part of a path (dataset, system, ``run_name``, overrides) is reduced to a
 safe path part first, so no setting can place a folder outside ``results_dir``.
 
@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.run_folder import MANIFEST, SEALED, carry_over, folder_lock, seal, staged_folder, swap_in
 from harness.safe_write import append_line, atomic_write, read_lines
 
 HASH_CHARS = 10
@@ -106,28 +107,38 @@ def write_run(
     summary_text: str,
     extra: dict[str, Any],
 ) -> None:
-    """Write the run. ``extra`` holds ``stats`` and ``provenance``; when the folder already holds
-    the same summary, its first run's stats and provenance stay and this run goes to history only."""
+    """Write the run as one unit (:mod:`harness.run_folder`): every file, the history line included,
+    goes to a staging folder that replaces the run folder whole, so a kill or a full disk leaves the
+    previous folder as it was. ``extra`` holds ``stats`` and ``provenance``; when the folder already
+    holds the same summary, its first run's stats and provenance stay and this run goes to history only."""
     summary_json = json.loads(summary.to_json(orient="index"))
     metrics = {"summary": summary_json, **extra}
-    previous = _read_json(paths.metrics)
-    first = previous is None or previous.get("summary") != summary_json
-    if not first:
-        for key in ("stats", "provenance"):
-            if key in previous:
-                metrics[key] = previous[key]
-    atomic_write(paths.config, json.dumps(config, indent=2, sort_keys=True, default=str))
-    atomic_write(paths.records, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records))
-    atomic_write(paths.summary_csv, summary.to_csv(index_label="category"))
-    atomic_write(paths.summary_md, summary_text + "\n")
-    atomic_write(paths.metrics, json.dumps(metrics, indent=2, sort_keys=True))
-    append_history(paths, {**extra, "first_run": first})
+    with folder_lock(paths.root):
+        previous = _read_json(paths.metrics)
+        first = previous is None or previous.get("summary") != summary_json
+        if not first:
+            for key in ("stats", "provenance"):
+                if key in previous:
+                    metrics[key] = previous[key]
+        read_lines(paths.history)  # a torn last line is set aside where it is, before the copy
+        with staged_folder(paths.root) as stage:
+            new = RunPaths(stage)
+            carry_over(paths.root, stage, skip=(*SEALED, MANIFEST))
+            atomic_write(new.config, json.dumps(config, indent=2, sort_keys=True, default=str))
+            atomic_write(new.records, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records))
+            atomic_write(new.summary_csv, summary.to_csv(index_label="category"))
+            atomic_write(new.summary_md, summary_text + "\n")
+            atomic_write(new.metrics, json.dumps(metrics, indent=2, sort_keys=True))
+            seal(stage)
+            append_line(new.history, json.dumps({**extra, "first_run": first}, sort_keys=True, default=str))
+            swap_in(stage, paths.root)
 
 
 def append_history(paths: RunPaths, entry: dict[str, Any]) -> None:
     """One line per run of this folder (first run included), appended whole: one write, fsynced; a
     line torn by an earlier crash or full disk is set aside in ``history.jsonl.torn`` first."""
-    append_line(paths.history, json.dumps(entry, sort_keys=True, default=str))
+    with folder_lock(paths.root):
+        append_line(paths.history, json.dumps(entry, sort_keys=True, default=str))
 
 
 def read_history(paths: RunPaths) -> list[dict[str, Any]]:

@@ -18,18 +18,23 @@ checksums its entries as they stand, for a cache its owner trusts.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memory_protocol import ConfigError
 
+SQLITE_IOERR, SQLITE_FULL = 10, 13  # sqlite3's primary result codes: "disk I/O error", "database or disk is full"
+NEARLY_FULL_BYTES = 1 << 20  # an I/O error with less free than this under the file: the disk is full
 SCHEMA_VERSION = 2  # PRAGMA user_version of a store whose rows carry digests; 0 = older (no digests)
 CHECKSUM_PROBLEM = "fails its checksum (its bytes were changed, or it was moved from another key)"
 REPAIR_HINT = "re-run with store.repair_cache=true to drop and recompute it (scripts/check_cache.py checks a whole cache)"
@@ -78,6 +83,60 @@ class CacheIntegrityError(ConfigError):
         self.path, self.key, self.problem = path, key, problem
 
 
+class CacheDiskFull(OSError):
+    """SQLite could not write a cache file because its disk (or the temporary folder) is full: one
+    line naming the file. An ``OSError`` with ``ENOSPC``, so the command line reports it as any full
+    disk (exit 2); the transaction was rolled back, so the file holds every entry written before."""
+
+    def __init__(self, path: Path, cause: sqlite3.Error) -> None:
+        message = (f"the disk under the cache {path} is full ({cause}); its earlier entries are intact: free "
+                   f"some space there (or point store.cache_dir at a disk with room) and re-run")
+        super().__init__(errno.ENOSPC, str(cause), str(path))
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class CacheIOError(ConfigError):
+    """SQLite could not read or write a cache file (an I/O error with room on the disk): one line."""
+
+
+def _free_bytes(path: Path) -> int | None:
+    try:
+        stats = os.statvfs(path.parent)
+    except OSError:
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
+def disk_full(exc: BaseException, path: Path) -> bool:
+    """True for SQLite's 'database or disk is full' (SQLITE_FULL), and for an I/O error
+    (SQLITE_IOERR_*: the WAL index could not grow, say) while the disk under ``path`` is full."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(code, int):
+        return isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)
+    if code & 0xFF == SQLITE_FULL:
+        return True
+    free = _free_bytes(path)
+    return code & 0xFF == SQLITE_IOERR and free is not None and free < NEARLY_FULL_BYTES
+
+
+@contextmanager
+def naming_full_disk(path: Path) -> Iterator[None]:
+    """Turn SQLite's full-disk error on ``path`` into :class:`CacheDiskFull` (and another I/O
+    error into :class:`CacheIOError`), each one line naming the file."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if disk_full(exc, path):
+            raise CacheDiskFull(path, exc) from exc
+        if (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == SQLITE_IOERR:
+            raise CacheIOError(f"{path}: {exc} ({getattr(exc, 'sqlite_errorname', 'SQLITE_IOERR')}); "
+                               "check the disk under it, or point store.cache_dir elsewhere") from exc
+        raise
+
+
 class LegacyCacheError(ConfigError):
     """A cache file written before digests existed, holding entries (refused, never read unchecked)."""
 
@@ -99,7 +158,8 @@ class KVStore:
         self.value_check = value_check
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._prepare(self._connect())
+        with naming_full_disk(self.path):
+            self._prepare(self._connect())
 
     def _connect(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -163,12 +223,13 @@ class KVStore:
 
     def _drop_rows(self, rows: list[tuple[str, bytes | None]]) -> None:
         conn = self._connect()
-        with conn:  # only the row as read: a good value written meanwhile by another run stays
+        with naming_full_disk(self.path), conn:  # only the row as read: a good value written meanwhile stays
             conn.executemany("DELETE FROM kv WHERE key = ? AND digest IS ?", rows)
 
     # ------------------------------------------------------------------ reads
     def get(self, key: str) -> bytes | None:
-        rows = self._connect().execute("SELECT key, value, digest FROM kv WHERE key = ?", (key,)).fetchall()
+        with naming_full_disk(self.path):  # a WAL read may need to grow the -shm file
+            rows = self._connect().execute("SELECT key, value, digest FROM kv WHERE key = ?", (key,)).fetchall()
         return self._checked(rows).get(key)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
@@ -178,7 +239,9 @@ class KVStore:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            found.update(self._checked(conn.execute(f"SELECT key, value, digest FROM kv WHERE key IN ({marks})", chunk)))
+            with naming_full_disk(self.path):
+                rows = conn.execute(f"SELECT key, value, digest FROM kv WHERE key IN ({marks})", chunk).fetchall()
+            found.update(self._checked(rows))
         return found
 
     def scan(self) -> Iterator[EntryReport]:
@@ -191,7 +254,7 @@ class KVStore:
 
     def drop(self, keys: Iterable[str]) -> None:
         conn = self._connect()
-        with conn:
+        with naming_full_disk(self.path), conn:
             conn.executemany("DELETE FROM kv WHERE key = ?", [(key,) for key in keys])
 
     # ------------------------------------------------------------------ writes
@@ -207,7 +270,7 @@ class KVStore:
                                               "the code that computed it produced a bad value")
         rows = [(key, value, entry_digest(key, value)) for key, value in pairs]
         conn = self._connect()
-        with conn:
+        with naming_full_disk(self.path), conn:
             conn.executemany("INSERT OR REPLACE INTO kv (key, value, digest) VALUES (?, ?, ?)", rows)
 
     def get_json(self, key: str) -> Any | None:
@@ -253,7 +316,13 @@ def legacy_entries(path: Path) -> int | None:
 
 def adopt_legacy(path: Path, value_check: ValueCheck | None = None) -> list[EntryReport]:
     """Give a pre-checksum file digests for its entries as they stand (trusting them); entries
-    failing ``value_check`` are dropped and returned. One transaction: a crash leaves the old file."""
+    failing ``value_check`` are dropped and returned. One transaction: a crash or a full disk
+    (:class:`CacheDiskFull`) leaves the old file."""
+    with naming_full_disk(path):
+        return _adopt(path, value_check)
+
+
+def _adopt(path: Path, value_check: ValueCheck | None) -> list[EntryReport]:
     conn = sqlite3.connect(path, timeout=60.0)
     dropped: list[EntryReport] = []
     try:

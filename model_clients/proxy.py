@@ -12,7 +12,9 @@ Routes: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``GET /v1/models
 Only the libraries the proxy serves may spend through it: each proxy draws a random bearer token
 (:attr:`LLMProxy.token`, ``secrets.token_urlsafe``) that the adapters give the libraries as their
 ``api_key``; any request without ``Authorization: Bearer <token>`` -- another local user's, say --
-is answered 401 and reaches neither the cache nor the upstream key.
+is answered 401 from its headers alone (its body is never read; the connection is closed) and reaches
+neither the cache nor the upstream key. A body declared longer than ``MAX_BODY_BYTES`` is answered
+413 unread, so no request can make the proxy hold more than that in memory.
 
 A request's ``response_format`` (``json_object`` or ``json_schema``), ``tools``, ``tool_choice`` and
 ``parallel_tool_calls`` travel upstream as they are (``ChatRequest.extra``, part of the cache key),
@@ -39,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from model_clients.kvstore import CacheIntegrityError, stable_hash
+from model_clients.kvstore import CacheDiskFull, CacheIntegrityError, stable_hash
 from model_clients.chat_types import EXTRA_FIELDS, CacheMissError, ChatRequest, MissingAPIKeyError
 from model_clients.llm_client import LLMClient
 from model_clients.loopback import LoopbackServer, ServedOnLoopback, read_body, send_json
@@ -48,6 +50,9 @@ from model_clients.tally import Tally
 __all__ = ["LLMProxy", "ProxyCounters", "ProxyError", "chat_request_from_body"]
 
 JsonDict = dict[str, Any]
+# The largest request body read: a chat request of a million tokens is a few MB of JSON; past this, 413.
+MAX_BODY_BYTES = 64 * 1024 * 1024
+DRAINED_BYTES = 1024 * 1024  # a refused request's body up to this size is read (and dropped), not more
 PROXY_SCHEMA = 2  # part of every proxied request's template_hash (2: response_format and tools sent natively)
 
 
@@ -147,7 +152,8 @@ class LLMProxy(ServedOnLoopback):
         self.rewrite = rewrite
         self.errors: list[str] = []
         self.token = secrets.token_urlsafe(32)  # the libraries' api_key; never a real credential
-        self.integrity_error: CacheIntegrityError | None = None  # a bad cache entry: re-raised as itself
+        # a bad cache entry, or a full disk under the cache: re-raised as itself (one line naming the file)
+        self.integrity_error: CacheIntegrityError | CacheDiskFull | None = None
         self._tally = Tally(ProxyCounters)
         self._encode_lock = threading.Lock()
         self._server = LoopbackServer(self._handle_post, self._handle_get, name="llm-proxy")
@@ -165,13 +171,14 @@ class LLMProxy(ServedOnLoopback):
 
     # ----------------------------------------------------------------- serving
     def _authorised(self, handler: BaseHTTPRequestHandler) -> bool:
-        """True when the request carries this proxy's token; otherwise it is answered 401 here."""
+        """True when the request carries this proxy's token; otherwise it is answered 401 here, from
+        its headers alone: the body is never read (a stranger's 1.5 GB POST costs nothing) and the
+        connection is closed after the answer."""
         scheme, _, given = (handler.headers.get("Authorization") or "").partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode()):
             return True
-        read_body(handler, parse=False)  # drain the body so the connection stays usable
         message = "this proxy serves only the libraries it was started for: send its token as the bearer api_key"
-        send_json(handler, 401, {"error": {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}})
+        _refuse(handler, 401, {"error": {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}})
         return False
 
     def _handle_get(self, handler: BaseHTTPRequestHandler) -> None:
@@ -184,13 +191,13 @@ class LLMProxy(ServedOnLoopback):
             send_json(handler, 404, _error(f"no route GET {handler.path}"))
 
     def _handle_post(self, handler: BaseHTTPRequestHandler) -> None:
-        if not self._authorised(handler):
+        if not self._authorised(handler) or not _body_fits(handler):
             return
         try:
             body = read_body(handler)
             if not isinstance(body, dict):
                 raise ProxyError("the request body must be a JSON object")
-        except (json.JSONDecodeError, ProxyError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, ProxyError) as exc:
             send_json(handler, 400, _error(f"invalid request body: {exc}"))
             return
         route = handler.path.rstrip("/")
@@ -202,7 +209,7 @@ class LLMProxy(ServedOnLoopback):
             else:
                 status, payload = 404, _error(f"no route POST {handler.path}")
         except Exception as exc:  # answered, never crash the server thread
-            if isinstance(exc, CacheIntegrityError) and self.integrity_error is None:
+            if isinstance(exc, (CacheIntegrityError, CacheDiskFull)) and self.integrity_error is None:
                 self.integrity_error = exc
             status, payload = 500, _error(f"proxy error: {type(exc).__name__}: {exc}")
             self.errors.append(payload["error"]["message"])
@@ -277,6 +284,32 @@ class LLMProxy(ServedOnLoopback):
         tokens = sum(len(text.split()) for text in inputs)
         identity = getattr(self.encoder, "identity", "encoder")
         return 200, {"object": "list", "data": data, "model": str(identity), "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+
+def _refuse(handler: BaseHTTPRequestHandler, status: int, payload: JsonDict) -> None:
+    """Answer ``status`` and close the connection. A body of at most ``DRAINED_BYTES`` is read and
+    dropped a chunk at a time first (a client that sent it whole then reads the answer cleanly); a
+    longer one is never read."""
+    declared = handler.headers.get("Content-Length") or "0"
+    if declared.isdigit() and int(declared) <= DRAINED_BYTES:
+        left = int(declared)
+        while left > 0 and (chunk := handler.rfile.read(min(left, 1 << 16))):
+            left -= len(chunk)
+    handler.close_connection = True
+    send_json(handler, status, payload, {"Connection": "close"})
+
+
+def _body_fits(handler: BaseHTTPRequestHandler) -> bool:
+    """True when the declared body is at most ``MAX_BODY_BYTES``; otherwise answered 413 (or 400 for a
+    length that is not a number) without reading it."""
+    declared = handler.headers.get("Content-Length") or "0"
+    if not declared.isdigit():
+        _refuse(handler, 400, _error(f"invalid Content-Length {declared[:40]!r}"))
+        return False
+    if int(declared) > MAX_BODY_BYTES:
+        _refuse(handler, 413, _error(f"request body of {int(declared):,} bytes; this proxy takes at most {MAX_BODY_BYTES:,}"))
+        return False
+    return True
 
 
 def _error(message: str) -> JsonDict:

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from memplusplus.model_files import derived_models, problem, remove  # noqa: E402
 from model_clients.kvstore import (  # noqa: E402
+    CacheDiskFull,
     EntryReport,
     KVStore,
     ValueCheck,
@@ -137,7 +138,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"cache {folder}")
     for path in files:
-        report = check_file(path, args.repair, args.adopt)
+        try:
+            report = check_file(path, args.repair, args.adopt)
+        except CacheDiskFull as exc:  # dropping or adopting entries needs room: one line, nothing changed
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         print("\n".join(describe(report)))
         unreadable = report.skipped.startswith("not readable")
         failed |= unreadable or (not report.fixed and (report.legacy or bool(report.bad)))

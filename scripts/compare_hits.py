@@ -10,10 +10,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from harness.run_folder import HalfWrittenRun, check_run_folder  # noqa: E402
 
 
 def load(run: Path) -> dict[tuple[str, str], list[str]]:
+    try:
+        check_run_folder(run, hashed=("records.jsonl", "summary.csv"))
+    except HalfWrittenRun as exc:
+        raise SystemExit(f"error: {exc}") from None
     lists = {}
     with open(run / "records.jsonl", encoding="utf-8") as handle:
         for line in handle:

@@ -275,26 +275,31 @@ CASES = {
 }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def measure(cases: dict, description: str, argv: list[str] | None = None, prefix: str = "mempp-hostile-") -> int:
+    """Run ``cases`` (name -> (case, needs root)) on ``--code``, printing each row and then all as JSON."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
     parser.add_argument("--only", default="", help="words of the case names to run, comma-separated")
     parser.add_argument("--silent", action="store_true", help="only issue 31's silent cases (scripts/hostile_silent.py)")
     args = parser.parse_args(argv)
     code = args.code.resolve()
     rows = []
-    for name, (case, needs_root) in CASES.items():
+    for name, (case, needs_root) in cases.items():
         if (args.only and not any(word in name for word in args.only.split(","))) or (
                 args.silent and name not in SILENT_CASES):
             continue
         if needs_root and not can_mount():
             rows.append((name, "skipped (needs root to mount a tmpfs)"))
             continue
-        with tempfile.TemporaryDirectory(prefix="mempp-hostile-") as scratch:
+        with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
             rows.append((name, case(code, Path(scratch))))
         print(f"{name}: {rows[-1][1]}", flush=True)
     print(json.dumps(dict(rows), indent=1))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return measure(CASES, __doc__, argv)
 
 
 if __name__ == "__main__":

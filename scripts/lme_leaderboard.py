@@ -24,6 +24,7 @@ from harness.reports.lme_leaderboard import (  # noqa: E402
     published_table, read_published, rule_sensitivity, target_line, verdict_lines,
 )
 from harness.reports.lme_split import LME_TUNED  # noqa: E402
+from harness.run_folder import HalfWrittenRun  # noqa: E402
 from harness.safe_write import atomic_write  # noqa: E402
 
 PUBLISHED = ROOT / "results" / "paper" / "longmemeval_s_published.csv"
@@ -219,7 +220,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--published", default=str(PUBLISHED))
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
-    ours = our_rows(Path(args.runs_dir), Path(args.plus_page), explicit=parse_runs(args.run))
+    try:
+        ours = our_rows(Path(args.runs_dir), Path(args.plus_page), explicit=parse_runs(args.run))
+    except HalfWrittenRun as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     published = read_published(Path(args.published))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
     atomic_write(args.out, page(ours, published, commit.strip(), rule_sensitivity(Path(args.runs_dir))))

@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.reports.format import MISSING  # noqa: E402
 from harness.reports.selection import Options  # noqa: E402
+from harness.run_folder import HalfWrittenRun  # noqa: E402
 from harness.safe_write import DiskFullError  # noqa: E402
 from harness.reports.tables import DEFAULT_OUT_DIR, DEFAULT_PAPER_DIR, DEFAULT_RUNS_DIR, TABLES, build_tables, write_tables  # noqa: E402
 
@@ -98,9 +99,13 @@ def main(argv: list[str] | None = None) -> int:
         from harness.reports.presets import table_jobs
 
         jobs = {number: table_jobs(number) for number in args.tables}
-    tables = build_tables(args.runs, args.paper, args.tables, mode=args.mode, jobs=jobs,
-                          options=selection_options(args), estimate=args.estimate and jobs is not None,
-                          progress=args.estimate)
+    try:
+        tables = build_tables(args.runs, args.paper, args.tables, mode=args.mode, jobs=jobs,
+                              options=selection_options(args), estimate=args.estimate and jobs is not None,
+                              progress=args.estimate)
+    except HalfWrittenRun as exc:  # never a table from a folder that mixes two runs' files
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     try:
         written = write_tables(tables, args.out)
     except DiskFullError as exc:  # nothing was replaced: the previous tables stay whole

@@ -33,7 +33,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.runs.is_dir():
         print(f"error: no results store at {args.runs}", file=sys.stderr)
         return 2
-    tidy, differences = scan_runs(args.runs), None
+    try:
+        tidy, differences = scan_runs(args.runs), None
+    except ValueError as exc:  # a half-written run folder
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.newest or args.dataset != "orgmem":
         tidy = latest_runs(tidy)
     else:  # the runs Table 7's preset asks for (configs/experiment/k_sweep.yaml)

@@ -72,3 +72,37 @@ def test_the_shipped_configs_name_variables():
                    "system=mem0", "system=zep", "encoder=text-embedding-3-small"):
         check_env_settings(compose_config([choice]))
     check_env_overrides(["answerer.api_key_env=null", "judge.api_key_env=MY_KEY,OTHER_KEY", "system.k=5,10"])
+
+
+# Issue 31, item 6: keys without a known prefix passed the guard and were written to four files.
+HEX_KEY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # 64 hex digits, a letter first
+AWS_KEY = "AKIAZ7QX4M2N6PLRT3VW"
+
+
+@pytest.mark.parametrize("key", [HEX_KEY, AWS_KEY], ids=["64-hex", "AKIA"])
+def test_a_key_without_a_known_prefix_is_refused_before_anything_is_written(key, tmp_path):
+    proc = _run_py(["answerer=gpt-4o-mini", f"answerer.api_key_env={key}", "dataset.limit=1", "progress=false"], tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: answerer.api_key_env='{key[:3]}…' ({len(key)} characters) ")
+    assert key[3:9] not in proc.stdout + proc.stderr  # never echoed beyond its first characters
+    assert sorted(p.name for p in tmp_path.iterdir()) == [] and _files_holding(tmp_path, key) == []
+
+
+@pytest.mark.parametrize("value, refused", [
+    (HEX_KEY, True), (AWS_KEY, True), ("ASIAJ2K4L6M8N0P2Q4R6", True),
+    ("f0e1d2c3b4a5968778695a4b3c2d1e0f", True),  # 32 hex digits
+    ("MY_LONG_PROJECT_OPENAI_API_KEY_FOR_TESTING", False), ("AZURE_OPENAI_API_KEY_2", False),
+    ("QWEN2_5_72B_INSTRUCT_KEY", False), ("DEEPSEEK_V3_0324_API_KEY", False), ("AKIA_KEY_FOR_ME", False),
+])
+def test_long_random_names_are_keys_unless_such_a_variable_is_set(value, refused):
+    assert (problem(value, environ={}) is not None) == refused
+    if refused and value not in (AWS_KEY, "ASIAJ2K4L6M8N0P2Q4R6"):  # a set variable of that name: a name after all
+        assert problem(value, environ={value: "the key"}) is None
+
+
+def test_the_override_check_refuses_them_too():
+    for value in (HEX_KEY, AWS_KEY):
+        with pytest.raises(ConfigError, match=r"judge\.api_key_env='...…'") as caught:
+            check_env_overrides([f"judge.api_key_env=OPENAI_API_KEY,{value}"])
+        assert value[3:] not in str(caught.value)

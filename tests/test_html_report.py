@@ -23,6 +23,7 @@ from harness.compose import compose_config
 from harness.config import RunConfig
 from harness.reports.html import comparison_kind, load_run, render_report, write_report
 from harness.runner import run
+from harness.run_folder import seal
 from tests.fake_openai_server import FakeOpenAIServer, last_user_content
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,6 +83,7 @@ def _copy_run(folder: Path, dest: Path, edit_config=None, edit_records=None, edi
     if edit_records:
         records = [edit_records(r) for r in _records(dest)]
         (dest / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    seal(dest)  # an edited copy is another run: its manifest lists the edited files
     return dest
 
 

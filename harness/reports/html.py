@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.reports.labels import FALLBACK_METRICS, headline_of
+from harness.run_folder import check_run_folder
 
 # Config roots that say how a run was executed, not what was measured: never a reason to compare.
 _NOT_MEASURED = ("store", "progress", "estimate", "cache_only", "run_name", "official_dir")
@@ -55,6 +56,7 @@ def load_run(root: str | Path) -> RunData:
     missing = [name for name in ("config.json", "metrics.json", "records.jsonl") if not (root / name).is_file()]
     if missing:
         raise FileNotFoundError(f"{root} is not a run folder: no {', '.join(missing)}")
+    check_run_folder(root)  # HalfWrittenRun (a ValueError): one line
     config = json.loads((root / "config.json").read_text())
     metrics = json.loads((root / "metrics.json").read_text())
     records = [json.loads(line) for line in (root / "records.jsonl").read_text().splitlines() if line.strip()]

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.reports.lme_split import LME_TUNED, held_out_means, held_out_records, overall_means
+from harness.run_folder import check_run_folder, is_staging
 from judges.metrics.longmemeval import ANSWER_MARK
 
 DATASET = "longmemeval_s"
@@ -179,6 +180,7 @@ def run_limit(run_dir: Path) -> int | None:
 
 
 def read_records(run_dir: Path) -> list[dict[str, Any]]:
+    check_run_folder(run_dir, hashed=("records.jsonl",))  # HalfWrittenRun (a ValueError): one line
     with (run_dir / "records.jsonl").open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
@@ -204,7 +206,7 @@ def find_run_folder(runs_dir: Path, system: str, limited: bool = False) -> Path 
     parent = runs_dir / DATASET
     if not parent.is_dir():
         return None
-    found = [p for p in parent.iterdir() if p.is_dir() and _is_default_run(p, system, limited)]
+    found = [p for p in parent.iterdir() if p.is_dir() and not is_staging(p) and _is_default_run(p, system, limited)]
     return max(found, key=lambda p: (p / "records.jsonl").stat().st_mtime) if found else None
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from harness.reports.labels import headline_of
+from harness.run_folder import check_run_folder, is_staging
 
 log = logging.getLogger(__name__)
 
@@ -139,16 +140,20 @@ def scan_runs(runs_dir: str | Path = DEFAULT_RUNS_DIR) -> pd.DataFrame:
     """Every ``<dataset>/<run>/`` folder with a config.json and metrics.json, as a tidy frame.
 
     Value as float (NaN for null). Folders without both files, or with unreadable JSON, are
-    skipped with a warning.
+    skipped with a warning; a half-written folder (files that do not match its manifest) raises
+    :class:`~harness.run_folder.HalfWrittenRun`, one line; a writer's hidden staging folder is no run.
     """
     rows: list[dict[str, Any]] = []
     root = Path(runs_dir)
     for config_path in sorted(root.glob("*/*/config.json")):
         folder = config_path.parent
+        if is_staging(folder):
+            continue
         metrics_path = folder / "metrics.json"
         if not metrics_path.is_file():
             log.warning("skipping %s: no metrics.json (unfinished run?)", folder)
             continue
+        check_run_folder(folder, hashed=("config.json", "metrics.json"))
         try:
             config = json.loads(config_path.read_text(encoding="utf-8"))
             metrics = json.loads(metrics_path.read_text(encoding="utf-8"))

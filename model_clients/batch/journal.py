@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from model_clients.kvstore import naming_full_disk
+
 __all__ = ["BatchJob", "BatchJournal", "JournalLine", "OPEN", "DONE", "pending_in"]
 
 OPEN = "pending"  # submitted, not yet collected
@@ -62,7 +64,7 @@ class BatchJournal:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as conn:
+        with naming_full_disk(self.path), self._connect() as conn:
             for statement in _SCHEMA:
                 conn.execute(statement)
 
@@ -73,7 +75,7 @@ class BatchJournal:
         """Keep a batch the provider accepted, with its lines, in one committed transaction."""
         conn = self._connect()
         try:
-            with conn:
+            with naming_full_disk(self.path), conn:
                 conn.execute(
                     "INSERT OR REPLACE INTO batch_jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (job.batch_id, job.provider, job.endpoint, job.model, job.lines, job.attempt,
@@ -86,7 +88,7 @@ class BatchJournal:
     def set_status(self, batch_id: str, status: str, provider_status: str) -> None:
         conn = self._connect()
         try:
-            with conn:
+            with naming_full_disk(self.path), conn:
                 conn.execute("UPDATE batch_jobs SET status = ?, provider_status = ? WHERE batch_id = ?",
                              (status, provider_status, batch_id))
         finally:

@@ -1,0 +1,1 @@
+"""The stages of ``scripts/reliability.py``, one module each."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,7 @@ from harness.benchmarks import Benchmark
 from harness.config import ModelSpec, RunConfig
 from model_clients.kvstore import KVStore
 from model_clients.cost import CostEstimate, actual_spend, estimate
-from model_clients.chat_types import ChatRequest, ChatResult
+from model_clients.chat_types import CallsInterrupted, ChatRequest, ChatResult
 from model_clients.endpoint_limit import EndpointLimits
 from model_clients.llm_client import LLMClient
 from harness.qa_checks import ALL_FAILED_KEY, all_failed, check_qa_ready, failure_report
@@ -119,13 +120,20 @@ def _answer_and_judge(items: list[QAItem], answer_requests: list[ChatRequest], a
     judged: dict[int, tuple[list[ChatRequest], tuple[str, ...]]] = {}
     with answer_client.pool("answers", progress=progress) as answering, \
             judge_client.pool("judge", progress=progress) as judging:
-        for index, result in answering.arrivals(answer_requests):
-            answers[index] = result
-            if result.ok and judge.is_graded(items[index].question):
-                requests = _judge_requests(judge, spec, items[index].question, benchmark.graded_text(result.text))
-                judged[index] = (requests, judging.submit(requests))
-        graded = [(index, request.run_index) for index in sorted(judged) for request in judged[index][0]]
-        grades = judging.results([key for index in sorted(judged) for key in judged[index][1]])
+        stage = answering
+        try:
+            for index, result in answering.arrivals(answer_requests):
+                answers[index] = result
+                if result.ok and judge.is_graded(items[index].question):
+                    requests = _judge_requests(judge, spec, items[index].question, benchmark.graded_text(result.text))
+                    judged[index] = (requests, judging.submit(requests))
+            stage = judging
+            graded = [(index, request.run_index) for index in sorted(judged) for request in judged[index][0]]
+            grades = judging.results([key for index in sorted(judged) for key in judged[index][1]])
+        except CallsInterrupted:
+            raise
+        except KeyboardInterrupt:  # Ctrl-C outside a wait (e.g. while submitting grades): the same one line
+            raise stage.interrupted() from None
     assert all(result is not None for result in answers)
     return [result for result in answers if result is not None], graded, grades
 
@@ -158,8 +166,10 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
         if config.estimate:
             outcome.estimates = _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec, benchmark)
             return outcome
+        started = time.perf_counter()
         answers, graded, grades = _answer_and_judge(items, answer_requests, answer_client, judge_client, judge, judge_spec,
                                                     benchmark, config.progress)
+        seconds = time.perf_counter() - started
         for item, result in zip(items, answers):
             item.record["answer"] = result.text if result.ok else None
             item.record["answer_error"] = result.error
@@ -178,6 +188,7 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
         outcome.stats = _stats(answers, grades, unparsed, answer_client, judge_client, judge_spec.runs,
                                bool(answerer.local or judge_spec.local))
         outcome.stats["in_flight"] = _in_flight(answer_client, judge_client)
+        outcome.stats["seconds_answer_and_judge"] = round(seconds, 3)
     return outcome
 
 

@@ -162,9 +162,13 @@ class CallPool:
                     missing.discard(key)
                     yield key
         except KeyboardInterrupt:
-            self._stop.set()
-            raise CallsInterrupted(f"interrupted ({self.desc}): {self._cached()} of {self._submitted} replies are "
-                                   f"cached; a re-run resumes and asks only the rest") from None
+            raise self.interrupted() from None
+
+    def interrupted(self) -> CallsInterrupted:
+        """Ctrl-C during this stage: nothing queued starts; the error says how many replies are cached."""
+        self._stop.set()
+        return CallsInterrupted(f"interrupted ({self.desc}): {self._cached()} of {self._submitted} replies are "
+                                f"cached; a re-run resumes and asks only the rest")
 
     def _run_held(self) -> list[str]:
         held, self._held = self._held, {}

@@ -39,7 +39,9 @@ class CallPool:
     def __init__(self, client: "LLMClient", desc: str, progress: bool) -> None:
         self.client = client
         self.desc = desc
-        self._bar = tqdm(total=0, desc=desc, unit="req", disable=not progress)
+        # a stage sent as provider batches shows the batch runner's bar (lines and status) instead
+        self._bar = tqdm(total=0, desc=desc, unit="req", disable=not progress or client.config.batch)
+        self._progress = progress
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._results: dict[str, ChatResult] = {}
@@ -125,7 +127,8 @@ class CallPool:
     # ------------------------------------------------------------------ collecting
     def arrivals(self, requests: Sequence[ChatRequest]) -> Iterator[tuple[int, ChatResult]]:
         """Submit ``requests`` and yield ``(index, result)`` for each as soon as it is known: the
-        cached ones first, in order, then the others as their replies arrive."""
+        cached ones first, in order, then the others as their replies arrive (the bar closes after
+        the last)."""
         keys = self.submit(requests)
         positions: dict[str, list[int]] = {}
         for index, key in enumerate(keys):
@@ -138,6 +141,7 @@ class CallPool:
         for key in self._receive(keys, done):
             for index in positions[key]:
                 yield index, self._results[key]
+        self._bar.close()  # all arrived: the bar of the next stage takes its line
 
     def results(self, keys: Sequence[str]) -> list[ChatResult]:
         """The results of submitted ``keys``, in that order, once all are there."""
@@ -172,7 +176,7 @@ class CallPool:
 
     def _run_held(self) -> list[str]:
         held, self._held = self._held, {}
-        fetched = self.client.run_batches(held, self.desc, progress=not self._bar.disable)
+        fetched = self.client.run_batches(held, self.desc, progress=self._progress)
         for key, result in fetched.items():
             self._store(key, result)
         return list(fetched)

@@ -13,6 +13,7 @@ from datetime import date, datetime
 
 from harness.benchmarks import AnswerRule
 from harness.config import ModelSpec
+from model_clients.endpoint_limit import EndpointLimits
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
 from judges.graders.templates import PromptTemplate, load_template
@@ -29,8 +30,12 @@ def llm_config(spec: ModelSpec, max_tokens: int | None, cache_only: bool, base_u
 
 
 def make_client(spec: ModelSpec, max_tokens: int | None, cache_only: bool, cache: KVStore, base_url: str | None = None,
-                role: str = "answerer") -> LLMClient:
-    return LLMClient(llm_config(spec, max_tokens, cache_only, base_url), cache, role=role)
+                role: str = "answerer", limits: EndpointLimits | None = None) -> LLMClient:
+    """The role's client; with ``limits``, holding the limit of requests in flight it shares with
+    the other clients of its endpoint."""
+    config = llm_config(spec, max_tokens, cache_only, base_url)
+    limit = limits.for_endpoint(config.resolved_base_url, config.api_key_env, config.concurrency) if limits else None
+    return LLMClient(config, cache, role=role, limit=limit)
 
 
 def display_name(spec: ModelSpec | None) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,9 @@ from harness.benchmarks import Benchmark
 from harness.config import ModelSpec, RunConfig
 from model_clients.kvstore import KVStore
 from model_clients.cost import CostEstimate, actual_spend, estimate
-from model_clients.llm_client import ChatRequest
+from model_clients.chat_types import CallsInterrupted, ChatRequest, ChatResult
+from model_clients.endpoint_limit import EndpointLimits
+from model_clients.llm_client import LLMClient
 from harness.qa_checks import ALL_FAILED_KEY, all_failed, check_qa_ready, failure_report
 from harness.wording import ProtocolPrompts
 from judges.graders import Judge
@@ -107,6 +110,34 @@ def _judge_requests(judge: Judge, spec: ModelSpec, question: Question, answer: s
             for run in range(spec.runs)]
 
 
+def _answer_and_judge(items: list[QAItem], answer_requests: list[ChatRequest], answer_client: LLMClient,
+                      judge_client: LLMClient, judge: Judge, spec: ModelSpec, benchmark: Benchmark,
+                      progress: bool) -> tuple[list[ChatResult], list[tuple[int, int]], list[ChatResult]]:
+    """Every answer, and ``(question index, run)`` with the grade of each judged answer, in
+    question order. An answer's judge calls are submitted the moment it arrives, so judging runs
+    alongside answering instead of after the last answer; the order replies come in changes nothing."""
+    answers: list[ChatResult | None] = [None] * len(items)
+    judged: dict[int, tuple[list[ChatRequest], tuple[str, ...]]] = {}
+    with answer_client.pool("answers", progress=progress) as answering, \
+            judge_client.pool("judge", progress=progress) as judging:
+        stage = answering
+        try:
+            for index, result in answering.arrivals(answer_requests):
+                answers[index] = result
+                if result.ok and judge.is_graded(items[index].question):
+                    requests = _judge_requests(judge, spec, items[index].question, benchmark.graded_text(result.text))
+                    judged[index] = (requests, judging.submit(requests))
+            stage = judging
+            graded = [(index, request.run_index) for index in sorted(judged) for request in judged[index][0]]
+            grades = judging.results([key for index in sorted(judged) for key in judged[index][1]])
+        except CallsInterrupted:
+            raise
+        except KeyboardInterrupt:  # Ctrl-C outside a wait (e.g. while submitting grades): the same one line
+            raise stage.interrupted() from None
+    assert all(result is not None for result in answers)
+    return [result for result in answers if result is not None], graded, grades
+
+
 def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
     """Answer every question, judge each answer ``judge.runs`` times, write results into records."""
     assert config.answerer is not None and config.judge is not None
@@ -122,9 +153,11 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
     assert judge is not None
     with local_servers(answerer, judge_spec) as urls:
         answer_tokens = answerer.max_tokens or config.dataset.answer_max_tokens
-        answer_client = make_client(answerer, answer_tokens, config.cache_only, cache, urls.get(answerer.local or ""))
+        limits = EndpointLimits()  # the answerer and the judge on one endpoint share its limit of requests in flight
+        answer_client = make_client(answerer, answer_tokens, config.cache_only, cache, urls.get(answerer.local or ""),
+                                    limits=limits)
         judge_client = make_client(judge_spec, judge_spec.max_tokens, config.cache_only, cache, urls.get(judge_spec.local or ""),
-                                   role="judge")
+                                   role="judge", limits=limits)
         answer_requests = [prompt.request(item.question, item.context) for item in items]
         if answerer.local:
             from model_clients.local_server import fit_requests, window_of
@@ -133,18 +166,13 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
         if config.estimate:
             outcome.estimates = _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec, benchmark)
             return outcome
-        answers = answer_client.complete_many(answer_requests, desc="answers", progress=config.progress)
-        graded: list[tuple[int, int]] = []
-        judge_requests: list[ChatRequest] = []
-        for index, (item, result) in enumerate(zip(items, answers)):
+        started = time.perf_counter()
+        answers, graded, grades = _answer_and_judge(items, answer_requests, answer_client, judge_client, judge, judge_spec,
+                                                    benchmark, config.progress)
+        seconds = time.perf_counter() - started
+        for item, result in zip(items, answers):
             item.record["answer"] = result.text if result.ok else None
             item.record["answer_error"] = result.error
-            if not result.ok or not judge.is_graded(item.question):
-                continue
-            requests = _judge_requests(judge, judge_spec, item.question, benchmark.graded_text(result.text))
-            judge_requests += requests
-            graded += [(index, request.run_index) for request in requests]
-        grades = judge_client.complete_many(judge_requests, desc="judge", progress=config.progress)
         verdicts: dict[int, list[dict[str, Any]]] = {}
         unparsed = 0
         for (index, run), result in zip(graded, grades):
@@ -159,7 +187,16 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
             _score_record(item, judge, verdicts.get(index, []), metric, judge_spec.runs, benchmark)
         outcome.stats = _stats(answers, grades, unparsed, answer_client, judge_client, judge_spec.runs,
                                bool(answerer.local or judge_spec.local))
+        outcome.stats["in_flight"] = _in_flight(answer_client, judge_client)
+        outcome.stats["seconds_answer_and_judge"] = round(seconds, 3)
     return outcome
+
+
+def _in_flight(answer_client: LLMClient, judge_client: LLMClient) -> dict[str, Any]:
+    """What the endpoints' limits of requests in flight did (settings and 429s; not the run's identity)."""
+    shared = answer_client.limit is judge_client.limit
+    return {"answers": answer_client.limit.stats().as_dict(), "judge": judge_client.limit.stats().as_dict(),
+            "shared": shared}
 
 
 def _role(role: str, client) -> str:

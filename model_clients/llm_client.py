@@ -14,7 +14,12 @@ most ``max_reasks`` times. Anything else is permanent. A failed request is retur
 ``ChatResult(error=...)`` naming model and endpoint, never cached, so the caller records it on its
 question and a later run retries it.
 
-With ``LLMConfig.batch`` the uncached requests of ``complete_many`` go through the provider's batch
+Every live request holds a place of the endpoint's :class:`~model_clients.endpoint_limit.EndpointLimit`
+(shared by the clients of one endpoint when built with the same ``limit``): at most
+``config.concurrency`` in flight, fewer after an HTTP 429, whose ``Retry-After`` holds new requests.
+``complete_many`` and :meth:`LLMClient.pool` send a stage's calls (:mod:`model_clients.call_pool`).
+
+With ``LLMConfig.batch`` the uncached requests of a stage go through the provider's batch
 API instead (:mod:`model_clients.batch.runner`), filling the same cache under the same keys;
 ``complete`` stays live.
 
@@ -25,19 +30,14 @@ cache entry, a repr or an error message (error texts are scrubbed of it).
 
 from __future__ import annotations
 
-import json
 import os
-import queue
 import random
 import threading
 import time
-from collections import deque
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from tqdm import tqdm
-
-from model_clients.kvstore import KVStore, stable_hash
+from model_clients.cache_entry import CACHE_SCHEMA, decode_entry, encode_entry, result_from_cache
+from model_clients.call_pool import CallPool
 from model_clients.chat_types import (
     BatchPlan,
     CacheMissError,
@@ -48,7 +48,10 @@ from model_clients.chat_types import (
     LLMCounters,
     MissingAPIKeyError,
 )
+from model_clients.endpoint_limit import EndpointLimit, retry_after_s
+from model_clients.kvstore import KVStore, stable_hash
 from model_clients.model_listing import check_model_offered
+from model_clients.reply import Attempt, attempt_of
 from model_clients.sdk_holder import HoldsSDK
 from model_clients.tally import Tally
 
@@ -61,17 +64,7 @@ from memplusplus.api_keys import MissingAPIKey, read_api_key, redact
 # The data types are defined (and listed) in model_clients.chat_types; import them from there.
 __all__ = ["LLMClient"]
 
-CACHE_SCHEMA = 1  # bump to invalidate every cached completion if the canonical request form changes
 _ERROR_MAX_CHARS = 500
-
-
-@dataclass(frozen=True)
-class _Attempt:
-    """The outcome of one call through the SDK (its own retries included)."""
-
-    result: ChatResult | None = None  # success
-    error: str | None = None  # failure description
-    reask: bool = False  # an unusable 200 reply: worth asking again
 
 
 class LLMClient(HoldsSDK):
@@ -81,6 +74,8 @@ class LLMClient(HoldsSDK):
     request that actually needs the network (so cache-only runs need no key). Before that first
     request the endpoint's model list is asked once (:mod:`model_clients.model_listing`): a model
     it does not offer raises ``UnknownModelError`` naming ``role`` before anything is sent.
+    ``limit``: the endpoint's limit of requests in flight, shared with the other clients of that
+    endpoint (:class:`~model_clients.endpoint_limit.EndpointLimits`); its own when None.
     """
 
     def __init__(
@@ -92,6 +87,7 @@ class LLMClient(HoldsSDK):
         rng: random.Random | None = None,
         role: str = "model",
         batch_options: "BatchOptions | None" = None,
+        limit: EndpointLimit | None = None,
     ) -> None:
         self.config = config
         self.role = role
@@ -102,6 +98,8 @@ class LLMClient(HoldsSDK):
         self._sdk: openai.OpenAI | None = None
         self._counting = Tally(LLMCounters)
         self._batch_options = batch_options
+        self.limit = limit if limit is not None else EndpointLimit(config.concurrency)
+        self._sending = threading.local()  # the limit's round each attempt of this thread was sent in
 
     def __repr__(self) -> str:
         return (
@@ -145,7 +143,7 @@ class LLMClient(HoldsSDK):
     def plan(self, requests: Sequence[ChatRequest]) -> BatchPlan:
         """Look the batch up in the cache (one query) without sending anything."""
         keys = tuple(self.cache_key(request) for request in requests)
-        hits = {key: _decode(raw) for key, raw in self.cache.get_many(keys).items()}
+        hits = {key: decode_entry(raw) for key, raw in self.cache.get_many(keys).items()}
         to_send: list[int] = []
         seen: set[str] = set()
         duplicates = 0
@@ -166,11 +164,11 @@ class LLMClient(HoldsSDK):
         raw = self.cache.get(key)
         if raw is not None:
             self._counting.add(cache_hits=1)
-            return _result_from_cache(key, _decode(raw))
+            return result_from_cache(key, decode_entry(raw))
         if self.config.cache_only:
             raise CacheMissError(self.config.model, key)
         self._client()  # fail early and clearly if the API key is missing or the model is not offered
-        return self._fetch_and_store(key, request)
+        return self.fetch_and_store(key, request)
 
     def complete_many(
         self, requests: Sequence[ChatRequest], desc: str = "LLM", *, progress: bool = True
@@ -182,42 +180,26 @@ class LLMClient(HoldsSDK):
         Results come back in input order. A failed request yields ``ChatResult(error=...)`` and the
         batch goes on. With ``cache_only`` a miss raises :class:`CacheMissError` before any request.
         """
-        requests = list(requests)
-        plan = self.plan(requests)
-        results: list[ChatResult | None] = [None] * len(requests)
-        for index, key in enumerate(plan.keys):
-            if key in plan.hits:
-                results[index] = _result_from_cache(key, plan.hits[key])
-        self._counting.add(cache_hits=plan.cache_hits)
+        with self.pool(desc, progress=progress) as calls:
+            return calls.results(calls.submit(requests))
 
-        if plan.to_send:
-            if self.config.cache_only:
-                first = plan.keys[plan.to_send[0]]
-                raise CacheMissError(self.config.model, first, missing=len(plan.to_send))
-            self._client()  # a missing key or a model the server does not list fails here, before any thread starts
-            if self.config.batch:
-                fetched = self._run_batches(requests, plan, desc, progress)
-            else:
-                fetched = self._run_pool(requests, plan, desc, progress)
-            for index, key in enumerate(plan.keys):
-                if results[index] is None:
-                    results[index] = fetched[key]
-        elif progress:
-            with tqdm(total=len(requests), initial=len(requests), desc=desc, unit="req"):
-                pass
+    def pool(self, desc: str = "LLM", *, progress: bool = True) -> CallPool:
+        """A stage's calls, submitted in parts and collected in the order asked
+        (:class:`~model_clients.call_pool.CallPool`); use it as a context manager."""
+        return CallPool(self, desc, progress)
 
-        assert all(result is not None for result in results)
-        return [result for result in results if result is not None]
+    def count(self, **deltas: int) -> None:
+        self._counting.add(**deltas)
 
-    # ------------------------------------------------------------------ internals
-    def _run_batches(
-        self, requests: Sequence[ChatRequest], plan: BatchPlan, desc: str, progress: bool
-    ) -> dict[str, ChatResult]:
-        """``config.batch``: the uncached requests as provider batches (model_clients.batch.runner)."""
+    def sdk_ready(self) -> None:
+        """Build the SDK client now: a missing key or a model the server does not list fails here."""
+        self._client()
+
+    def run_batches(self, wanted: dict[str, ChatRequest], desc: str, progress: bool) -> dict[str, ChatResult]:
+        """``config.batch``: ``wanted`` (key -> request) as provider batches (model_clients.batch.runner)."""
         from model_clients.batch.runner import BatchOptions, run_batches
 
         options = self._batch_options or BatchOptions(poll_s=self.config.batch_poll_s)
-        wanted = {plan.keys[index]: requests[index] for index in plan.to_send}
         return run_batches(self, wanted, desc=desc, progress=progress, options=options, sleep=self._sleep)
 
     def sdk_for_batches(self) -> openai.OpenAI:
@@ -229,58 +211,6 @@ class LLMClient(HoldsSDK):
         """``text`` without the API key (and cut to the error length kept)."""
         return self._redact(text)
 
-    def _run_pool(
-        self, requests: Sequence[ChatRequest], plan: BatchPlan, desc: str, progress: bool
-    ) -> dict[str, ChatResult]:
-        fetched: dict[str, ChatResult] = {}
-        bar = tqdm(
-            total=len(requests), initial=len(requests) - len(plan.to_send) - plan.duplicates,
-            desc=desc, unit="req", disable=not progress,
-        )
-        pending_duplicates = {key: 0 for key in plan.keys}
-        for index, key in enumerate(plan.keys):
-            if key not in plan.hits:
-                pending_duplicates[key] += 1
-        # Daemon threads, not a ThreadPoolExecutor: Python joins an executor's threads at exit, so after
-        # Ctrl-C each request in flight held the exit for its timeout (22 s seen). A daemon thread is
-        # dropped at exit; every reply that arrived before is already cached (_fetch_and_store).
-        queued = deque(plan.to_send)
-        arrived: queue.SimpleQueue[tuple[str, ChatResult | BaseException]] = queue.SimpleQueue()
-        stop = threading.Event()
-
-        def work() -> None:
-            while not stop.is_set():
-                try:
-                    index = queued.popleft()
-                except IndexError:
-                    return
-                key = plan.keys[index]
-                try:
-                    arrived.put((key, self._fetch_and_store(key, requests[index])))
-                except BaseException as exc:  # a bug: raised in the caller's thread below
-                    arrived.put((key, exc))
-
-        for number in range(min(self.config.concurrency, len(plan.to_send))):
-            threading.Thread(target=work, name=f"llm-{number}", daemon=True).start()
-        try:
-            for _ in plan.to_send:
-                key, outcome = arrived.get()
-                if isinstance(outcome, BaseException):
-                    raise outcome
-                fetched[key] = outcome
-                bar.update(pending_duplicates[key])
-        except KeyboardInterrupt:
-            stop.set()  # no queued request starts; those in flight are dropped at exit
-            cached = sum(1 for key in plan.keys if key in plan.hits or (key in fetched and fetched[key].ok))
-            raise CallsInterrupted(f"interrupted ({desc}): {cached} of {len(requests)} replies are cached; "
-                                   f"a re-run resumes and asks only the rest") from None
-        except BaseException:
-            stop.set()
-            raise
-        finally:
-            bar.close()
-        return fetched
-
     def _client(self) -> openai.OpenAI:
         import openai
 
@@ -288,8 +218,8 @@ class LLMClient(HoldsSDK):
             if self._sdk is None:
                 api_key = self._api_key()
                 check_model_offered(self.config, self.role)  # once per endpoint and process
-                self._sdk = self._new_sdk(
-                    api_key, http_client=openai.DefaultHttpxClient(event_hooks={"request": [self._count_request]}))
+                hooks = {"request": [self._count_request], "response": [self._note_response]}
+                self._sdk = self._new_sdk(api_key, http_client=openai.DefaultHttpxClient(event_hooks=hooks))
             return self._sdk
 
     def _new_sdk(self, api_key: str | None = None, http_client: Any = None) -> openai.OpenAI:
@@ -305,6 +235,13 @@ class LLMClient(HoldsSDK):
         """Called by the HTTP client for every attempt the SDK makes (its retries included)."""
         retry = request.headers.get("x-stainless-retry-count", "0") not in ("", "0")
         self._counting.add(requests_sent=1, retries=int(retry))
+        self._sending.round = self.limit.round()
+
+    def _note_response(self, response: Any) -> None:
+        """Called by the HTTP client for every reply: a 429 lowers the endpoint's limit and holds new
+        requests for its Retry-After (the SDK itself waits as long before retrying this one)."""
+        if response.status_code == 429:
+            self.limit.rate_limited(getattr(self._sending, "round", -1), retry_after_s(response.headers))
 
     def _api_key(self) -> str:
         try:
@@ -315,13 +252,22 @@ class LLMClient(HoldsSDK):
     def _where(self) -> str:
         return f"model {self.config.model!r} at {self.config.resolved_base_url}"
 
+    def fetch_and_store(self, key: str, request: ChatRequest) -> ChatResult:
+        """Send, holding a place of the endpoint's limit (the SDK retries transport failures);
+        re-ask an unusable reply; cache a success at once; return an uncached error result naming
+        model and endpoint otherwise."""
+        self.limit.acquire()
+        try:
+            return self._fetch_and_store(key, request)
+        finally:
+            self.limit.release()
+
     def _fetch_and_store(self, key: str, request: ChatRequest) -> ChatResult:
-        """Send (the SDK retries transport failures); re-ask an unusable reply; cache a success at
-        once; return an uncached error result naming model and endpoint otherwise."""
         reasks = 0
         while True:
             attempt = self._attempt(key, request)
             if attempt.result is not None:
+                self.limit.succeeded()
                 return self.store_success(key, request.template_hash, request.run_index, attempt.result)
             if not attempt.reask or reasks >= self.config.max_reasks:
                 suffix = f" (asked {reasks + 1} times)" if attempt.reask else ""
@@ -350,7 +296,7 @@ class LLMClient(HoldsSDK):
                       *, batch: bool = False) -> ChatResult:
         """Cache a completion at once, under ``key``, with the entry a live call writes; count it
         (``batch``: it came back through a provider batch, priced at the batch tier)."""
-        self.cache.put_json(key, _encode(self.config.model, template_hash, run_index, result))
+        self.cache.put_json(key, encode_entry(self.config.model, template_hash, run_index, result))
         tokens = {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens}
         batch_counts = ({"batch_completed": 1, "batch_prompt_tokens": result.prompt_tokens,
                          "batch_completion_tokens": result.completion_tokens} if batch else {})
@@ -362,7 +308,7 @@ class LLMClient(HoldsSDK):
         self._counting.add(failures=1)
         return ChatResult(text="", error=self._redact(f"{self._where()}: {error}"), key=key)
 
-    def _attempt(self, key: str, request: ChatRequest) -> _Attempt:
+    def _attempt(self, key: str, request: ChatRequest) -> Attempt:
         kwargs = self.request_body(request)
         import openai
 
@@ -370,17 +316,17 @@ class LLMClient(HoldsSDK):
         try:
             completion = self._client().chat.completions.create(**kwargs)
         except openai.APITimeoutError:
-            return _Attempt(error=f"timeout ({self.config.timeout_s}s per attempt) {tries}")
+            return Attempt(error=f"timeout ({self.config.timeout_s}s per attempt) {tries}")
         except openai.APIConnectionError as exc:
-            return _Attempt(error=f"connection error {tries}: {exc}")
+            return Attempt(error=f"connection error {tries}: {exc}")
         except openai.APIStatusError as exc:
             status = exc.status_code
             retried = status in (408, 409, 429) or status >= 500
-            return _Attempt(error=f"HTTP {status} ({type(exc).__name__}){' ' + tries if retried else ''}: {exc.message}")
+            return Attempt(error=f"HTTP {status} ({type(exc).__name__}){' ' + tries if retried else ''}: {exc.message}")
         except openai.OpenAIError as exc:
-            return _Attempt(error=f"{type(exc).__name__}: {exc}")
+            return Attempt(error=f"{type(exc).__name__}: {exc}")
         except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError on a 200 reply
-            return _Attempt(error=f"the reply is not a valid completion ({type(exc).__name__}: {exc})", reask=True)
+            return Attempt(error=f"the reply is not a valid completion ({type(exc).__name__}: {exc})", reask=True)
         return attempt_of(completion, key)
 
     def _redact(self, text: str) -> str:
@@ -390,65 +336,3 @@ class LLMClient(HoldsSDK):
         if sdk is not None:
             secrets.add(sdk.api_key or "")
         return redact(text, secrets)[:_ERROR_MAX_CHARS]
-
-
-def attempt_of(completion: Any, key: str) -> _Attempt:
-    """A chat completion (the SDK's ``ChatCompletion``, from a live reply or a batch's output line)
-    as a result, or as an unusable reply worth asking again (no choices, no text)."""
-    if not completion.choices:
-        return _Attempt(error="the API returned no choices", reask=True)
-    choice = completion.choices[0]
-    content = choice.message.content
-    calls = tuple(call.model_dump(include={"id", "type", "function"}) for call in choice.message.tool_calls or ())
-    if content is None and calls:
-        content = ""
-    if content is None:
-        return _Attempt(
-            error=f"the API returned no text content (finish_reason={choice.finish_reason})", reask=True
-        )
-    usage = completion.usage
-    return _Attempt(
-        result=ChatResult(
-            text=content,
-            prompt_tokens=usage.prompt_tokens if usage is not None else 0,
-            completion_tokens=usage.completion_tokens if usage is not None else 0,
-            cached=False,
-            key=key,
-            finish_reason=choice.finish_reason,
-            tool_calls=calls,
-        )
-    )
-
-
-def _encode(model: str, template_hash: str, run_index: int, result: ChatResult) -> dict[str, Any]:
-    """The cache entry: the answer plus enough of the request to audit it (no credential)."""
-    return {
-        "schema": CACHE_SCHEMA,
-        "model": model,
-        "template_hash": template_hash,
-        "run_index": run_index,
-        "text": result.text,
-        "prompt_tokens": result.prompt_tokens,
-        "completion_tokens": result.completion_tokens,
-        "finish_reason": result.finish_reason,
-        **({"tool_calls": list(result.tool_calls)} if result.tool_calls else {}),
-    }
-
-
-def _decode(raw: bytes) -> dict[str, Any]:
-    value = json.loads(raw)
-    if not isinstance(value, dict) or "text" not in value:
-        raise ValueError("corrupt LLM cache entry")
-    return value
-
-
-def _result_from_cache(key: str, value: Mapping[str, Any]) -> ChatResult:
-    return ChatResult(
-        text=str(value["text"]),
-        prompt_tokens=int(value.get("prompt_tokens", 0)),
-        completion_tokens=int(value.get("completion_tokens", 0)),
-        cached=True,
-        key=key,
-        finish_reason=value.get("finish_reason"),
-        tool_calls=tuple(value.get("tool_calls") or ()),
-    )

@@ -17,6 +17,13 @@ __all__ = ["LoopbackServer", "ServedOnLoopback", "read_body", "send_bytes", "sen
 Handle = Callable[[BaseHTTPRequestHandler], None]
 
 
+class _Listener(ThreadingHTTPServer):
+    """A threading HTTP server whose listen backlog holds a client's burst of new connections (the
+    standard library's 5 reset some of 32 opened at once)."""
+
+    request_queue_size = 128
+
+
 class LoopbackServer:
     """``on_post(handler)`` / ``on_get(handler)`` answer each request (``on_get`` None: 501)."""
 
@@ -49,7 +56,7 @@ class LoopbackServer:
                 else:
                     server.on_get(self)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _Listener(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.last_port = int(self._httpd.server_address[1])
         self._thread = threading.Thread(

@@ -47,6 +47,10 @@ def _command(server: FakeOpenAIServer, tmp_path: Path) -> list[str]:
             "judge=openai_compatible", "judge.model=fake-judge", f"judge.base_url={server.base_url}", "judge.runs=1"]
 
 
+def _asked(server: FakeOpenAIServer) -> list[str]:
+    return [request.body["model"] for request in server.requests]
+
+
 def _cached_texts(cache: Path) -> list[str]:
     with sqlite3.connect(cache) as conn:
         return sorted(json.loads(value)["text"] for (value,) in conn.execute("SELECT value FROM kv"))
@@ -74,10 +78,14 @@ def _interrupt_then_resume(rule: AnswerTwiceThenHang, server: FakeOpenAIServer, 
                             text=True, preexec_fn=_ctrl_c_as_in_a_terminal)
     try:
         deadline = time.monotonic() + 180
-        # two replies received, then every thread holds a hanging request
-        while server.request_count < ANSWERED + CONCURRENCY and proc.poll() is None and time.monotonic() < deadline:
+        # two replies received, then every answering thread holds a hanging request, and so does
+        # the judge call of each answer received (judging starts as soon as an answer exists)
+        while len(_asked(server)) < ANSWERED + CONCURRENCY + ANSWERED and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert server.request_count == ANSWERED + CONCURRENCY and server.in_flight == CONCURRENCY
+        time.sleep(0.3)  # nothing more is sent
+        assert _asked(server).count("fake-answerer") == ANSWERED + CONCURRENCY
+        assert _asked(server).count("fake-judge") == ANSWERED
+        assert server.in_flight == CONCURRENCY + ANSWERED
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         try:

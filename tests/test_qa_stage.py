@@ -7,6 +7,8 @@ the plumbing (caching, resuming, counting), never a model's quality.
 import json
 import re
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -16,25 +18,11 @@ from harness.config import RunConfig
 from memory_protocol import ConfigError
 from harness.runner import run
 from tests.fake_openai_server import Fail, FakeOpenAIServer, last_user_content
+from tests.qa_replies import fixture_reply
 
 KEY = "sk-test-DO-NOT-LEAK-4242"
 QUESTIONS = 4
 RUNS = 3
-
-
-def fixture_reply(body: dict) -> str:
-    """An answer, or a judge reply granting every rubric subpoint, for the official judge request
-    (subpoint ids as JSON ``"id"`` fields, graded under ``subpoint_scores``) and our own."""
-    content = last_user_content(body)
-    if "Retrieved records:" in content:
-        return "Fixture answer: the memory says the change happened on 2023-09-15."
-    official = re.findall(r'^\s*"id": "([^"]+)",$', content, flags=re.MULTILINE)
-    if official:
-        return "```json\n" + json.dumps({"subpoint_scores": {facet: 1 for facet in official}}) + "\n```"
-    facets = re.findall(r"^- id: (\S+)$", content, flags=re.MULTILINE)
-    if facets:
-        return "```json\n" + json.dumps({facet: 1 for facet in facets}) + "\n```"
-    return "CORRECT"
 
 
 def copy_sqlite(source: Path, target: Path) -> None:
@@ -143,22 +131,29 @@ def test_unparsable_judge_output_is_counted_and_left_unscored(cache_dir, tmp_pat
 
 def test_a_run_killed_mid_answers_resumes_without_repeating_and_ends_identical(server, cache_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
-    server.fail_after(2)  # the connection drops after two answers: the rest of this run fails
-    broken = run(qa_config(server, cache_dir, tmp_path / "runs", "answerer.concurrency=1", "judge.runs=1"))
-    assert broken.stats["answer_failures"] >= 1
-    assert sum(r["answer"] is not None for r in broken.records) == 2
-    answered_first = {r.last_user_content for r in server.requests[:2]}
-    server.fail_after(None)
-    seen = server.request_count
-    resumed = run(qa_config(server, cache_dir, tmp_path / "runs", "answerer.concurrency=1", "judge.runs=1"))
-    resent = {r.last_user_content for r in server.requests[seen:]}
-    assert not answered_first & resent  # completed answers were not requested again
-    assert resumed.stats["answer_failures"] == 0
+    # The judge has a server of its own: its calls start as answers arrive and must not count
+    # towards the answers' server failing after two replies.
+    grader = FakeOpenAIServer(answer_fn=fixture_reply).start()
+    try:
+        settings = ("answerer.concurrency=1", "judge.runs=1", f"judge.base_url={grader.base_url}")
+        server.fail_after(2)  # the connection drops after two answers: the rest of this run fails
+        broken = run(qa_config(server, cache_dir, tmp_path / "runs", *settings))
+        assert broken.stats["answer_failures"] >= 1
+        assert sum(r["answer"] is not None for r in broken.records) == 2
+        answered_first = {r.last_user_content for r in server.requests[:2]}
+        server.fail_after(None)
+        seen = server.request_count
+        resumed = run(qa_config(server, cache_dir, tmp_path / "runs", *settings))
+        resent = {r.last_user_content for r in server.requests[seen:]}
+        assert not answered_first & resent  # completed answers were not requested again
+        assert resumed.stats["answer_failures"] == 0
 
-    clean_cache = tmp_path / "clean"
-    for name in ("embeddings.sqlite", "retrieval.sqlite"):
-        copy_sqlite(cache_dir / name, clean_cache / name)
-    uninterrupted = run(qa_config(server, clean_cache, tmp_path / "runs2", "answerer.concurrency=1", "judge.runs=1"))
+        clean_cache = tmp_path / "clean"
+        for name in ("embeddings.sqlite", "retrieval.sqlite"):
+            copy_sqlite(cache_dir / name, clean_cache / name)
+        uninterrupted = run(qa_config(server, clean_cache, tmp_path / "runs2", *settings))
+    finally:
+        grader.stop()
     assert [r["answer"] for r in uninterrupted.records] == [r["answer"] for r in resumed.records]
     assert uninterrupted.summary.equals(resumed.summary)
 
@@ -243,12 +238,12 @@ def test_a_prompt_file_without_its_placeholders_stops_the_run_before_retrieval(t
         check_qa_ready(config)
 
 
-def test_judge_openai_compatible_config_composes_with_one_request_at_a_time():
+def test_judge_openai_compatible_config_composes_with_sixteen_requests_in_flight():
     config = RunConfig.from_dict(compose_config([
         "answerer=openai_compatible", "answerer.model=qwen2.5-7b", "answerer.base_url=http://127.0.0.1:9/v1",
         "judge=openai_compatible", "judge.model=llama-3-8b", "judge.base_url=http://127.0.0.1:9/v1"]))
-    assert config.judge.name == "openai_compatible" and config.judge.concurrency == 1 and config.judge.api_key_env is None
-    assert config.answerer.concurrency == 1
+    assert config.judge.name == "openai_compatible" and config.judge.concurrency == 16 and config.judge.api_key_env is None
+    assert config.answerer.concurrency == 16
     from harness.answering import display_name
     assert (display_name(config.answerer), display_name(config.judge)) == ("qwen2.5-7b", "llama-3-8b")
 
@@ -306,3 +301,38 @@ def test_metrics_json_records_each_roles_spend_with_its_batch_part(server, cache
     assert answers["batch"] == {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "usd": 0.0,
                                 "price": "$2/4 per 1M in/out, batch tier (given in the config)"}
     assert answers["summary"].startswith(f"model fake-answerer: {QUESTIONS} requests sent")
+
+
+def test_judging_starts_before_the_last_answer_and_the_two_roles_share_one_limit(cache_dir, tmp_path, monkeypatch):
+    """Issue 30: the judge used to wait for the last answer. One answer is held 2 s here; the other
+    answers' grades arrive meanwhile, and the records come out in question order all the same."""
+    monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
+    lock = threading.Lock()
+    slow: list[float] = []  # when the held answer will be sent back
+    judged_at: list[float] = []
+
+    def delay(body: dict) -> float:
+        with lock:
+            if "Retrieved records:" not in last_user_content(body):
+                judged_at.append(time.monotonic())
+                return 0.0
+            if not slow:
+                slow.append(time.monotonic() + 2.0)
+                return 2.0
+            return 0.0
+
+    fake = FakeOpenAIServer(answer_fn=fixture_reply, answer_delay_s=delay).start()
+    try:
+        result = run(qa_config(fake, cache_dir, tmp_path / "runs"))
+    finally:
+        fake.stop()
+    assert len(judged_at) == QUESTIONS * RUNS
+    assert min(judged_at) < slow[0]  # grading began while an answer was still on its way
+    assert [r["answer"] for r in result.records] == ["Fixture answer: the memory says the change happened on 2023-09-15."] * QUESTIONS
+    assert [[g["run"] for g in r["judge"]] for r in result.records] == [list(range(RUNS))] * QUESTIONS
+    assert result.summary.loc["overall", "score"] == 100.0
+    flight = result.stats["in_flight"]
+    # one endpoint: one limit, whose ceiling is the larger role's (the judge config's 32)
+    assert flight["shared"] is True and flight["answers"] == flight["judge"] and flight["answers"]["ceiling"] == 32
+    assert flight["answers"]["rate_limited"] == 0
+    assert json.loads(result.paths.metrics.read_text())["stats"]["in_flight"] == flight

@@ -13,7 +13,7 @@ https://platform.openai.com/docs/api-reference/batch/create -- the same words ar
 runner splits beyond them; 200 MB is taken as 200,000,000 bytes, the smaller reading.
 
 A line's outcome: a 200 reply holding a usable completion is a result, parsed by the live path's
-own :func:`~model_clients.llm_client.attempt_of`; a 200 reply without choices or text, an HTTP
+own :func:`~model_clients.reply.attempt_of`; a 200 reply without choices or text, an HTTP
 408/409/429/5xx, or a line error coded ``batch_expired`` / ``batch_cancelled`` /
 ``request_timeout`` (the codes the API reference lists for a line's error) is a retryable error;
 any other status (a bad request) is final, and so is every line of a batch that ``failed`` as a
@@ -106,7 +106,7 @@ def line_outcome(record: dict[str, Any]) -> LineOutcome:
     """One line of an output or error file as the key's outcome."""
     from openai.types.chat import ChatCompletion
 
-    from model_clients.llm_client import attempt_of
+    from model_clients.reply import attempt_of
 
     key = str(record.get("custom_id", ""))
     error = record.get("error")

@@ -1,0 +1,186 @@
+"""One stage's calls to one client, sent as they are submitted and collected in the order asked.
+
+A :class:`CallPool` takes requests in as many ``submit`` calls as its caller likes (the judge's
+pool gets each answer's requests the moment that answer arrives), serves what is cached at once,
+and sends the rest on daemon threads -- at most the role's ``concurrency`` of them, each request
+also holding a place of the endpoint's shared :class:`~model_clients.endpoint_limit.EndpointLimit`.
+``results`` returns what was asked in the order asked, whatever order the replies came in; a key
+asked twice is sent once. With ``config.batch`` nothing is sent at ``submit``: the uncached
+requests go as provider batches when results are first wanted.
+
+Daemon threads, not a ThreadPoolExecutor: Python joins an executor's threads at exit, so after
+Ctrl-C each request in flight held the exit for its timeout (22 s seen). A daemon thread is dropped
+at exit; every reply that arrived before is already cached. Ctrl-C while waiting for results stops
+every queued request and raises :class:`CallsInterrupted` saying how many replies are cached.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections import deque
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+from tqdm import tqdm
+
+from model_clients.cache_entry import result_from_cache
+from model_clients.chat_types import CacheMissError, CallsInterrupted, ChatRequest, ChatResult
+
+if TYPE_CHECKING:
+    from model_clients.llm_client import LLMClient
+
+__all__ = ["CallPool"]
+
+
+class CallPool:
+    """The calls of one stage (``desc``) through ``client``; use as a context manager, so that
+    leaving it early (an error, Ctrl-C) stops whatever is still queued."""
+
+    def __init__(self, client: "LLMClient", desc: str, progress: bool) -> None:
+        self.client = client
+        self.desc = desc
+        # a stage sent as provider batches shows the batch runner's bar (lines and status) instead
+        self._bar = tqdm(total=0, desc=desc, unit="req", disable=not progress or client.config.batch)
+        self._progress = progress
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._results: dict[str, ChatResult] = {}
+        self._wanted: dict[str, int] = {}  # key -> how many submitted requests share it
+        self._held: dict[str, ChatRequest] = {}  # batch mode: sent as provider batches by _run_held
+        self._queued: deque[tuple[str, ChatRequest]] = deque()
+        self._workers = 0
+        self._arrived: queue.SimpleQueue[tuple[str, BaseException | None]] = queue.SimpleQueue()  # key stored, or a bug
+        self._submitted = 0
+
+    def __enter__(self) -> "CallPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._stop.set()  # nothing queued starts; requests in flight end with the process or on their own
+        self._bar.close()
+
+    # ------------------------------------------------------------------ submitting
+    def submit(self, requests: Sequence[ChatRequest]) -> tuple[str, ...]:
+        """Take ``requests`` in: cached ones are served now, the others queued (or held for a
+        batch). Returns their cache keys. With ``cache_only`` a miss raises :class:`CacheMissError`
+        before anything is sent."""
+        plan = self.client.plan(requests)
+        new: list[int] = []
+        seen_now: set[str] = set()
+        for index, key in enumerate(plan.keys):
+            if key in self._wanted or key in seen_now:
+                continue
+            seen_now.add(key)
+            if key not in plan.hits:
+                new.append(index)
+        if new and self.client.config.cache_only:
+            raise CacheMissError(self.client.config.model, plan.keys[new[0]], missing=len(new))
+        if new:
+            self.client.sdk_ready()  # a missing key or a model the server does not list fails here, before any send
+        with self._lock:  # a worker storing a reply reads _wanted to move the bar
+            earlier = set(self._wanted)  # keys asked before: shared, not counted as cache hits again
+            hits = sum(1 for key in plan.keys if key in plan.hits and key not in earlier)
+            for key in plan.keys:
+                if key in plan.hits and key not in earlier:
+                    self._results[key] = result_from_cache(key, plan.hits[key])
+                self._wanted[key] = self._wanted.get(key, 0) + 1
+            self._submitted += len(requests)
+            self._bar.total += len(requests)
+            self._bar.update(sum(1 for key in plan.keys if key in self._results))
+        self.client.count(cache_hits=hits)
+        fresh = [(plan.keys[index], requests[index]) for index in new]
+        if self.client.config.batch:
+            self._held.update(fresh)
+        else:
+            self._enqueue(fresh)
+        return plan.keys
+
+    def _enqueue(self, items: list[tuple[str, ChatRequest]]) -> None:
+        with self._lock:
+            self._queued.extend(items)
+            start = min(self.client.config.concurrency - self._workers, len(self._queued))
+            self._workers += max(0, start)
+        for _ in range(start):
+            threading.Thread(target=self._work, name=f"llm-{self.desc}", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                if self._stop.is_set() or not self._queued:
+                    self._workers -= 1
+                    return
+                key, request = self._queued.popleft()
+            try:
+                self._store(key, self.client.fetch_and_store(key, request))
+                self._arrived.put((key, None))
+            except BaseException as exc:  # a bug: raised in the caller's thread by _receive
+                self._arrived.put((key, exc))
+
+    def _store(self, key: str, result: ChatResult) -> None:
+        with self._lock:
+            self._results[key] = result
+            self._bar.update(self._wanted[key])
+
+    # ------------------------------------------------------------------ collecting
+    def arrivals(self, requests: Sequence[ChatRequest]) -> Iterator[tuple[int, ChatResult]]:
+        """Submit ``requests`` and yield ``(index, result)`` for each as soon as it is known: the
+        cached ones first, in order, then the others as their replies arrive (the bar closes after
+        the last)."""
+        keys = self.submit(requests)
+        positions: dict[str, list[int]] = {}
+        for index, key in enumerate(keys):
+            positions.setdefault(key, []).append(index)
+        done: set[str] = set()
+        for index, key in enumerate(keys):
+            if key in self._results:
+                done.add(key)
+                yield index, self._results[key]
+        for key in self._receive(keys, done):
+            for index in positions[key]:
+                yield index, self._results[key]
+        self._bar.close()  # all arrived: the bar of the next stage takes its line
+
+    def results(self, keys: Sequence[str]) -> list[ChatResult]:
+        """The results of submitted ``keys``, in that order, once all are there."""
+        for _ in self._receive(keys, {key for key in keys if key in self._results}):
+            pass
+        return [self._results[key] for key in keys]
+
+    def _receive(self, keys: Sequence[str], done: set[str]) -> Iterator[str]:
+        """Wait for the replies to ``keys`` not in ``done``; yield each key as its result is stored."""
+        missing = set(keys) - done
+        if self._held and missing & set(self._held):
+            for key in self._run_held():
+                if key in missing:
+                    missing.discard(key)
+                    yield key
+        try:
+            while missing:
+                key, bug = self._arrived.get()
+                if bug is not None:
+                    raise bug
+                if key in missing:
+                    missing.discard(key)
+                    yield key
+        except KeyboardInterrupt:
+            raise self.interrupted() from None
+
+    def interrupted(self) -> CallsInterrupted:
+        """Ctrl-C during this stage: nothing queued starts; the error says how many replies are cached."""
+        self._stop.set()
+        return CallsInterrupted(f"interrupted ({self.desc}): {self._cached()} of {self._submitted} replies are "
+                                f"cached; a re-run resumes and asks only the rest")
+
+    def _run_held(self) -> list[str]:
+        held, self._held = self._held, {}
+        fetched = self.client.run_batches(held, self.desc, progress=self._progress)
+        for key, result in fetched.items():
+            self._store(key, result)
+        return list(fetched)
+
+    def _cached(self) -> int:
+        return sum(count for key, count in self._wanted.items() if key in self._results and self._results[key].ok)
+

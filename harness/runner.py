@@ -172,7 +172,8 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     title = f"{label} on {dataset.name}: {stage} (k={config.system.k}{budget}){plumbing}{wording}"
     table = f"{title}\n\n{format_table(summary)}"
     console = console_table(summary, title, qa.metric if qa is not None else None,
-                            benchmark.extra_metrics if qa is not None else ()).text
+                            benchmark.extra_metrics if qa is not None else (),
+                            system_k=max(config.system.k, dataset.metric_depth or 0)).text
     stats.update(
         {
             **encoder.stats(),

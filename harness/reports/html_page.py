@@ -14,7 +14,8 @@ PAGE = """<!DOCTYPE html>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 20px 28px; color: #222; background: #fff; }
 h1 { font-size: 22px; margin: 0 0 6px; } h2 { font-size: 17px; margin: 26px 0 8px; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 8px 0; } th, td { border: 1px solid #ddd; padding: 3px 7px; text-align: left; vertical-align: top; }
-th { background: #f3f5f8; } table.runs td:last-child, table.summary td:nth-child(2), #questions td:first-child { overflow-wrap: anywhere; max-width: 360px; } table.summary td:nth-child(n+3) { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f3f5f8; } table.runs td:last-child, table.summary td:nth-child(2), #questions td:first-child { overflow-wrap: break-word; max-width: 360px; }
+section { overflow-x: auto; } table.legs td:first-child, #questions td:nth-child(2), #questions td:nth-child(3) { white-space: nowrap; } table.summary td:nth-child(n+3) { text-align: right; font-variant-numeric: tabular-nums; }
 .chart { display: block; max-width: 100%; height: auto; } .chart-title { font-weight: 600; font-size: 13px; }
 .grid { stroke: #e5e5e5; } .tick, .value { font-size: 11px; fill: #444; }
 #filters { display: flex; gap: 14px; flex-wrap: wrap; align-items: center; background: #f7f7f9; padding: 8px; border: 1px solid #e3e3e8; }

@@ -15,7 +15,7 @@ SERIES_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564
 DASHES = ("", "7 4", "2 3", "10 3 2 3")  # solid, dashed, dotted, dash-dot
 LEGEND_ROW = 16  # px between two legend rows
 LEGEND_CHARS = 110  # a longer legend entry is cut with "..."
-CHAR_WIDTH = 6.5  # px per character of the 11 px legend text (an estimate, generous for digits)
+CHAR_WIDTH = 7.0  # px per character of the 11 px legend text (an estimate, generous for most fonts)
 
 Series = Sequence[tuple[str, Sequence[float | None]]]
 
@@ -44,7 +44,7 @@ def legend_rows(names: Sequence[str], width: float) -> list[list[tuple[int, floa
     rows: list[list[tuple[int, float]]] = [[]]
     offset = 0.0
     for s, name in enumerate(names):
-        item = 24 + CHAR_WIDTH * len(_label(name))
+        item = 30 + CHAR_WIDTH * len(_label(name))
         if rows[-1] and offset + item > width:
             rows.append([])
             offset = 0.0

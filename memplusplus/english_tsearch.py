@@ -36,6 +36,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memplusplus.snowball_english import stem as snowball_stem
+
 # Postgres' English stop list (share/tsearch_data/english.stop, 127 words; the Snowball English
 # list), as data: a stop word takes a position but yields no lexeme.
 POSTGRES_ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
@@ -86,13 +88,6 @@ class TsToken:
     stemmed: bool
 
 
-@lru_cache(maxsize=1)
-def _snowball():
-    from nltk.stem.snowball import SnowballStemmer
-
-    return SnowballStemmer("english")
-
-
 _SHORT_DOUBLED = re.compile(r"^([aeiouy])([b-df-hj-np-tv-z])\2(?:ed|ing)$")
 
 
@@ -101,11 +96,12 @@ def stem(word: str) -> str:
     """A lower-case word's Snowball English stem, as Postgres' ``english_stem`` gives it.
 
     One correction to nltk: a vowel-initial three-letter stem ending in a doubled consonant keeps
-    it when -ed/-ing goes ("added", "adding" -> 'add', as Postgres stems them; nltk gives 'ad')."""
+    it when -ed/-ing goes ("added", "adding" -> 'add', as Postgres stems them; nltk gives 'ad').
+    The stems are nltk's, computed by ``memplusplus.snowball_english`` without importing nltk."""
     doubled = _SHORT_DOUBLED.match(word)
     if doubled:
         return word[:3]
-    return _snowball().stem(word)
+    return snowball_stem(word)
 
 
 def _blank_other_word_chars(text: str) -> str:

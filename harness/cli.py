@@ -19,6 +19,7 @@ from harness.batch_switch import STATUS
 from harness.caches import LLM_REPLIES
 from harness.config import RunConfig
 from harness.console_table import CONSOLE_WIDTH
+from harness.stage_log import enable_when_not_a_terminal
 from harness.encoders import encoder_label
 from harness.errors import RunInterrupted
 from harness.safe_write import DiskFullError, as_disk_full
@@ -101,7 +102,9 @@ def _total_line(priced: list[Any]) -> str:
 def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPointer) -> int:
     quiet_console()
     raw_config = dict(raw_config)
-    if not sys.stderr.isatty():  # redirected: no progress bars in the log
+    # redirected: no progress bars in the log, plain stage and progress lines on stdout instead
+    enable_when_not_a_terminal(bool(raw_config.get("progress", True)))
+    if not sys.stderr.isatty():
         raw_config["progress"] = False
     if raw_config.get("batch") == STATUS:  # list the pending batches of the cache; run nothing
         from harness.batch_status import status_report

@@ -7,7 +7,9 @@ A LongMemEval_S summary holds 44 metric columns (turn and session families at si
 over parsed grades, spread over judge runs, the paper-comparable mean) and the benchmark's extra
 answer metrics when there is an answerer, then the headline retrieval columns (the sweep table's
 ``SWEEP_COLUMNS`` and ``ndcg@10``). Columns that would push a line past the width are left out,
-lowest priority first; the columns kept stay in the summary's order.
+lowest priority first; the columns kept stay in the summary's order. A run that retrieves ``k`` rows
+shows no cut-off past the first one at or above ``k`` (a k=5 run: recall_any@10, not @50, which
+could only repeat it).
 """
 
 from __future__ import annotations
@@ -46,8 +48,31 @@ def _retrieval_fallback(columns: Sequence[str], family: str, wanted: Sequence[in
     return list(dict.fromkeys([by_k[0], by_k[-1]]))
 
 
-def headline_columns(columns: Sequence[str], judge_metric: str | None, extra_metrics: Sequence[str] = ()) -> list[str]:
-    """The summary's columns worth a console line, highest priority first."""
+def cut_off(column: str) -> int | None:
+    """The k of a ``family@k`` column (None for ``@all`` and columns without a cut-off)."""
+    tail = column.rpartition("@")[2] if "@" in column else ""
+    return int(tail) if tail.isdigit() else None
+
+
+def within_reach(columns: Sequence[str], system_k: int | None) -> list[str]:
+    """``columns`` without the cut-offs a run retrieving ``system_k`` rows cannot tell apart: per
+    family, every cut-off up to ``system_k`` and the first one at or above it are kept."""
+    if system_k is None:
+        return list(columns)
+    first_above: dict[str, int] = {}
+    for column in columns:
+        k = cut_off(column)
+        if k is not None and k >= system_k:
+            family = column.rpartition("@")[0]
+            first_above[family] = min(k, first_above.get(family, k))
+    return [c for c in columns if cut_off(c) is None or cut_off(c) <= first_above.get(c.rpartition("@")[0], cut_off(c))]
+
+
+def headline_columns(columns: Sequence[str], judge_metric: str | None, extra_metrics: Sequence[str] = (),
+                     system_k: int | None = None) -> list[str]:
+    """The summary's columns worth a console line, highest priority first (for a run retrieving
+    ``system_k`` rows, none past the first cut-off at or above it)."""
+    columns = within_reach(columns, system_k)
     wanted: list[str] = []
     if judge_metric is not None:
         wanted += [judge_metric, f"{judge_metric}_std", f"{judge_metric}_paper", *extra_metrics]
@@ -62,13 +87,14 @@ def _width(table: str) -> int:
 
 
 def console_table(summary: pd.DataFrame, title: str, judge_metric: str | None = None,
-                  extra_metrics: Sequence[str] = (), width: int = CONSOLE_WIDTH) -> ConsoleTable:
+                  extra_metrics: Sequence[str] = (), width: int = CONSOLE_WIDTH,
+                  system_k: int | None = None) -> ConsoleTable:
     """The headline columns of ``summary`` that fit in ``width`` characters, under ``title`` (wrapped
-    at ``width``), with a line saying where the rest is."""
+    at ``width``), with a line saying where the rest is; ``system_k``: the rows the run retrieved."""
     base = [c for c in ALWAYS if c in summary.columns]
     metrics = [c for c in summary.columns if c not in ALWAYS]
     kept: list[str] = []
-    for column in headline_columns(metrics, judge_metric, extra_metrics):
+    for column in headline_columns(metrics, judge_metric, extra_metrics, system_k):
         trial = [c for c in summary.columns if c in base or c in kept or c == column]
         if _width(format_table(summary[trial])) <= width:
             kept.append(column)

@@ -216,8 +216,8 @@ def _stats(answers, grades, unparsed, answer_client, judge_client, runs: int, pl
     for line in lines:
         print(line, file=sys.stderr)
     return {
-        "answer_spend": actual_spend(answer_client).as_dict(),
-        "judge_spend": actual_spend(judge_client).as_dict(),
+        "answer_spend": actual_spend(answer_client, role="answerer").as_dict(),
+        "judge_spend": actual_spend(judge_client, role="judge").as_dict(),
         "answer_failures": answer_failures,
         "judge_failures": judge_failures,
         "judge_unparsed": unparsed,
@@ -273,8 +273,8 @@ def _estimate(items, answer_requests, answer_client, judge_client, judge, judge_
         answer = text if text is not None else str(item.question.answer)
         judge_requests += _judge_requests(judge, judge_spec, item.question, benchmark.graded_text(answer))
     return [
-        estimate(answer_requests, answer_client, expected_completion_tokens=None),
-        estimate(judge_requests, judge_client, expected_completion_tokens=None),
+        estimate(answer_requests, answer_client, expected_completion_tokens=None, role="answerer"),
+        estimate(judge_requests, judge_client, expected_completion_tokens=None, role="judge"),
     ]
 
 

@@ -20,6 +20,7 @@ from tqdm import tqdm
 from harness.batch_switch import write_time_note
 from harness.config import RunConfig
 from harness.console_table import console_table
+from harness.stage_log import LOG
 from harness.errors import RunInterrupted
 from model_clients.call_counts import ModelCallTally, snapshot
 from model_clients.chat_types import identity_fields as endpoint_settings
@@ -103,6 +104,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     if note:
         print(note, file=sys.stderr)
     ks = sorted(set(dataset.ks))
+    LOG.stage(f"{config.system.name} on {dataset.name}: loading the data")
     data_root = prepare_data_dir(dataset.name, dataset.data_dir, dataset.options, progress=config.progress)
     with recording_reads(data_root) as read_files:
         episodes = load_dataset(
@@ -137,9 +139,11 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     calls = ModelCallTally()
     progress = tqdm(episodes, desc=f"{config.system.name} on {dataset.name}", unit="episode", disable=not config.progress)
     done = 0
+    LOG.begin("retrieval", len(episodes), "episodes")
     try:
         for done, episode in enumerate(progress):
             items += _run_episode(config, benchmark, episode, encoder, retrievals, identity, ks, sessions, stats, calls)
+            LOG.tick("retrieval", done + 1, len(episodes), "episodes")
     except WouldEmbed:  # a dry run whose counted texts were cached, yet a system asked for another one
         progress.close()
         return RunResult(None, None, "", [], stats, _price_answers_before_retrieval(config, episodes, cache_dir), embedding)
@@ -151,6 +155,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     metric_keys = retrieval_summary_keys(ks, sessions)
     qa = None
     if config.answerer is not None:
+        LOG.stage(f"answers and judging: {len(items)} questions")
         qa = run_qa(config, items, run_cache(config, LLM_REPLIES))
         if config.estimate:
             return RunResult(None, None, "", records, stats, qa.estimates, embedding)
@@ -172,7 +177,8 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     title = f"{label} on {dataset.name}: {stage} (k={config.system.k}{budget}){plumbing}{wording}"
     table = f"{title}\n\n{format_table(summary)}"
     console = console_table(summary, title, qa.metric if qa is not None else None,
-                            benchmark.extra_metrics if qa is not None else ()).text
+                            benchmark.extra_metrics if qa is not None else (),
+                            system_k=max(config.system.k, dataset.metric_depth or 0)).text
     stats.update(
         {
             **encoder.stats(),

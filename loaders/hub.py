@@ -6,6 +6,8 @@ fetch runs. The file is then placed in the data directory (a hard link to the ca
 file system allows, else a copy) through a ``.part`` file and ``os.replace``. No sha256 is known in
 advance, so the hash of what arrived is recorded beside it (``<file>.fetched.json``); a later fetch
 that finds the file matching its record sends nothing, and one that finds it changed fetches again.
+Offline it fails at once with one line: with ``HF_HUB_OFFLINE`` set only the hub cache is read, and
+otherwise one TCP connection to the endpoint is tried before huggingface_hub's retries.
 """
 
 from __future__ import annotations
@@ -13,14 +15,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from loaders.download import SourceUnreachable, part_path, sha256_of
 from loaders.sources import HubFile
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
+PROBE_SECONDS = 5.0  # one TCP connection to the endpoint before the download (offline: fail at once)
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,38 @@ def _identity(origin: HubFile) -> dict[str, str]:
     return {"repo_id": origin.repo_id, "filename": origin.filename, "revision": origin.revision}
 
 
+def hub_offline() -> bool:
+    """HF_HUB_OFFLINE set to a true value, as huggingface_hub reads it."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE")
+
+
+def endpoint_unreachable(url: str, timeout: float = PROBE_SECONDS) -> str | None:
+    """Why nothing answers at ``url``'s host and port (None when a TCP connection opens): one quick
+    try, where huggingface_hub would retry for about 40 s before giving up."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "", port), timeout=timeout):
+            return None
+    except OSError as exc:
+        return f"{parts.hostname}:{port} cannot be reached ({type(exc).__name__}: {exc})"
+
+
 def _download(origin: HubFile, *, force: bool, progress: bool) -> Path:
+    where = f"{origin.repo_id}/{origin.filename}"
+    if hub_offline():  # only the hub cache may serve it: fail at once when it does not hold it
+        try:
+            from huggingface_hub import hf_hub_download
+
+            return Path(hf_hub_download(origin.repo_id, origin.filename, repo_type="dataset",
+                                        revision=origin.revision, cache_dir=hub_cache_dir(),
+                                        local_files_only=True)).resolve()
+        except Exception:  # noqa: BLE001 - not in the hub cache, in whatever form the library says it
+            raise SourceUnreachable(f"{where}: HF_HUB_OFFLINE is set and the file is neither in the data "
+                                    "directory nor in the hub cache (unset HF_HUB_OFFLINE to fetch it)") from None
+    down = endpoint_unreachable(hub_endpoint() or DEFAULT_ENDPOINT)
+    if down is not None:
+        raise SourceUnreachable(f"{where}: {down}")
     from huggingface_hub import hf_hub_download
 
     try:

@@ -23,6 +23,7 @@ import numpy as np
 
 DIMENSION = 384
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_THREADS = 1
 
 
 class EmbeddingCache(Protocol):
@@ -50,6 +51,10 @@ class EncoderConfig:
     max_tokens: int = 256
     batch_size: int = 64
     device: str = "auto"  # "auto": CUDA when torch sees one, else the CPU; or any torch device name
+    # Intra-op torch threads for a batch on the CPU (None: torch's default, one per core). One is the
+    # fastest measured here, by scripts/bench.py --threads (results/BENCHMARKS.md); ``+encoder.threads=N``
+    # sets another. How the vectors are computed, not what they are: outside every cache key.
+    threads: int | None = DEFAULT_THREADS
 
 
 class WouldEmbed(RuntimeError):
@@ -187,6 +192,10 @@ class Encoder(CachedEncoder):
     def tokenizer(self):
         return self._load().tokenizer
 
+    def stats(self) -> dict[str, int]:
+        """The base counts and the torch threads a batch ran on (0: torch's default)."""
+        return {**super().stats(), "encoder_threads": self.config.threads or 0}
+
     @property
     def device(self) -> str:
         """The torch device the model runs on (``auto`` resolved); not part of ``identity``."""
@@ -195,9 +204,9 @@ class Encoder(CachedEncoder):
     def _compute(self, texts: list[str]) -> np.ndarray:
         model = self._load()
         # One query on the CPU: a single torch thread costs ~20x less CPU than two on a busy machine
-        # (issue 12) and gives the same vector; batches keep torch's thread pool.
+        # (issue 12) and gives the same vector; batches on the CPU take ``threads`` (issue 30).
         single = len(texts) == 1 and self.device == "cpu"
-        with torch_threads(1 if single else None):
+        with torch_threads(1 if single else self.config.threads if self.device == "cpu" else None):
             return model.encode(
                 texts,
                 batch_size=self.config.batch_size,

@@ -17,7 +17,9 @@ against a real Postgres in tests/test_english_tsearch.py:
   -> 'organiz', "biologists" -> 'biolog'); nltk's Snowball English stemmer is the closer one: on the
   16,225 distinct words of LoCoMo, OrgMemBench and three LongMemEval histories it differs from
   Postgres' ``english_stem`` on 3 ("added", "adding": nltk 'ad', Postgres 'add', corrected in
-  ``stem``; "realization": nltk 'realize', Postgres 'realiz', left as is).
+  ``stem``; "realization": nltk 'realize', Postgres 'realiz', left as is). Its stems are computed
+  by ``memplusplus.snowball_english`` (equal to nltk's on every word of the three benchmarks),
+  which spares a run the import of nltk and scipy.stats.
 - A hyphenated word whose every part holds a letter is one compound token followed by each of its
   parts ("self-driving" -> 'self-driv', 'self', 'drive'); a part that is a bare number ends it.
 - Everything else is kept whole, lower-cased and unstemmed: words mixing letters and digits
@@ -35,6 +37,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+from memplusplus.snowball_english import stem as snowball_stem
 
 # Postgres' English stop list (share/tsearch_data/english.stop, 127 words; the Snowball English
 # list), as data: a stop word takes a position but yields no lexeme.
@@ -86,13 +90,6 @@ class TsToken:
     stemmed: bool
 
 
-@lru_cache(maxsize=1)
-def _snowball():
-    from nltk.stem.snowball import SnowballStemmer
-
-    return SnowballStemmer("english")
-
-
 _SHORT_DOUBLED = re.compile(r"^([aeiouy])([b-df-hj-np-tv-z])\2(?:ed|ing)$")
 
 
@@ -101,11 +98,12 @@ def stem(word: str) -> str:
     """A lower-case word's Snowball English stem, as Postgres' ``english_stem`` gives it.
 
     One correction to nltk: a vowel-initial three-letter stem ending in a doubled consonant keeps
-    it when -ed/-ing goes ("added", "adding" -> 'add', as Postgres stems them; nltk gives 'ad')."""
+    it when -ed/-ing goes ("added", "adding" -> 'add', as Postgres stems them; nltk gives 'ad').
+    The stems are nltk's, computed by ``memplusplus.snowball_english`` without importing nltk."""
     doubled = _SHORT_DOUBLED.match(word)
     if doubled:
         return word[:3]
-    return _snowball().stem(word)
+    return snowball_stem(word)
 
 
 def _blank_other_word_chars(text: str) -> str:

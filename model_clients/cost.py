@@ -195,6 +195,7 @@ class CostEstimate(_Priced):
     token_method: str
     live_usd: float | None = None
     prompt_basis: str = ""
+    role: str = ""  # "answerer", "judge": said before the model, as both may be the same model
 
     @property
     def batch(self) -> bool:
@@ -211,7 +212,7 @@ class CostEstimate(_Priced):
                     f"{_fmt_usd(self.output_usd)}); the same calls live: {_fmt_usd(self.live_usd)}")
         return "\n".join(
             [
-                f"model {self.model}: {self.requests} requests -> {self.calls} calls to send, "
+                f"{_who(self.role, self.model)}: {self.requests} requests -> {self.calls} calls to send, "
                 f"{self.cache_hits} cache hits (free), {self.duplicates} in-batch duplicates (free)",
                 f"  prompt tokens {self.prompt_tokens:,}{approx} [{self.token_method}{basis}]",
                 f"  completion tokens {completion} [{self.completion_basis}]",
@@ -230,6 +231,7 @@ def estimate(
     prices: Mapping[str, ModelPrice] = PRICES,
     prompt_tokens_per_call: int = 0,
     prompt_basis: str = "",
+    role: str = "",
 ) -> CostEstimate:
     """Estimate a run of ``requests`` through ``client`` without sending anything.
 
@@ -276,6 +278,7 @@ def estimate(
         output_usd=_dollars(completion_tokens, price.output_per_mtok if price else None),
         live_usd=_usd(prompt_tokens, completion_tokens, live),
         prompt_basis=prompt_basis,
+        role=role,
     )
 
 
@@ -312,6 +315,7 @@ class SpendReport(_Priced):
     model: str
     counters: LLMCounters
     batch: BatchSpend | None = None
+    role: str = ""  # "answerer", "judge"
 
     def format(self) -> str:
         c = self.counters
@@ -319,7 +323,7 @@ class SpendReport(_Priced):
         if self.batch is not None and self.batch.calls:
             by_batch = f" ({self.batch.calls} by batch: {_fmt_usd(self.batch.usd)})"
         return (
-            f"model {self.model}: {c.requests_sent} requests sent ({c.retries} retries), {c.completed} completed"
+            f"{_who(self.role, self.model)}: {c.requests_sent} requests sent ({c.retries} retries), {c.completed} completed"
             f"{by_batch}, {c.failures} failed, {c.cache_hits} cache hits; tokens {c.prompt_tokens:,} in / "
             f"{c.completion_tokens:,} out; cost {_fmt_usd(self.usd)}"
         )
@@ -336,7 +340,12 @@ class SpendReport(_Priced):
         }
 
 
-def actual_spend(client: LLMClient, prices: Mapping[str, ModelPrice] = PRICES) -> SpendReport:
+def _who(role: str, model: str) -> str:
+    """``answerer model gpt-4o``: the role first, so an answerer and a judge of one model are told apart."""
+    return f"{role} model {model}" if role else f"model {model}"
+
+
+def actual_spend(client: LLMClient, prices: Mapping[str, ModelPrice] = PRICES, role: str = "") -> SpendReport:
     counters = client.counters
     live, batch_price = _tier_prices(client.config, prices)
     live_in = counters.prompt_tokens - counters.batch_prompt_tokens
@@ -356,4 +365,5 @@ def actual_spend(client: LLMClient, prices: Mapping[str, ModelPrice] = PRICES) -
         input_usd=None if None in input_parts else sum(input_parts),  # type: ignore[arg-type]
         output_usd=None if None in output_parts else sum(output_parts),  # type: ignore[arg-type]
         batch=batch,
+        role=role,
     )

@@ -6,6 +6,8 @@
     python scripts/bench.py --dataset longmemeval_s --limit 20
     python scripts/bench.py --encoder-only --encoders minilm,minilm_onnx,minilm_static --sample 2000
                                                      # encoder throughput on LongMemEval_S turns
+    python scripts/bench.py --encoder-only --encoders minilm --threads 1,2 --sample 500
+                                                     # the same per torch (ONNX) thread count
 
 Cold = a fresh, empty cache directory; warm = the same command again on that cache. Peak memory
 is the maximum resident set size of the run.py process.
@@ -68,18 +70,21 @@ def sample_texts(dataset: str, sample: int) -> list[str]:
     return texts[:sample]
 
 
-def build_named_encoder(name: str, model_dir_root: str | None):
-    """The encoder ``python run.py encoder=NAME`` builds, without a vector cache (every text is computed)."""
+def build_named_encoder(name: str, model_dir_root: str | None, threads: int | None = None):
+    """The encoder ``python run.py encoder=NAME`` builds, without a vector cache (every text is
+    computed); ``threads``: its ``encoder.threads`` (None: the config's own)."""
     from harness.compose import compose_config
     from harness.config import RunConfig
     from harness.encoders import build_encoder
 
     overrides = [f"encoder={name}"] + ([f"store.cache_dir={model_dir_root}"] if model_dir_root else [])
+    overrides += [f"++encoder.threads={threads}"] if threads is not None else []
     config = RunConfig.from_dict(compose_config(overrides))
     return build_encoder(config.encoder.backend, config.encoder.params, cache=None)
 
 
-def bench_encoder(sample: int, names: list[str], datasets: list[str], model_dir_root: str | None) -> None:
+def bench_encoder(sample: int, names: list[str], datasets: list[str], model_dir_root: str | None,
+                  thread_counts: tuple[int | None, ...] | list[int | None] = (None,)) -> None:
     """Texts/s and word pieces/s of each encoder on the same shuffled distinct texts, in wall and
     process CPU seconds; on LongMemEval_S also the extrapolation to its 245,396 distinct turn texts."""
     from memplusplus.encoder import resolve_device, word_piece_tokenizer
@@ -88,8 +93,9 @@ def bench_encoder(sample: int, names: list[str], datasets: list[str], model_dir_
     for dataset in datasets:
         texts = sample_texts(dataset, sample)
         pieces = sum(min(len(ids), 256) for ids in word_piece_tokenizer()(texts)["input_ids"])
-        for name in names:
-            encoder = build_named_encoder(name, model_dir_root)
+        for name, threads in [(name, threads) for name in names for threads in thread_counts]:
+            encoder = build_named_encoder(name, model_dir_root, threads)
+            label = name if threads is None else f"{name} x{threads}"
             load_wall, load_cpu = time.perf_counter(), time.process_time()
             encoder.encode(["warm-up"])  # loads the model (and makes a one-off export) outside the timing
             load_wall, load_cpu = time.perf_counter() - load_wall, time.process_time() - load_cpu
@@ -98,7 +104,7 @@ def bench_encoder(sample: int, names: list[str], datasets: list[str], model_dir_
             vectors = encoder.encode(texts)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             assert vectors.shape == (len(texts), encoder.dimension)
-            print(f"{name:14s} on {dataset:14s}: {len(texts)} texts ({pieces / len(texts):.0f} MiniLM pieces/text) "
+            print(f"{label:14s} on {dataset:14s}: {len(texts)} texts ({pieces / len(texts):.0f} MiniLM pieces/text) "
                   f"in {wall:7.1f} s wall, {cpu:7.1f} s CPU; {len(texts) / wall:8.1f} texts/s wall, "
                   f"{len(texts) / cpu:8.1f} texts/CPU-s, {pieces / wall:9.0f} pieces/s wall; "
                   f"model load {load_wall:.1f} s wall; load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}",
@@ -119,11 +125,14 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=2000, help="distinct texts per dataset for the encoder figure")
     parser.add_argument("--encoders", default="minilm,minilm_onnx,minilm_static",
                         help="encoder configs (configs/encoder) compared by --encoder-only, comma-separated")
+    parser.add_argument("--threads", default=None,
+                        help="encoder.threads values to compare, comma-separated (torch or ONNX Runtime threads)")
     parser.add_argument("--model-dir-root", default=None,
                         help="store.cache_dir whose onnx/ and static/ hold the one-off export and table (default: the run's)")
     args = parser.parse_args()
     if args.encoder_only:
-        bench_encoder(args.sample, args.encoders.split(","), args.dataset or ["longmemeval_s"], args.model_dir_root)
+        counts = [int(n) for n in args.threads.split(",")] if args.threads else [None]
+        bench_encoder(args.sample, args.encoders.split(","), args.dataset or ["longmemeval_s"], args.model_dir_root, counts)
         return
     for dataset in args.dataset or ["orgmem", "locomo", "longmemeval_s"]:
         bench_run(dataset, args.system, args.limit if dataset == "longmemeval_s" else None, args.encoder)

@@ -84,3 +84,17 @@ def test_print_takes_headline_or_full_only():
     assert RunConfig.from_dict(compose_config(["print=full"])).print_mode == "full"
     with pytest.raises(ConfigError, match="print: 'wide' is not one of"):
         RunConfig.from_dict(compose_config(["print=wide"]))
+
+
+def test_a_run_retrieving_k_rows_shows_no_cut_off_past_the_first_at_or_above_k(tmp_path, capsys, monkeypatch):
+    """A k=5 LoCoMo run retrieves 5 rows: recall_any@10 already counts all of them, so recall_any@50
+    (the same value) is not printed; the summary files keep it."""
+    monkeypatch.chdir(tmp_path)
+    out, folder = _run(capsys, tmp_path, "dataset=orgmem", "dataset.limit=2", "system.k=5")
+    header = _header(out)
+    assert header == ["category", "n", "n_scored", "recall_any@10", "ndcg@10", "in_budget_recall"]
+    summary = pd.read_csv(folder / "summary.csv", index_col="category")
+    assert (summary["recall_any@50"] == summary["recall_any@10"]).all()  # what it would have repeated
+    # at k=30 the first cut-off at or above k is 50: both are shown
+    out, _ = _run(capsys, tmp_path, "dataset=orgmem", "dataset.limit=2", "system.k=30")
+    assert "recall_any@50" in _header(out)

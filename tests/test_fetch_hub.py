@@ -86,3 +86,26 @@ def test_an_unreachable_hub_is_one_line_and_exit_2(tmp_path: Path) -> None:
     err = proc.stderr.strip()
     assert err.startswith("error: longmemeval_s:") and "\n" not in err
     assert not (tmp_path / "data" / "longmemeval" / "longmemeval_s_cleaned.json").exists()
+
+
+@pytest.mark.parametrize("offline", [True, False])
+def test_offline_the_hub_file_fails_at_once_with_one_line(tmp_path: Path, offline: bool) -> None:
+    """With HF_HUB_OFFLINE set, or with nothing listening at the endpoint, the fetch stops at once
+    (huggingface_hub's retries took about 40 s) with one line and exit 2."""
+    import time
+
+    from tests.data_mirror import closed_port_url
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_OFFLINE"))}
+    env.update(HF_ENDPOINT=closed_port_url(), HF_HOME=str(tmp_path / "hf"), HF_HUB_DISABLE_TELEMETRY="1")
+    if offline:
+        env["HF_HUB_OFFLINE"] = "1"
+    command = [sys.executable, "scripts/fetch_data.py", "longmemeval_s", "--data-dir", str(tmp_path / "data"),
+               "--no-progress"]
+    started = time.perf_counter()
+    proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    took = time.perf_counter() - started
+    err = proc.stderr.strip()
+    assert proc.returncode == 2 and err.startswith("error: longmemeval_s:") and "\n" not in err, err
+    assert ("HF_HUB_OFFLINE is set" in err) if offline else ("cannot be reached" in err), err
+    assert took < 30, took  # the process start and imports; no retries

@@ -34,9 +34,15 @@ def locomo_episodes(data_dir: Path) -> list[Episode]:
     return load_dataset("locomo", data_dir=str(data_dir))
 
 
+# The LongMemEval_S tests pin our 499-question rebuild (counts, a known entry); scripts/fetch_data.py
+# fetches the official 500-question release instead, or nothing offline: then they skip.
+LME_499 = "longmemeval/longmemeval_s_cleaned_499.json.gz"
+
+
 @pytest.fixture(scope="module")
 def lme_episodes(data_dir: Path) -> list[Episode]:
-    return load_dataset("longmemeval_s", data_dir=str(data_dir))
+    require_data(LME_499)
+    return load_dataset("longmemeval_s", data_dir=str(data_dir), file=Path(LME_499).name)
 
 
 # OrgMemBench -------------------------------------------------------
@@ -107,7 +113,13 @@ def test_orgmem_persona_author_option(data_dir: Path) -> None:
 
 
 def test_orgmem_small_tier_has_no_corpus(data_dir: Path) -> None:
-    with pytest.raises(DatasetError, match="tier 'small' has no corpus files"):
+    # Our reference copy holds the small tier's questions without a corpus; scripts/fetch_data.py
+    # fetches the medium tier only (loaders/manifests/orgmem_medium.sha256), so there it is unknown.
+    if (data_dir / "orgmembench" / "datasets" / "helix" / "small").is_dir():
+        expected = "tier 'small' has no corpus files"
+    else:
+        expected = r"unknown OrgMemBench tier 'small'; available tiers: \['medium'\]"
+    with pytest.raises(DatasetError, match=expected):
         load_dataset("orgmem", data_dir=str(data_dir), tier="small")
 
 

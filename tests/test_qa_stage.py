@@ -300,7 +300,8 @@ def test_metrics_json_records_each_roles_spend_with_its_batch_part(server, cache
     # No call went by batch here: the batch part is there, and empty.
     assert answers["batch"] == {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "usd": 0.0,
                                 "price": "$2/4 per 1M in/out, batch tier (given in the config)"}
-    assert answers["summary"].startswith(f"model fake-answerer: {QUESTIONS} requests sent")
+    assert answers["summary"].startswith(f"answerer model fake-answerer: {QUESTIONS} requests sent")
+    assert grades["summary"].startswith("judge model fake-judge: ")  # the role first: one model may do both
 
 
 def test_judging_starts_before_the_last_answer_and_the_two_roles_share_one_limit(cache_dir, tmp_path, monkeypatch):

@@ -109,7 +109,7 @@ def test_each_ray_job_prints_its_own_table_whole(tmp_path):
         k = json.loads((folder / "config.json").read_text())["system"]["k"]
         title = f"mempp on orgmem: retrieval (k={k}, budget=40000)"
         summary = pd.read_csv(folder / "summary.csv", index_col="category")
-        expected = console_table(summary, title).text.splitlines()
+        expected = console_table(summary, title, system_k=k).text.splitlines()
         assert _contains_block(lines, expected), "\n".join(["expected:", *expected, "printed:", *lines])
         # the write-time and read-time calls lines each wrap onto a "(cache hits ...)" line of their own
         assert sum(line.startswith("  (cache hits") for line in lines) == 2, "\n".join(lines)

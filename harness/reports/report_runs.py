@@ -1,0 +1,172 @@
+"""The run folders an HTML report reads, and what tells several of them apart.
+
+A run folder holds ``config.json``, ``metrics.json`` and ``records.jsonl``. For a comparison this
+module finds the config keys that differ (execution settings left out), names the comparison (a k
+sweep or a leg ablation), picks the headline metric every run has, labels each run by what tells
+it apart, and orders the runs (numbers in labels compared as numbers: k = 5, 10, 15, 100).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.reports.labels import FALLBACK_METRICS, headline_of
+from harness.run_folder import check_run_folder
+
+# Config roots that say how a run was executed, not what was measured: never a reason to compare.
+_NOT_MEASURED = ("store", "progress", "estimate", "cache_only", "run_name", "official_dir")
+# Leg weights and leg lists (a system's own, or the dataset's Mem++ defaults), and the system's name
+# that an ablation preset changes with them.
+_LEG_KEY = re.compile(r"^(system\.params\.(weights|legs)|dataset\.mempp\.weights)(\.|$)|^system\.name$")
+_NUMBER = re.compile(r"(-?\d+(?:\.\d+)?)")
+
+
+@dataclass
+class RunData:
+    """One run folder as the report reads it."""
+
+    label: str
+    root: Path
+    config: dict[str, Any]
+    summary: dict[str, dict[str, Any]]
+    records: list[dict[str, Any]]
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ks(self) -> list[int]:
+        return [int(k) for k in self.config.get("dataset", {}).get("ks") or []]
+
+    @property
+    def system_k(self) -> int | None:
+        k = self.config.get("system", {}).get("k")
+        return int(k) if isinstance(k, (int, float)) else None
+
+
+def load_run(root: str | Path) -> RunData:
+    """Read ``config.json``, ``metrics.json`` and ``records.jsonl`` of a run folder."""
+    root = Path(root)
+    missing = [name for name in ("config.json", "metrics.json", "records.jsonl") if not (root / name).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{root} is not a run folder: no {', '.join(missing)}")
+    check_run_folder(root)  # HalfWrittenRun (a ValueError): one line
+    config = json.loads((root / "config.json").read_text())
+    metrics = json.loads((root / "metrics.json").read_text())
+    records = [json.loads(line) for line in (root / "records.jsonl").read_text().splitlines() if line.strip()]
+    return RunData(label=root.name, root=root, config=config, summary=metrics.get("summary", {}),
+                   records=records, provenance=metrics.get("provenance", {}))
+
+
+def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}`` (lists stay values)."""
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def differing_keys(runs: Sequence[RunData]) -> list[str]:
+    """The config keys whose values are not the same in every run (execution settings left out)."""
+    flats = [{k: v for k, v in flatten(run.config).items() if k.split(".")[0] not in _NOT_MEASURED} for run in runs]
+    keys = sorted(set().union(*flats)) if flats else []
+    return [key for key in keys if len({json.dumps(flat.get(key), sort_keys=True) for flat in flats}) > 1]
+
+
+def comparison_kind(runs: Sequence[RunData]) -> str | None:
+    """``"k_sweep"`` when the runs differ only in ``system.k``; ``"legs"`` when they differ only in leg
+    weights or legs (and the system's name); None otherwise or for a single run."""
+    if len(runs) < 2:
+        return None
+    keys = differing_keys(runs)
+    if keys == ["system.k"]:
+        return "k_sweep"
+    if keys and all(_LEG_KEY.search(key) for key in keys) and any(key != "system.name" for key in keys):
+        return "legs"
+    return None
+
+
+def has_metric(summary: Mapping[str, Mapping[str, Any]], metric: str) -> bool:
+    return any(as_number(row.get(metric)) is not None for row in summary.values())
+
+
+def headline_metric(runs: Sequence[RunData]) -> str:
+    """The benchmark's headline metric when every run has it (an answered run), else the first of
+    the retrieval fallbacks every run has."""
+    first = runs[0]
+    candidates = [headline_of(first.config.get("dataset", {})), *FALLBACK_METRICS]
+    for metric in candidates:
+        if all(has_metric(run.summary, metric) for run in runs):
+            return metric
+    return next(iter(next(iter(first.summary.values()), {})), "n")
+
+
+def as_number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return None if math.isnan(value) else float(value)
+
+
+def categories(runs: Sequence[RunData]) -> list[str]:
+    """Every summary category, ``overall`` rows last."""
+    seen: dict[str, None] = {}
+    for run in runs:
+        for name in run.summary:
+            seen.setdefault(name, None)
+    return sorted(seen, key=lambda name: (name.startswith("overall"), name))
+
+
+def short_labels(runs: Sequence[RunData]) -> list[str]:
+    """A label per run for the legends: the system's name for one run; for several, what tells them
+    apart (``k=10``, ``name=mempp_no_vector, vector=0``); the folder names when that is long or not unique."""
+    if len(runs) == 1:
+        return [str(runs[0].config.get("system", {}).get("name") or runs[0].label)]
+    keys = differing_keys(runs)
+    labels = []
+    for run in runs:
+        flat = flatten(run.config)
+        labels.append(", ".join(f"{key.split('.')[-1]}={_short(flat.get(key))}" for key in keys))
+    if keys and len(set(labels)) == len(labels) and all(len(label) <= 48 for label in labels):
+        return labels
+    labels = [str(run.config.get("system", {}).get("name")) + (f", k={run.system_k}" if "system.k" in keys else "")
+              for run in runs]
+    if len(set(labels)) == len(labels):
+        return labels
+    folders = [run.root.name for run in runs]
+    if len(set(folders)) < len(folders):
+        folders = [f"{run.root.parent.name}/{run.root.name}" for run in runs]
+    return folders
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, list):
+        return "+".join(str(v) for v in value)
+    return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+
+
+def natural_key(text: str) -> tuple[tuple[int, float, str], ...]:
+    """A sort key that compares the numbers in ``text`` as numbers ("k=5" < "k=10" < "k=100")."""
+    return tuple((0, float(part), "") if _NUMBER.fullmatch(part) else (1, 0.0, part)
+                 for part in _NUMBER.split(text) if part)
+
+
+def ordered(runs: Sequence[RunData]) -> list[RunData]:
+    """The runs in the order a report shows them: a k sweep by k, other comparisons by label with
+    numbers compared as numbers; a leg ablation keeps the given order (its first run is the baseline
+    the changes are measured from)."""
+    kind = comparison_kind(runs)
+    if kind == "legs":
+        return list(runs)
+    if kind == "k_sweep":
+        return sorted(runs, key=lambda run: run.system_k or 0)
+    return sorted(runs, key=lambda run: natural_key(run.label))

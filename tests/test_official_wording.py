@@ -241,3 +241,37 @@ def test_longmemeval_answers_with_the_date_line_and_judges_with_the_kinds_templa
         assert record["metrics"]["accuracy"] == 100.0  # 'yes' in "yes." (the official substring rule)
     metrics = _metrics(result)
     assert (metrics["answer_wording"], metrics["judge_wording"]) == ("authors", "official")
+
+
+def test_a_changed_text_stops_the_run_in_one_line_before_any_request(server, tmp_path, monkeypatch):
+    from memory_protocol import ConfigError
+
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    data = json.loads((SHARED_OFFICIAL / "templates.json").read_text(encoding="utf-8"))
+    entry = next(e for e in data["files"] if e["path"] == "evaluation/metrics/llm_judge.py")
+    entry["texts"][0]["text"] += " "
+    copy = tmp_path / "official"
+    copy.mkdir()
+    (copy / "templates.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConfigError, match="ACCURACY_PROMPT in <module> of mem0/evaluation/metrics/llm_judge.py"):
+        _run(server, tmp_path, "locomo", copy)
+    assert server.request_count == 0
+
+
+def test_without_any_source_a_run_uses_our_wording_says_so_and_is_marked(server, tmp_path, monkeypatch, capsys):
+    import judges.official.locate as locate
+
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    monkeypatch.delenv(locate.ENV_VAR, raising=False)
+    monkeypatch.setattr(locate, "REPO_ROOT", tmp_path / "clone")  # no ../shared/official, no ./official
+    monkeypatch.chdir(tmp_path)
+    own = _run(server, tmp_path, "locomo", tmp_path / "nowhere")
+    lines = [line for line in capsys.readouterr().err.splitlines() if "official wording" in line]
+    assert [line.split(":")[0] for line in lines] == ["answerer", "judge"]
+    assert "(mem-plus-plus/eval/llm.py) was not found, so our own wording is used" in lines[0]
+    metrics = _metrics(own)
+    assert (metrics["wording"], metrics["answer_wording"], metrics["judge_wording"]) == ("own", "own", "own")
+    assert "[answer: own, judge: own; own wording: not comparable with published scores]" in own.table.splitlines()[0]
+    assert all("response_format" not in body for body in _bodies(server, "fake-judge"))
+    official = _run(server, tmp_path, "locomo", SHARED_OFFICIAL)
+    assert official.paths.root != own.paths.root  # official and own wording never share a run folder

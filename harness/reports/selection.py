@@ -144,7 +144,10 @@ def select_runs(tidy: pd.DataFrame, jobs: Sequence[Job], options: Options = Opti
             left_out[run["folder"]] = "plumbing: local model or non-provider endpoint (--include-plumbing)"
             continue
         best: dict[str, tuple[Any, Any]] | None = None
-        for index, job in enumerate(jobs):
+        # The job with the run's own answerer first: a plumbing run may stand in for another
+        # answerer's job, but never when its own answerer's job is in the preset (else its row,
+        # shown under its own answerer, is footnoted against the other answerer's model).
+        for index, job in sorted(enumerate(jobs), key=lambda pair: pair[1].answerer != run["answerer"]):
             if job.dataset != run["dataset"] or job.system != run["system_name"]:
                 continue
             if judged and job.answerer != run["answerer"] and not (options.include_plumbing and run["plumbing"]):

@@ -131,6 +131,8 @@ _TEXTS: tuple[TextPin, ...] = (
             "95b8170c30bb86f0e6819cd4846e6e3cd24c9a82030f90dbe36c880b522b92fc"),
     TextPin("mem0.answer_graph", "mem0/evaluation/prompts.py", "<module>", "ANSWER_PROMPT_GRAPH",
             "007fac5eb6722632c92b82701265ab8da2ab20bf8464423954a2f23fa459bff8"),
+    TextPin("mem0.zep_context", "mem0/evaluation/src/zep/search.py", "<module>", "TEMPLATE",
+            "82c72e2c2dc8d83c2e2ea491701efeecac5ce77d8a78fa444c572e231ce868d4"),
     TextPin("orgmem.answer", "orgmembench/orgmembench/answerer.py", "<module>", "BASIC_ANSWER_PROMPT",
             "dc276ffb272357b046c797ecdf269c774e35a34075b7e6b7dfd5a984bb7314b6"),
     TextPin("orgmem.judge_system", "orgmembench/orgmembench/judge.py", "<module>", "_JUDGE_SYSTEM",

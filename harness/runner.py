@@ -83,6 +83,8 @@ def run_identity(resolved: dict[str, Any]) -> dict[str, Any]:
     identity = {k: v for k, v in resolved.items()
                 if k not in ("store", "progress", "estimate", "cache_only", "batch", "write_time_batch", "official_dir",
                              "print_mode")}
+    if identity.get("answer_recipe") == "harness":  # the default names no run apart (older folders keep their hash)
+        identity.pop("answer_recipe")
     for section in ("answerer", "judge"):
         if isinstance(identity.get(section), dict):
             identity[section] = endpoint_settings(identity[section])
@@ -187,7 +189,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     if qa is not None and qa.prompts is not None:
         # Official and own wording give different numbers: never the same run folder.
         extra.update(wording=qa.prompts.label, answer_wording=qa.prompts.answer_source,
-                     judge_wording=qa.prompts.judge_source, prompts=qa.prompts.record())
+                     judge_wording=qa.prompts.judge_source, answer_recipe=qa.prompts.recipe, prompts=qa.prompts.record())
         identity["wording"] = qa.prompts.label
     paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash(identity), overrides)
     write_run(paths, resolved, records, summary, table, extra)

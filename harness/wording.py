@@ -10,8 +10,10 @@ else our built-in prompt (``own``). A source that holds the file but not the pin
 stops the run (ConfigError), it never falls back.
 
 metrics.json names each role's source apart (``answer_wording``: authors | official | own | custom,
-``judge_wording``: official | own | custom). A run's ``wording`` is ``official`` when no role used
-``own`` or ``custom`` words; its scores are comparable with the paper's only then.
+``judge_wording``: official | own | custom). With ``answer_recipe=mem0`` the Mem0 and Zep rows on
+LoCoMo answer with mem0's own prompt (``harness.mem0_recipe``; ``answer_recipe`` in metrics.json).
+A run's ``wording`` is ``official`` when no role used ``own`` or ``custom`` words; its scores are
+comparable with the paper's only then.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, TypeVar
 from harness.answering import Answerer
 from harness.benchmarks import Benchmark
 from harness.config import RunConfig
+from harness.mem0_recipe import RECIPES, Mem0Answer, mem0_answer
 from judges.graders import Judge
 from judges.official.locate import OfficialFileMissing
 from judges.official.texts import OfficialTexts
@@ -52,9 +55,15 @@ class ProtocolPrompts:
         return self.judge.wording.source if self.judge is not None else None
 
     @property
+    def recipe(self) -> str:
+        """``mem0`` when the answerer sends mem0's own answer prompt (Mem0, Zep), else ``harness``."""
+        return "mem0" if isinstance(self.answerer.upstream, Mem0Answer) else "harness"
+
+    @property
     def title_note(self) -> str:
         """`` [answer: authors, judge: official]``, and the warning when a role's words are not official."""
-        roles = f"answer: {self.answer_source}" + (f", judge: {self.judge_source}" if self.judge is not None else "")
+        answer = f"answer: {self.answer_source}" + (" (mem0's recipe)" if self.recipe == "mem0" else "")
+        roles = answer + (f", judge: {self.judge_source}" if self.judge is not None else "")
         warning = f"; {self.label} wording: not comparable with published scores" if self.label != "official" else ""
         return f" [{roles}{warning}]"
 
@@ -103,7 +112,12 @@ def _answerer(config: RunConfig, benchmark: Benchmark, reader: OfficialTexts) ->
         except (OSError, ValueError) as exc:
             raise ConfigError(f"answerer.prompt_file: {exc}") from None
     note = None
-    if benchmark.official_answer is not None:
+    kind = config.system.kind
+    if config.answer_recipe == "mem0" and kind in RECIPES and benchmark.name == "locomo":
+        recipe, note = _official("answerer", lambda: mem0_answer(reader, kind))
+        if recipe is not None:
+            return Answerer.official(recipe), None
+    elif benchmark.official_answer is not None:
         upstream, note = _official("answerer", lambda: benchmark.official_answer(reader))  # type: ignore[misc]
         if upstream is not None:
             return Answerer.official(upstream), None

@@ -78,9 +78,14 @@ class Mem0Answer:
                 "speaker_1_memories": json.dumps(lines_1, indent=4), "speaker_2_memories": json.dumps(lines_2, indent=4)}
 
     def messages(self, question: Any, context: str, hits: Sequence[Hit] | None) -> list[dict[str, str]]:
+        """The request for ``hits``; without hits (a dry run's stand-in context, priced before
+        retrieval) the context stands for the memories, so the request's size is close."""
         if hits is None:
-            raise ValueError("mem0's answer recipe lays out the hits itself; none were given")
-        return [{"role": "system", "content": fill_fields(self.template, self.values(question.text, hits))}]
+            values = {"memories": context, "speaker_1_memories": context, "speaker_2_memories": "[]",
+                      "speaker_1_user_id": "", "speaker_2_user_id": "", "question": question.text}
+        else:
+            values = self.values(question.text, hits)
+        return [{"role": "system", "content": fill_fields(self.template, values)}]
 
 
 def mem0_answer(texts: OfficialTexts, kind: str) -> Mem0Answer:

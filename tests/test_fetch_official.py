@@ -108,15 +108,20 @@ def test_first_fetch_writes_every_pinned_file_and_the_readers_verify_them(
         *OFFICIAL_FILES, "longmemeval/SOURCE.md", "mem0/SOURCE.md", "orgmembench/SOURCE.md", "mem-plus-plus/SOURCE.md"}
 
 
+def fetch_with(state: MirrorState, local: str, served: bytes, tmp_path: Path) -> Path:
+    """Fetch into ``tmp_path/official`` with ``served`` in place of ``local``'s bytes; exit 2 expected."""
+    pin = OFFICIAL_FILES[local]
+    state.replaced[f"/{pin.upstream.repo}/{pin.upstream.commit}/{pin.path}"] = served
+    dest = tmp_path / "official"
+    assert load_cli().main(["--dest", str(dest)]) == 2
+    return dest
+
+
 def test_an_authors_file_whose_text_is_not_the_pinned_one_is_not_kept(
     mirror: tuple[str, MirrorState], tmp_path: Path, stand_ins: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, state = mirror
-    pin = OFFICIAL_FILES[AUTHORS]
-    good = (stand_ins / AUTHORS).read_text()
-    state.replaced[f"/{pin.upstream.repo}/{pin.upstream.commit}/{pin.path}"] = good.replace("I don't know", "no idea").encode()
-    dest = tmp_path / "official"
-    assert load_cli().main(["--dest", str(dest)]) == 2
+    served = (stand_ins / AUTHORS).read_text().replace("I don't know", "no idea").encode()
+    dest = fetch_with(mirror[1], AUTHORS, served, tmp_path)
     err = capsys.readouterr().err.strip()
     assert err == (f"error: {AUTHORS}: its text ANSWER_PROMPT_TEMPLATE (<module>) is not the pinned one "
                    "(none of it was kept)")
@@ -166,14 +171,11 @@ def test_a_file_with_other_bytes_in_the_folder_is_fetched_again_alone(
 def test_a_served_file_with_one_flipped_byte_is_one_line_exit_2_and_nothing_in_place(
     mirror: tuple[str, MirrorState], tmp_path: Path, stand_ins: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, state = mirror
     pin = OFFICIAL_FILES[MEM0_JUDGE]
     good = (stand_ins / MEM0_JUDGE).read_bytes()
     middle = len(good) // 2
     flipped = good[:middle] + bytes([good[middle] ^ 0x01]) + good[middle + 1:]
-    state.replaced[f"/mem0ai/mem0/{pin.upstream.commit}/{pin.path}"] = flipped
-    dest = tmp_path / "official"
-    assert load_cli().main(["--dest", str(dest)]) == 2
+    dest = fetch_with(mirror[1], MEM0_JUDGE, flipped, tmp_path)
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and err.startswith(f"error: {MEM0_JUDGE}: ")
     assert pin.sha256 in err and hashlib.sha256(flipped).hexdigest() in err

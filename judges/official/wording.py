@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import json
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 

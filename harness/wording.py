@@ -120,6 +120,10 @@ def _answerer(config: RunConfig, benchmark: Benchmark, reader: OfficialTexts) ->
     elif benchmark.official_answer is not None:
         upstream, note = _official("answerer", lambda: benchmark.official_answer(reader))  # type: ignore[misc]
         if upstream is not None:
+            if upstream.params.seed is not None and config.answerer.seed is None:
+                # a model config without a seed (Claude's): the authors' Anthropic path sends none either
+                upstream = dataclasses.replace(upstream, params=dataclasses.replace(upstream.params, seed=None,
+                                                                                    omit=("seed",)))
             return Answerer.official(upstream), None
     return Answerer.load(None, benchmark.answer, budget, benchmark.answer_wording), note
 

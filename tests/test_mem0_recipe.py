@@ -86,3 +86,14 @@ def test_the_table_footnote_says_which_answer_prompt_a_mem0_or_zep_row_used():
     assert "answer prompt: mem0's ANSWER_PROMPT_ZEP as one system message (mem0's recipe)" in row("zep", "mem0")
     assert "answer prompt: the authors' template, not mem0's own (answer_recipe=harness)" in row("mem0", None)
     assert "answer prompt" not in row("mempp", "harness") and "answer prompt" not in row("zep", "mem0", "orgmem")
+
+
+def test_the_authors_seed_goes_to_seeded_models_only():
+    """eval/llm.py seeds its OpenAI requests (20260904) and sends no seed to Anthropic's API."""
+    seeded = choose_prompts(_config("mempp", "harness")).answerer
+    question = Question(qid="q", text="Who?", category="temporal", answer="x")
+    assert seeded.request(question, "", []).seed == 20260904
+    claude = RunConfig.from_dict(compose_config(["dataset=locomo", "system=mempp", "answerer=claude-sonnet-4-6",
+                                                 f"official_dir={SHARED_OFFICIAL}"]))
+    request = choose_prompts(claude).answerer.request(question, "", [])
+    assert request.seed is None and "seed" in request.omit and request.max_tokens == 512

@@ -8,8 +8,10 @@ official prompt verbatim, with ``{context}`` and ``{question}``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import date, datetime
+from typing import Any, Protocol
 
 from harness.benchmarks import AnswerRule
 from harness.config import ModelSpec
@@ -17,9 +19,19 @@ from model_clients.endpoint_limit import EndpointLimits
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
 from judges.graders.templates import PromptTemplate, load_template
-from judges.official.wording import OrgMemAnswerer
-from judges.wording import Wording
+from judges.wording import RequestParams, Wording, texts_hash
 from memory_protocol import Question
+from memory_protocol.documents import Hit
+
+
+class OfficialAnswer(Protocol):
+    """An answer request read from official texts (OrgMemBench's answerer, the authors' template,
+    mem0's answer prompts): its wording, request settings and messages."""
+
+    wording: Wording
+    params: RequestParams
+
+    def messages(self, question: Question, context: str, hits: Sequence[Hit] | None) -> list[dict[str, str]]: ...
 
 
 def llm_config(spec: ModelSpec, max_tokens: int | None, cache_only: bool, base_url: str | None = None) -> LLMConfig:
@@ -64,15 +76,15 @@ class Answerer:
     """A benchmark's answer prompt and its context rule; ``budget`` is the dataset's
     ``context_budget`` (characters, None: no cut). ``wording`` says where the words come from.
 
-    With ``upstream`` (a benchmark's official answerer, e.g. OrgMemBench's ``basic_answer``) the
-    prompt is exactly what the upstream function builds from the question and the context; the
-    template and rule are then not used."""
+    With ``upstream`` (official texts: OrgMemBench's ``basic_answer``, the authors' template, mem0's
+    answer prompts) the request is what that upstream code sends for the question and the hits (or
+    the rendered context); the template and rule are then not used."""
 
     template: PromptTemplate | None
     rule: AnswerRule = AnswerRule()
     budget: int | None = None
     wording: Wording = Wording("own", "judges/prompts/answer.txt")
-    upstream: OrgMemAnswerer | None = None
+    upstream: Any = None  # an OfficialAnswer
 
     @classmethod
     def load(cls, prompt_file: str | None = None, rule: AnswerRule = AnswerRule(), budget: int | None = None,
@@ -81,13 +93,15 @@ class Answerer:
         return cls(template, rule, budget, wording or Wording("own", template.source))
 
     @classmethod
-    def official(cls, upstream: OrgMemAnswerer) -> "Answerer":
+    def official(cls, upstream: OfficialAnswer) -> "Answerer":
         return cls(None, wording=upstream.wording, upstream=upstream)
 
-    def request(self, question: Question, context: str) -> ChatRequest:
+    def request(self, question: Question, context: str, hits: Sequence[Hit] | None = None) -> ChatRequest:
         if self.upstream is not None:
-            messages = [{"role": "user", "content": self.upstream.prompt(question.text, context)}]
-            return ChatRequest(messages=messages, template_hash=self.wording.files[0][1])
+            params: RequestParams = self.upstream.params
+            return ChatRequest(messages=self.upstream.messages(question, context, hits),
+                               template_hash=texts_hash(self.wording), temperature=params.temperature,
+                               seed=params.seed, max_tokens=params.max_tokens, omit=params.omit)
         assert self.template is not None
         shown = context
         if self.rule.empty_context is not None:

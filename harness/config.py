@@ -169,6 +169,18 @@ class StoreSpec:
 PRINT_MODES = ("headline", "full")  # print=headline (default): the console-width table; print=full: every column
 
 
+ANSWER_RECIPES = ("harness", "mem0")
+RECIPE_KINDS = ("mem0", "zep")  # the systems mem0's evaluation answers with its own prompt
+
+
+def _answer_recipe(value: Any, kind: str) -> str:
+    """``mem0`` only where it changes something (a Mem0 or Zep system), so a preset asking for it
+    names every other row's run as before."""
+    if value not in ANSWER_RECIPES:
+        raise ConfigError(f"answer_recipe={value!r}: expected one of {', '.join(ANSWER_RECIPES)}")
+    return str(value) if kind in RECIPE_KINDS else "harness"
+
+
 def _print_mode(value: Any) -> str:
     if value not in PRINT_MODES:
         raise ConfigError(f"print: {value!r} is not one of {list(PRINT_MODES)} (headline: the headline metrics "
@@ -191,6 +203,7 @@ class RunConfig:
     progress: bool = True
     run_name: str | None = None
     official_dir: str | None = None
+    answer_recipe: str = "harness"  # harness | mem0 (harness.wording: mem0's answer prompt for Mem0 and Zep rows)
     print_mode: str = "headline"  # config key `print`: headline (the console-width table) or full (every column)
 
     @property
@@ -227,6 +240,7 @@ class RunConfig:
             progress=bool(raw.pop("progress", True)),
             run_name=raw.pop("run_name", None),
             official_dir=_optional_path("official_dir", raw.pop("official_dir", None)),
+            answer_recipe=_answer_recipe(raw.pop("answer_recipe", "harness"), system.kind),
             print_mode=_print_mode(raw.pop("print", "headline")),
         )
         if raw:

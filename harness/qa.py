@@ -50,6 +50,7 @@ class QAItem:
     question: Question
     context: str
     record: dict[str, Any]
+    hits: list[Any] | None = None  # the ranked hits, for an answerer that lays them out itself
 
 
 @dataclass
@@ -106,7 +107,7 @@ def _judge_requests(judge: Judge, spec: ModelSpec, question: Question, answer: s
     template_hash = judge.template_hash(question)
     params = judge.params
     return [ChatRequest(messages, template_hash, run, temperature=params.temperature, seed=_judge_seed(spec, run),
-                        max_tokens=params.max_tokens, extra=params.extra())
+                        max_tokens=params.max_tokens, extra=params.extra(), omit=params.omit)
             for run in range(spec.runs)]
 
 
@@ -158,7 +159,7 @@ def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
                                     limits=limits)
         judge_client = make_client(judge_spec, judge_spec.max_tokens, config.cache_only, cache, urls.get(judge_spec.local or ""),
                                    role="judge", limits=limits)
-        answer_requests = [prompt.request(item.question, item.context) for item in items]
+        answer_requests = [prompt.request(item.question, item.context, item.hits) for item in items]
         if answerer.local:
             from model_clients.local_server import fit_requests, window_of
 

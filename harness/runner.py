@@ -84,6 +84,8 @@ def run_identity(resolved: dict[str, Any]) -> dict[str, Any]:
     identity = {k: v for k, v in resolved.items()
                 if k not in ("store", "progress", "estimate", "cache_only", "batch", "write_time_batch", "official_dir",
                              "print_mode")}
+    if identity.get("answer_recipe") == "harness":  # the default names no run apart (older folders keep their hash)
+        identity.pop("answer_recipe")
     for section in ("answerer", "judge"):
         if isinstance(identity.get(section), dict):
             identity[section] = endpoint_settings(identity[section])
@@ -171,8 +173,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     label = config.run_name or config.system.name + (f"__{config.answerer_name}" if config.answerer else "")
     stage = f"answers by {display_name(config.answerer)}, judged {qa.runs}x by {display_name(config.judge)}" if qa else "retrieval"
     plumbing = " [PLUMBING CHECK: local SmolLM2, not a model score]" if stats.get("plumbing") else ""
-    wording = f" [{qa.prompts.label} wording: not comparable with published scores]" if (
-        qa is not None and qa.prompts is not None and qa.prompts.label != "official") else ""
+    wording = qa.prompts.title_note if qa is not None and qa.prompts is not None else ""
     budget = f", budget={dataset.context_budget}" if dataset.context_budget is not None else ""  # no budget: no cut, nothing to show
     title = f"{label} on {dataset.name}: {stage} (k={config.system.k}{budget}){plumbing}{wording}"
     table = f"{title}\n\n{format_table(summary)}"
@@ -193,7 +194,8 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     identity = run_identity(resolved)
     if qa is not None and qa.prompts is not None:
         # Official and own wording give different numbers: never the same run folder.
-        extra.update(wording=qa.prompts.label, prompts=qa.prompts.record())
+        extra.update(wording=qa.prompts.label, answer_wording=qa.prompts.answer_source,
+                     judge_wording=qa.prompts.judge_source, answer_recipe=qa.prompts.recipe, prompts=qa.prompts.record())
         identity["wording"] = qa.prompts.label
     paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash(identity), overrides)
     write_run(paths, resolved, records, summary, table, extra)
@@ -279,7 +281,7 @@ def _run_episode(
                           diagnosis["placements"] if diagnosis else None)
         record = build_record(episode, question, q_hits, context, q_metrics, golds, explain_depth,
                               diagnosis["leg_sizes"] if diagnosis else None)
-        items.append(QAItem(question, context.text, record))
+        items.append(QAItem(question, context.text, record, q_hits))
         stats["questions"] += 1
     return items
 

@@ -85,11 +85,12 @@ def _sweep_frame(run_folders: Sequence[str | Path], labels: Sequence[str] | None
         row["n"] = overall.get("n")
         for key in SWEEP_COLUMNS:
             row[key] = overall.get(key)
-        for key in (metric.name for metric in by_stage("judge")):
-            if key in overall:
-                row[key] = overall[key]
-                if key not in judge_seen:
-                    judge_seen.append(key)
+        for name in (metric.name for metric in by_stage("judge")):
+            for key in (f"{name}_paper", name):  # the paper-comparable figure first, then the parsed-only mean
+                if key in overall:
+                    row[key] = overall[key]
+                    if key not in judge_seen:
+                        judge_seen.append(key)
         row["run folder"] = str(folder)
         rows.append(row)
     columns = ["job", "n", *SWEEP_COLUMNS, *judge_seen, "run folder"]
@@ -139,7 +140,11 @@ def fitted_sweep_table(run_folders: list[str | Path], labels: list[str], width: 
     column, the rows are numbered and each number's label is listed under the table."""
     frame, judge_seen = _sweep_frame(run_folders, labels)
     frame = frame.drop(columns=["run folder"])
-    candidates = [*judge_seen, *SWEEP_COLUMNS]
+    # The console prints the paper-comparable figure (``<metric>_paper``: an unparsable grade or a
+    # failed call counts 0, as the tables print it), not the parsed-only mean, where the run has it.
+    shown = [c for c in judge_seen if f"{c}_paper" not in judge_seen]
+    frame = frame.drop(columns=[c for c in judge_seen if c not in shown])
+    candidates = [*shown, *SWEEP_COLUMNS]
     numbered = frame.assign(job=[str(number) for number in range(1, len(frame) + 1)])
     inline, by_number = _fit_columns(frame, candidates, width), _fit_columns(numbered, candidates, width)
     if len(inline) >= len(by_number) and _width(_markdown(frame[inline])) <= width:

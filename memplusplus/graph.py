@@ -12,7 +12,8 @@ names the question's entities; each is embedded and matched to every graph entit
 with it, rounded to 4 places, is >= 0.7 (``self.threshold = 0.7``); the relations one hop from a
 matched entity, outgoing and incoming, are the candidates; they are ranked by BM25 against the
 question and the top five are appended after the fused rows as chunk-like hits
-("subject — relation — object", sources = their documents). As in the paper no as-of filter
+("subject — relation — object", sources = their documents). The same relation stated in several
+units is one candidate (Mem0^g merges it into the edge it has), so the five are distinct. As in the paper no as-of filter
 applies to triples unless ``graph_as_of`` is set.
 
 Our choices where Mem0^g's code is no guide: BM25 (bm25s, Lucene idf, k1 = 1.5, b = 0.75, the
@@ -26,7 +27,7 @@ The graph is not stored apart: it is rebuilt from the cached model calls (a repl
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 
 import networkx as nx
@@ -132,6 +133,25 @@ def _strings(value: object, field: str) -> list[str]:
     return [s.strip() for s in items if isinstance(s, str) and s.strip()] if isinstance(items, list) else []
 
 
+def merge_repeats(candidates: Iterable[tuple[float, Triple]]) -> list[tuple[float, Triple]]:
+    """One candidate per distinct (subject, relation, object), compared without case or extra
+    spaces: Mem0^g merges a relation stated again into the edge it has (its graph writes MERGE), so
+    the same fact from several documents is one relation there, not several. The merged triple keeps
+    the first wording and position, every source document and the latest date; its similarity is
+    the best of the repeats."""
+    merged: dict[tuple[str, str, str], tuple[float, Triple]] = {}
+    for similarity, triple in sorted(candidates, key=lambda item: item[1].order):
+        key = (_key(triple.subject), _key(triple.relation), _key(triple.obj))
+        if key not in merged:
+            merged[key] = (similarity, triple)
+            continue
+        best, kept = merged[key]
+        dates = [d for d in (kept.date, triple.date) if d is not None]
+        union = tuple(dict.fromkeys(kept.sources + triple.sources))
+        merged[key] = (max(best, similarity), replace(kept, sources=union, date=max(dates) if dates else None))
+    return list(merged.values())
+
+
 class GraphMemPP(MemPlusPlus):
     """Mem++ whose retrieval is followed by at most five graph triples (see the module docstring)."""
 
@@ -217,7 +237,7 @@ class GraphMemPP(MemPlusPlus):
                     found[triple.order] = (similarity, triple)
         if not found:
             return []
-        candidates = list(found.values())
+        candidates = merge_repeats(found.values())
         scores = bm25_scores([_stems(f"{t.subject} {t.relation} {t.obj}") for _, t in candidates], content_terms(query))
         ranked = sorted(zip(scores, candidates), key=lambda item: (-item[0], -item[1][0], item[1][1].order))
         return [triple for _, (_, triple) in ranked[:MAX_TRIPLES]]
@@ -240,4 +260,4 @@ def _unit_rows(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.where(norms == 0, 1.0, norms)
 
 
-__all__ = ["ENTITY_MATCH", "GraphMemPP", "MAX_TRIPLES", "Triple", "bm25_scores", "units"]
+__all__ = ["ENTITY_MATCH", "GraphMemPP", "MAX_TRIPLES", "Triple", "bm25_scores", "merge_repeats", "units"]

@@ -192,7 +192,8 @@ class ChatRequest:
     tells repeated runs of the same prompt apart (e.g. a judge run 3 times); both are part of the
     cache key but not sent to the API. ``extra`` holds request fields sent as they are
     (:data:`EXTRA_FIELDS`: ``response_format``, ``tools``, ``tool_choice``, ``parallel_tool_calls``);
-    they are part of the cache key when set.
+    they are part of the cache key when set. ``omit`` names sampling settings (``seed``,
+    ``max_tokens``) not sent at all, not even the config's (an upstream script that sends none).
     """
 
     messages: Sequence[Mapping[str, str]]
@@ -202,6 +203,7 @@ class ChatRequest:
     seed: int | None = None
     max_tokens: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    omit: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.messages:
@@ -211,6 +213,8 @@ class ChatRequest:
                 raise ValueError(f"each message needs a string 'role' and 'content', got {message!r}")
         if self.run_index < 0:
             raise ValueError("ChatRequest.run_index must be >= 0")
+        if set(self.omit) - {"seed", "max_tokens"}:
+            raise ValueError(f"ChatRequest.omit: only seed and max_tokens can be left out, got {list(self.omit)}")
         unknown = sorted(set(self.extra) - set(EXTRA_FIELDS))
         if unknown:
             raise ValueError(f"ChatRequest.extra: unsupported field(s) {unknown}; supported: {list(EXTRA_FIELDS)}")

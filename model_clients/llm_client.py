@@ -116,11 +116,12 @@ class LLMClient(HoldsSDK):
     def resolved_parameters(self, request: ChatRequest) -> dict[str, Any]:
         """The sampling parameters sent for ``request``: its overrides, else the config's."""
         cfg = self.config
-        return {
+        params = {
             "temperature": cfg.temperature if request.temperature is None else request.temperature,
             "seed": cfg.seed if request.seed is None else request.seed,
             "max_tokens": cfg.max_tokens if request.max_tokens is None else request.max_tokens,
         }
+        return {**params, **{name: None for name in request.omit}}
 
     def canonical_request(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON-able form hashed into the cache key. Contains no credential. ``extra`` enters

@@ -10,6 +10,9 @@ commit ($MEMPP_OFFICIAL_MIRROR replaces https://raw.githubusercontent.com, same
 reads. A file already there with the pinned sha256 is kept and nothing is sent for it; one with
 other bytes is fetched again. Bytes are written to a .part file, hashed, and moved into place only
 when the hash is the pin's (loaders/download.py), so a failed fetch leaves no unverified file.
+The authors' eval/llm.py has no file pin (its bytes were never downloaded by this project): it is
+accepted when every text the harness takes from it (read with ast, never run) hashes to its text
+pin, and its sha256 is printed so a user can compare it with GitHub's.
 One line per file and a summary; any failure (offline, wrong bytes, a folder that cannot be
 written) is one line on stderr and exit 2. Each folder gets a SOURCE.md naming its repository,
 commit, licence and the hashes, written from the pins (no upstream text is copied into it).
@@ -18,6 +21,7 @@ commit, licence and the hashes, written from the pins (no upstream text is copie
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -30,7 +34,8 @@ import requests  # noqa: E402
 
 from harness.safe_write import atomic_write  # noqa: E402
 from judges.official.locate import REPO_ROOT  # noqa: E402
-from judges.official.sources import GITHUB_RAW, MIRROR_ENV, OFFICIAL_FILES, OfficialFile, Upstream  # noqa: E402
+from judges.official.sources import GITHUB_RAW, MIRROR_ENV, OFFICIAL_FILES, TEXT_PINS, OfficialFile, Upstream  # noqa: E402
+from judges.official.texts import literals_of  # noqa: E402
 from loaders.download import ChecksumMismatch, SourceUnreachable, download_verified, sha256_of  # noqa: E402
 from memory_protocol import DatasetError  # noqa: E402
 
@@ -58,7 +63,8 @@ class FileOutcome:
             why = " (other bytes were there, replaced)"
         else:
             why = "" if self.fetched else " (already verified, nothing sent)"
-        return f"{action} {self.pin.local}: {self.size:,} bytes, sha256 {self.pin.sha256[:12]}...{why}"
+        pinned = self.pin.sha256[:12] + "..." if self.pin.sha256 else f"{sha256_of(self.path)} (its texts checked)"
+        return f"{action} {self.pin.local}: {self.size:,} bytes, sha256 {pinned}{why}"
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,7 @@ class OfficialFetchReport:
         kept = len(self.outcomes) - self.fetched
         sent = f"from {self.source}" if self.fetched else "nothing sent"
         return (f"official files: {len(self.outcomes)} in {self.dest}: {self.fetched} fetched, {kept} already there "
-                f"({sent}); each checked against its pinned sha256")
+                f"({sent}); each checked against its pinned sha256 (eval/llm.py: its texts' pins)")
 
 
 def source_base() -> str:
@@ -85,15 +91,41 @@ def source_base() -> str:
     return os.environ.get(MIRROR_ENV) or GITHUB_RAW
 
 
+def texts_problem(pin: OfficialFile, path: Path) -> str | None:
+    """Why the file's pinned texts are not all there (read with ast, never run), or None."""
+    try:
+        table = literals_of(path.read_bytes().decode("utf-8"), str(path))
+    except (UnicodeDecodeError, SyntaxError) as exc:
+        return f"not Python source ({exc})"
+    for text in (t for t in TEXT_PINS.values() if t.local == pin.local):
+        found = table.get((text.where, text.name), [])
+        if len(found) <= text.index or sha256_of_text(found[text.index]) != text.sha256:
+            return f"its text {text.name} ({text.where}) is not the pinned one"
+    return None
+
+
+def sha256_of_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def verified(pin: OfficialFile, path: Path) -> bool:
+    if pin.sha256 is not None:
+        return sha256_of(path) == pin.sha256
+    return texts_problem(pin, path) is None
+
+
 def fetch_one(session: requests.Session, pin: OfficialFile, dest: Path, base: str, force: bool) -> FileOutcome:
     """Bring one pinned file to ``dest/<folder>/<path>``; FetchFailed (one line) when it cannot be."""
     path = dest / pin.local
     try:
         present = path.is_file()
-        if present and not force and sha256_of(path) == pin.sha256:
+        if present and not force and verified(pin, path):
             return FileOutcome(pin, path, fetched=False, replaced=False, size=path.stat().st_size)
         replaced = present and not force
-        download_verified(session, pin.url(base), path, pin.sha256, progress=False)
+        if pin.sha256 is None:
+            fetch_by_texts(session, pin, path, base)
+        else:
+            download_verified(session, pin.url(base), path, pin.sha256, progress=False)
         return FileOutcome(pin, path, fetched=True, replaced=replaced, size=path.stat().st_size)
     except SourceUnreachable as exc:
         raise FetchFailed(f"{pin.local}: cannot download {exc} (offline? set ${MIRROR_ENV} to a mirror, or copy "
@@ -107,9 +139,22 @@ def fetch_one(session: requests.Session, pin: OfficialFile, dest: Path, base: st
         raise FetchFailed(f"{pin.local}: cannot read {path}: {exc.strerror or exc}") from None
 
 
+def fetch_by_texts(session: requests.Session, pin: OfficialFile, path: Path, base: str) -> None:
+    """A file without a file pin: downloaded beside its place, moved in only when its texts check."""
+    staged = path.with_name(path.name + ".unchecked")
+    try:
+        download_verified(session, pin.url(base), staged, None, progress=False)
+        problem = texts_problem(pin, staged)
+        if problem:
+            raise FetchFailed(f"{pin.local}: {problem} (none of it was kept)")
+        os.replace(staged, path)
+    finally:
+        staged.unlink(missing_ok=True)
+
+
 def source_note(upstream: Upstream, pins: Iterable[OfficialFile]) -> str:
     """The folder's SOURCE.md: where its files come from, made from the pins alone."""
-    rows = "\n".join(f"{pin.sha256}  {pin.path}" for pin in pins)
+    rows = "\n".join(f"{pin.sha256 or '(no file pin: checked by its texts)'}  {pin.path}" for pin in pins)
     return (f"# {upstream.folder}/: third-party files, fetched by scripts/fetch_official.py\n\n"
             f"From github.com/{upstream.repo} at commit {upstream.commit}, under its licence ({upstream.licence}, "
             f"see LICENSE here). Read at run time by the Mem++ harness, never copied into it.\n\n"

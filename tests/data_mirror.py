@@ -100,12 +100,13 @@ def lay_out_github(root: Path) -> Path:
     return root
 
 
-def lay_out_official(root: Path) -> Path:
-    """``root`` laid out as raw.githubusercontent.com serves the pinned upstream evaluation files."""
+def lay_out_official(root: Path, source: Path = SHARED_OFFICIAL) -> Path:
+    """``root`` laid out as raw.githubusercontent.com serves the pinned upstream evaluation files
+    found in ``source`` (laid out as ``<folder>/<path>``)."""
     for upstream in UPSTREAMS:
         at_commit = root / upstream.repo / upstream.commit
         at_commit.parent.mkdir(parents=True)
-        at_commit.symlink_to(SHARED_OFFICIAL / upstream.folder, target_is_directory=True)
+        at_commit.symlink_to(source / upstream.folder, target_is_directory=True)
     return root
 
 

@@ -1,8 +1,11 @@
-"""scripts/fetch_official.py against a loopback mirror of GitHub's raw files (issue 22).
+"""scripts/fetch_official.py against a loopback mirror of GitHub's raw files (issues 22, 32).
 
-The mirror serves ``<repo>/../shared/official`` as raw.githubusercontent.com would serve the three
-pinned upstream repositories (tests/data_mirror.py:lay_out_official). What is asserted is what the
-server was asked, the bytes on disk, and that the harness's own reader accepts them.
+The mirror serves stand-in upstream files built from ``../shared/official/templates.json`` (each
+text assigned in its scope, the real LICENSE files; tests/official_texts.py) as
+raw.githubusercontent.com would serve the pinned repositories, and the pins are pointed at their
+bytes (the real files are not kept in ../shared). The script runs in-process so the pins reach it.
+What is asserted is what the server was asked, the bytes on disk, and that the harness's own
+readers accept them: the official-wording tests run on such files too.
 """
 
 from __future__ import annotations
@@ -19,22 +22,28 @@ from types import ModuleType
 import pytest
 
 from judges.official.locate import REPO_ROOT, OfficialReader
-from judges.official.sources import MIRROR_ENV, OFFICIAL_FILES
-from tests.data_mirror import SHARED_OFFICIAL, MirrorState, closed_port_url, lay_out_official, serve
-
-pytestmark = pytest.mark.skipif(
-    not (SHARED_OFFICIAL / "mem0").is_dir(), reason=f"the reference copy of the official files is not at {SHARED_OFFICIAL}"
-)
+from judges.official.sources import MIRROR_ENV, OFFICIAL_FILES, TEXT_PINS
+from judges.official.texts import OfficialTexts
+from tests.data_mirror import MirrorState, closed_port_url, lay_out_official, serve
+from tests.official_texts import pin_stand_ins, stand_in_upstream
 
 SCRIPT = REPO_ROOT / "scripts" / "fetch_official.py"
 MEM0_JUDGE = "mem0/evaluation/metrics/llm_judge.py"
+AUTHORS = "mem-plus-plus/eval/llm.py"
 # What raw.githubusercontent.com is asked for, in the pins' order (judges/official/sources.py).
 EXPECTED_PATHS = [f"/{pin.upstream.repo}/{pin.upstream.commit}/{pin.path}" for pin in OFFICIAL_FILES.values()]
 
 
 @pytest.fixture
-def mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, MirrorState]]:
-    with serve(lay_out_official(tmp_path / "mirror")) as (url, state):
+def stand_ins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    source = tmp_path / "served"
+    pin_stand_ins(monkeypatch, stand_in_upstream(source))
+    return source
+
+
+@pytest.fixture
+def mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stand_ins: Path) -> Iterator[tuple[str, MirrorState]]:
+    with serve(lay_out_official(tmp_path / "mirror", stand_ins)) as (url, state):
         monkeypatch.setenv(MIRROR_ENV, url)
         yield url, state
 
@@ -49,36 +58,74 @@ def load_cli() -> ModuleType:
 
 
 def run_script(mirror_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, MIRROR_ENV: mirror_url}
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env,
-                          timeout=120, check=False)
+    """The script's ``main`` in-process (so the pins the test set reach it), as a finished process."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    old = os.environ.get(MIRROR_ENV)
+    os.environ[MIRROR_ENV] = mirror_url
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = load_cli().main(list(args))
+    finally:
+        if old is None:
+            os.environ.pop(MIRROR_ENV, None)
+        else:
+            os.environ[MIRROR_ENV] = old
+    return subprocess.CompletedProcess([str(SCRIPT), *args], code, out.getvalue(), err.getvalue())
 
 
 def files_under(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
 
 
-def test_first_fetch_writes_every_pinned_file_and_the_reader_verifies_them(
-    mirror: tuple[str, MirrorState], tmp_path: Path
+def test_first_fetch_writes_every_pinned_file_and_the_readers_verify_them(
+    mirror: tuple[str, MirrorState], tmp_path: Path, stand_ins: Path
 ) -> None:
     url, state = mirror
     dest = tmp_path / "official"
     done = run_script(url, "--dest", str(dest))
     assert done.returncode == 0, done.stderr
-    assert len(OFFICIAL_FILES) == 16 and state.paths() == EXPECTED_PATHS
+    assert len(OFFICIAL_FILES) == 17 and state.paths() == EXPECTED_PATHS
     reader = OfficialReader.search(dest)
     for local, pin in OFFICIAL_FILES.items():
-        assert (dest / local).read_bytes() == (SHARED_OFFICIAL / local).read_bytes()
+        assert (dest / local).read_bytes() == (stand_ins / local).read_bytes()
         read = reader.read(local)  # raises on a wrong sha256
-        assert read.path == dest / local and hashlib.sha256(read.text.encode()).hexdigest() == pin.sha256
+        assert read.path == dest / local
+        assert pin.sha256 is None or hashlib.sha256(read.text.encode()).hexdigest() == pin.sha256
+    texts = OfficialTexts.search(dest)
+    assert all(texts.get(key).via == "upstream" for key in TEXT_PINS)  # each text checked against its pin
     lines = done.stdout.splitlines()
-    assert len(lines) == 17 and sum(line.startswith("fetched ") for line in lines) == 16
-    assert f"official files: 16 in {dest}: 16 fetched, 0 already there (from {url})" in lines[-1]
-    assert not list(dest.rglob("*.part"))
+    assert len(lines) == 18 and sum(line.startswith("fetched ") for line in lines) == 17
+    authors = next(line for line in lines if "eval/llm.py" in line)
+    assert hashlib.sha256((dest / AUTHORS).read_bytes()).hexdigest() in authors and "(its texts checked)" in authors
+    assert f"official files: 17 in {dest}: 17 fetched, 0 already there (from {url})" in lines[-1]
+    assert not list(dest.rglob("*.part")) and not list(dest.rglob("*.unchecked"))
     note = (dest / "mem0" / "SOURCE.md").read_text()
     assert "mem0ai/mem0" in note and OFFICIAL_FILES[MEM0_JUDGE].sha256 in note and "Apache-2.0" in note
     assert {p.relative_to(dest).as_posix() for p in files_under(dest)} == {
-        *OFFICIAL_FILES, "longmemeval/SOURCE.md", "mem0/SOURCE.md", "orgmembench/SOURCE.md"}
+        *OFFICIAL_FILES, "longmemeval/SOURCE.md", "mem0/SOURCE.md", "orgmembench/SOURCE.md", "mem-plus-plus/SOURCE.md"}
+
+
+def fetch_with(state: MirrorState, local: str, served: bytes, tmp_path: Path) -> Path:
+    """Fetch into ``tmp_path/official`` with ``served`` in place of ``local``'s bytes; exit 2 expected."""
+    pin = OFFICIAL_FILES[local]
+    state.replaced[f"/{pin.upstream.repo}/{pin.upstream.commit}/{pin.path}"] = served
+    dest = tmp_path / "official"
+    assert load_cli().main(["--dest", str(dest)]) == 2
+    return dest
+
+
+def test_an_authors_file_whose_text_is_not_the_pinned_one_is_not_kept(
+    mirror: tuple[str, MirrorState], tmp_path: Path, stand_ins: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served = (stand_ins / AUTHORS).read_text().replace("I don't know", "no idea").encode()
+    dest = fetch_with(mirror[1], AUTHORS, served, tmp_path)
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: {AUTHORS}: its text ANSWER_PROMPT_TEMPLATE (<module>) is not the pinned one "
+                   "(none of it was kept)")
+    assert not (dest / AUTHORS).exists() and not list(dest.rglob("*.unchecked"))
 
 
 def test_a_second_fetch_sends_no_request_and_says_so(mirror: tuple[str, MirrorState], tmp_path: Path) -> None:
@@ -89,9 +136,9 @@ def test_a_second_fetch_sends_no_request_and_says_so(mirror: tuple[str, MirrorSt
     again = run_script(url, "--dest", str(dest))
     assert again.returncode == 0, again.stderr
     assert state.requests == []
-    assert sum("already verified, nothing sent" in line for line in again.stdout.splitlines()) == 16
-    assert again.stdout.splitlines()[-1].endswith("0 fetched, 16 already there (nothing sent); "
-                                                 "each checked against its pinned sha256")
+    assert sum("already verified, nothing sent" in line for line in again.stdout.splitlines()) == 17
+    assert again.stdout.splitlines()[-1].endswith("0 fetched, 17 already there (nothing sent); "
+                                                 "each checked against its pinned sha256 (eval/llm.py: its texts' pins)")
 
 
 def test_force_fetches_every_file_again(mirror: tuple[str, MirrorState], tmp_path: Path) -> None:
@@ -100,7 +147,7 @@ def test_force_fetches_every_file_again(mirror: tuple[str, MirrorState], tmp_pat
     cli.fetch_official(tmp_path, echo=lambda line: None)
     state.clear()
     report = cli.fetch_official(tmp_path, force=True, echo=lambda line: None)
-    assert state.paths() == EXPECTED_PATHS and report.fetched == 16
+    assert state.paths() == EXPECTED_PATHS and report.fetched == 17
 
 
 def test_a_file_with_other_bytes_in_the_folder_is_fetched_again_alone(
@@ -122,16 +169,13 @@ def test_a_file_with_other_bytes_in_the_folder_is_fetched_again_alone(
 
 
 def test_a_served_file_with_one_flipped_byte_is_one_line_exit_2_and_nothing_in_place(
-    mirror: tuple[str, MirrorState], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    mirror: tuple[str, MirrorState], tmp_path: Path, stand_ins: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, state = mirror
     pin = OFFICIAL_FILES[MEM0_JUDGE]
-    good = (SHARED_OFFICIAL / MEM0_JUDGE).read_bytes()
+    good = (stand_ins / MEM0_JUDGE).read_bytes()
     middle = len(good) // 2
     flipped = good[:middle] + bytes([good[middle] ^ 0x01]) + good[middle + 1:]
-    state.replaced[f"/mem0ai/mem0/{pin.upstream.commit}/{pin.path}"] = flipped
-    dest = tmp_path / "official"
-    assert load_cli().main(["--dest", str(dest)]) == 2
+    dest = fetch_with(mirror[1], MEM0_JUDGE, flipped, tmp_path)
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and err.startswith(f"error: {MEM0_JUDGE}: ")
     assert pin.sha256 in err and hashlib.sha256(flipped).hexdigest() in err
@@ -139,7 +183,7 @@ def test_a_served_file_with_one_flipped_byte_is_one_line_exit_2_and_nothing_in_p
     assert not (dest / "mem0" / "SOURCE.md").exists(), "no note claims a folder that is not complete"
 
 
-def test_offline_the_script_stops_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
+def test_offline_the_script_stops_in_one_line_and_writes_nothing(tmp_path: Path, stand_ins: Path) -> None:
     dest = tmp_path / "official"
     done = run_script(closed_port_url(), "--dest", str(dest))
     assert done.returncode == 2 and done.stdout == ""

@@ -36,7 +36,10 @@ def test_two_calls_per_document_one_per_question_and_triples_follow_the_fused_ro
     assert len(triples) == MAX_TRIPLES == 5
     assert all(h.doc_id.startswith("triple:") for h in triples)
     assert triples[0].text == "Atlas — rel0 — thing0"
-    assert triples[0].source_ids == ("d0",)
+    # every document states the same eight relations: each is one merged relation (as Mem0^g's MERGE),
+    # carrying all four documents, so the five are distinct
+    assert triples[0].source_ids == ("d0", "d1", "d2", "d3") and triples[0].date == datetime(2024, 1, 4)
+    assert len({h.text.casefold() for h in triples}) == 5
     context = render(hits).text
     last_row = max(context.index(h.text) for h in fused)
     assert min(context.index(h.text) for h in triples) > last_row
@@ -135,3 +138,18 @@ def test_only_relations_one_hop_from_a_matched_entity_are_read(encoder):
     assert sorted(triple_texts(memory, "What does Atlas depend on?")) == [
         "Atlas — depends on — Hermes", "Carol — manages — Atlas"]
     assert set(memory.matched_entities(["Atlas"])) == {"atlas"}  # hermes 0.4062, carol 0.1815, zed team 0.2727
+
+
+def test_repeated_triples_differing_only_in_case_and_spaces_are_one_candidate():
+    def stated(user: str):
+        if user.startswith("Entities:"):
+            spelled = ["Atlas", "atlas ", "ATLAS"][int(user.rsplit("note ", 1)[1][0]) % 3]
+            return {"triples": [{"subject": spelled, "relation": "owned by", "object": "Ann"},
+                                {"subject": "Atlas", "relation": f"step{user.rsplit('note ', 1)[1][0]}", "object": "x"}]}
+        return reply(user)
+
+    memory = GraphMemPP(CONFIG, ScriptedLLM(stated), encoder=TopicEncoder())
+    memory.ingest(docs())
+    texts = [t.text for t in memory.triples_for("Who owns Atlas?")]
+    keys = [" ".join(t.casefold().split()) for t in texts]
+    assert len(keys) == len(set(keys)) == 5 and texts.count("Atlas — owned by — Ann") == 1

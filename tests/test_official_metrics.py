@@ -1,92 +1,79 @@
-"""Our answer and retrieval metrics against the upstream functions themselves.
+"""Our answer and retrieval metrics against published figures and hand-worked values.
 
-mem0's ``metrics/utils.py`` (F1 over token sets, BLEU-1) and LongMemEval's
-``src/retrieval/eval_utils.py`` (recall_any, recall_all, nDCG; turn and session level) are taken out
-of the pinned files and run as they are, in a namespace holding only the libraries they call (the
-modules' top levels load BERTScore, ROUGE and a sentence model, which the metrics do not use).
-LongMemEval's ``dcg`` calls ``np.asfarray``, which NumPy 2 removed; the namespace gives it the
-same conversion, ``np.asarray(x, dtype=float)``.
+mem0's published LoCoMo results (``../shared/data/published/mem0/results_81a0fba.json``, written by
+its ``evals.py``) give every question's answer with its F1 over token sets and BLEU-1: ours must give
+the same on 1,535 of the 1,540 (the other five hold a single-quoted phrase, which NLTK 3.10.2 and
+later tokenise differently from the version mem0 ran; SOURCE.md there). The full-context audit
+files give three judge labels per question and the per-run accuracy, mean and std their metadata
+reports. LongMemEval's retrieval formulas (turn and session level, its nDCG discount) are pinned by
+small cases worked by hand from their stated definitions (``judges/metrics/longmemeval.py``).
 """
 
 from __future__ import annotations
 
-import random
-import types
-from typing import Dict
+import json
+import statistics
 
-import nltk
-import numpy as np
 import pytest
-from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
 from judges.metrics.lexical import bleu1, f1_set
 from judges.metrics.longmemeval import OfficialCorpus, session_scores, turn_scores
 from judges.metrics.punkt_data import ensure_punkt_data
-from judges.official.extract import function
-from judges.official.locate import OfficialReader
-from loaders import load_dataset
-
-MEM0_UTILS = "mem0/evaluation/metrics/utils.py"
-LME_EVAL_UTILS = "longmemeval/src/retrieval/eval_utils.py"
+from tests.data_paths import data_path
 
 
-@pytest.fixture(scope="module")
-def mem0_metrics():
+def _published(relative: str) -> dict:
+    path = data_path(f"published/{relative}")
+    if path is None:
+        pytest.skip(f"benchmark data not found: published/{relative}")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_f1_set_and_bleu1_equal_mem0s_published_per_question_values():
     ensure_punkt_data()
-    text = OfficialReader.search().read(MEM0_UTILS)
-    scope = {"nltk": nltk, "SmoothingFunction": SmoothingFunction, "sentence_bleu": sentence_bleu, "Dict": Dict}
-    scope["simple_tokenize"] = function(text, "simple_tokenize", scope)
-    scope["calculate_bleu_scores"] = function(text, "calculate_bleu_scores", scope)
-    return function(text, "calculate_metrics", scope)
+    rows = [row for rows in _published("mem0/results_81a0fba.json").values() for row in rows
+            if str(row["category"]) != "5"]
+    assert len(rows) == 1540
+    f1_same = sum(f1_set(r["response"], r["answer"]) == pytest.approx(r["f1_score"], abs=1e-12) for r in rows)
+    differ = [r for r in rows if bleu1(r["response"], r["answer"]) != pytest.approx(r["bleu_score"], abs=1e-12)]
+    assert f1_same == 1540
+    assert len(differ) <= 5 and all("'" in r["response"] + str(r["answer"]) for r in differ)
 
 
-def _answer_pairs() -> list[tuple[str, str]]:
-    """Real LoCoMo gold answers, each paired with a near answer, a longer one and an unrelated one."""
-    golds = [str(q.answer) for episode in load_dataset("locomo", limit=120) for q in episode.questions
-             if str(q.answer).strip()]
-    rng = random.Random(7)
-    pairs = []
-    for gold in golds:
-        words = gold.split()
-        pairs.append((gold, gold))
-        pairs.append((" ".join(rng.sample(words, len(words))) + ", I think.", gold))
-        pairs.append((f"They said: {gold}! On 7 May 2023, again: {gold}.", gold))
-        pairs.append(("Unrelated words only", gold))
-    return pairs
+@pytest.mark.parametrize("name", ["gpt-4o-mini-memos", "gpt-4.1-mini-cot"])
+def test_three_judge_runs_aggregate_as_the_audit_reports(name):
+    """Per run: the share of CORRECT labels; then the mean and the population std over runs, as the
+    harness aggregates ``judge.runs`` (harness.qa.add_judge_columns, ddof=0)."""
+    data = _published(f"audit/{name}.eval_results.json")
+    rows = [row for rows in data["detailed_results"].values() for row in rows]
+    runs = [sum(bool(r["llm_judgments"][f"judgment_{i}"]) for r in rows) / len(rows) for i in (1, 2, 3)]
+    meta = data["metadata"]
+    assert runs == pytest.approx(meta["run_scores"], abs=1e-12)
+    assert statistics.fmean(runs) == pytest.approx(meta["mean_accuracy"], abs=1e-12)
+    assert statistics.pstdev(runs) == pytest.approx(meta["std_accuracy"], abs=1e-12)
 
 
-def test_f1_set_and_bleu1_equal_mem0s_calculate_metrics_on_locomo_answers(mem0_metrics):
-    pairs = _answer_pairs()
-    assert len(pairs) >= 400
-    for prediction, gold in pairs:
-        theirs = mem0_metrics(prediction, gold)
-        assert f1_set(prediction, gold) == pytest.approx(theirs["f1"], abs=1e-12), (prediction, gold)
-        assert bleu1(prediction, gold) == pytest.approx(theirs["bleu1"], abs=1e-12), (prediction, gold)
+# ---------------------------------------------------------------- LongMemEval, worked by hand
+# dcg: positions 0 and 1 undiscounted, position i >= 1 divided by log2(i + 1); log2(3) = 1.5849625.
+LOG2_3 = 1.584962500721156
+CORPUS = OfficialCorpus({"g1": "answer_a", "g2": "answer_a", "x": "s2", "y": "s3"}, frozenset({"g1", "g2"}))
 
 
-@pytest.fixture(scope="module")
-def lme_eval_utils():
-    numpy_2 = types.SimpleNamespace(**{name: getattr(np, name) for name in ("sum", "log2", "arange")},
-                                    asfarray=lambda values: np.asarray(values, dtype=float))
-    text = OfficialReader.search().read(LME_EVAL_UTILS)
-    scope = {"np": numpy_2}
-    for name in ("dcg", "ndcg", "evaluate_retrieval", "evaluate_retrieval_turn2session"):
-        scope[name] = function(text, name, scope)
-    return scope
+@pytest.mark.parametrize("ranking,k,expected", [
+    (["g1", "x", "g2"], 1, (1.0, 0.0, 1.0)),
+    (["g1", "x", "g2"], 3, (1.0, 1.0, (1 + 1 / LOG2_3) / 2)),
+    (["x", "g1"], 3, (1.0, 0.0, 1.0 / 2)),  # position 1 is not discounted
+    (["x", "y", "g2"], 3, (1.0, 0.0, (1 / LOG2_3) / 2)),
+    (["x", "y"], 3, (0.0, 0.0, 0.0)),
+])
+def test_turn_scores(ranking, k, expected):
+    assert turn_scores(ranking, CORPUS, k) == pytest.approx(expected, abs=1e-12)
 
 
-def test_turn_and_session_scores_equal_longmemevals_eval_utils(lme_eval_utils):
-    rng = random.Random(11)
-    for case in range(300):
-        sessions = [f"s{i}" for i in range(rng.randint(2, 9))]
-        corpus_ids = [f"{rng.choice(sessions)}_{turn}" for turn in range(rng.randint(4, 40))]
-        gold = rng.sample(corpus_ids, rng.randint(1, min(3, len(corpus_ids))))
-        rankings = list(range(len(corpus_ids)))
-        rng.shuffle(rankings)
-        corpus = OfficialCorpus({doc: doc.rsplit("_", 1)[0] for doc in corpus_ids}, frozenset(gold))
-        ranked = [corpus_ids[i] for i in rankings]
-        for k in (1, 3, 5, 10, 30, 50):
-            theirs = lme_eval_utils["evaluate_retrieval"](rankings, gold, corpus_ids, k=k)
-            assert turn_scores(ranked, corpus, k) == pytest.approx(theirs, abs=1e-12), (case, k)
-            theirs = lme_eval_utils["evaluate_retrieval_turn2session"](rankings, gold, corpus_ids, k=k)
-            assert session_scores(ranked, corpus, k) == pytest.approx(theirs, abs=1e-12), (case, k)
+@pytest.mark.parametrize("ranking,k,expected", [
+    (["x", "y", "g1"], 1, (0.0, 0.0, 0.0)),
+    (["x", "y", "g1"], 3, (1.0, 1.0, (1 / LOG2_3) / 2)),  # 2 corpus turns sit in the gold session
+    (["x", "x", "g1"], 2, (1.0, 1.0, (1 / LOG2_3) / 2)),  # k widened to 3 turns for 2 sessions
+])
+def test_session_scores(ranking, k, expected):
+    assert session_scores(ranking, CORPUS, k) == pytest.approx(expected, abs=1e-12)

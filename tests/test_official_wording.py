@@ -1,46 +1,38 @@
-"""The paper's protocol word for word: what reaches the server is what the upstream code builds.
+"""The paper's protocol word for word: the requests a local server receives are the official texts
+filled as ``../shared/official/SOURCE.md`` states.
 
-The upstream modules are loaded as oracles (``tests/official_modules.py``); answered and judged runs
-(three questions, BM25 retrieval) go to a local fake server, and each request it received is
-compared with the upstream function's output for the same question and answer, with the request
-settings of the upstream script. Grades are compared with the upstream grading of the same reply.
+The oracle is ``templates.json`` itself (read here directly) and the benchmark files: each expected
+request is built in this file from those, not by the harness's code. Each run (three questions, BM25
+retrieval, a fake OpenAI server) reads the texts from one source: the templates file, stand-in
+upstream files built from it (the harness's ``ast`` path, pins pointed at them), and the real
+upstream files when ``scripts/fetch_official.py`` has put them in ``<repo>/official``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
-from openai import OpenAI
 
 from harness.compose import compose_config
 from harness.config import RunConfig
 from harness.runner import run
-from judges.graders.locomo import LoCoMoJudge, parse_mem0_label
-from judges.graders.longmemeval import LongMemEvalJudge
-from judges.graders.orgmem import OrgMemJudge, _first_json_object, parse_orgmem_official
-from judges.official.locate import OfficialFileMismatch, OfficialReader
-from judges.official.wording import orgmem_answerer
-from memory_protocol import ConfigError
+from tests.data_paths import data_path
 from tests.fake_openai_server import FakeOpenAIServer, last_user_content
-from tests.official_modules import (
-    SHARED_OFFICIAL, longmemeval_evaluate_qa, mem0_llm_judge, orgmem_answerer_module, orgmem_judge_module,
-    orgmem_question,
-)
+from tests.official_texts import SHARED_OFFICIAL, fetched_dir, pin_stand_ins, stand_in_upstream, text
 
 KEY_ENV = "MEMPP_TEST_KEY"
 ANSWER = "Fixture answer: it changed on 2023-09-15 (see the records)."
-ORGMEM_QUESTIONS = SHARED_OFFICIAL.parent / "data" / "orgmembench" / "datasets" / "helix" / "medium" / "benchmark_v0.0.jsonl"
-
-
-def _orgmem_reply(content: str) -> str:
-    """A judge reply in the benchmark's shape: uneven fractions, so the weighting shows."""
-    ids = re.findall(r'^\s*"id": "([^"]+)",$', content, flags=re.MULTILINE)
-    scores = {facet: [1.0, 0.5, 0.0, 0.25][i % 4] for i, facet in enumerate(ids)}
-    return "```json\n" + json.dumps({"subpoint_scores": scores, "semantic_score": 0.6, "failure_mode": "none"}) + "\n```"
+AUTHORS_SEED = 20260904  # eval/llm.py: MEMORY_ANSWER_SEED's default
+# OrgMemBench's public category names (orgmembench/schemas.py CATEGORY_INFO), as its judge prompt shows them.
+PUBLIC_CATEGORY = {"C1": "supersession", "C2": "decision_provenance", "C3": "bitemporal", "C4": "audit_replay",
+                   "C5": "justification_chain", "C6": "contradiction"}
+# evaluate_qa.py's conditions (templates.json "when"), written out: question type -> template index.
+LME_TEMPLATE = {"single-session-user": 0, "single-session-assistant": 0, "multi-session": 0,
+                "temporal-reasoning": 1, "knowledge-update": 2, "single-session-preference": 3}
 
 
 def _reply(body: dict) -> str:
@@ -48,10 +40,11 @@ def _reply(body: dict) -> str:
         return ANSWER
     content = last_user_content(body)
     if "RUBRIC SUBPOINTS" in content:
-        return _orgmem_reply(content)
-    if "Is the model response correct?" in content or "unanswerable" in content:
+        ids = re.findall(r'^\s*"id": "([^"]+)",$', content, flags=re.MULTILINE)
+        scores = {facet: [1.0, 0.5, 0.0, 0.25][i % 4] for i, facet in enumerate(ids)}
+        return "```json\n" + json.dumps({"subpoint_scores": scores, "semantic_score": 0.6}) + "\n```"
+    if "Answer yes or no only." in content:
         return "Yes."
-    # mem0's judge: an explanation that names both labels, then the JSON label (mem0 grades 1)
     return '{"explanation": "Not WRONG: the answer matches the gold answer.", "label": "CORRECT"}'
 
 
@@ -62,14 +55,29 @@ def server():
     fake.stop()
 
 
-def _run(server: FakeOpenAIServer, tmp_path: Path, dataset: str, *extra: str):
+@pytest.fixture(params=["templates", "stand-in upstream", "fetched"])
+def official_dir(request, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    if request.param == "templates":
+        text("orgmembench/answerer.py", "<module>", "BASIC_ANSWER_PROMPT")  # skips without the file
+        return SHARED_OFFICIAL
+    if request.param == "stand-in upstream":
+        root = tmp_path / "upstream"
+        pin_stand_ins(monkeypatch, stand_in_upstream(root))
+        return root
+    found = fetched_dir()
+    if found is None:
+        pytest.skip("scripts/fetch_official.py has not put the upstream files in <repo>/official")
+    return found
+
+
+def _run(server: FakeOpenAIServer, tmp_path: Path, dataset: str, official: Path):
     overrides = [
-        f"dataset={dataset}", "system=bm25", "dataset.limit=3", "progress=false",
+        f"dataset={dataset}", "system=bm25", "dataset.limit=3", "progress=false", f"official_dir={official}",
         f"store.cache_dir={tmp_path / 'cache'}", f"store.results_dir={tmp_path / 'runs'}",
         "answerer=openai_compatible", "answerer.model=fake-answerer", f"answerer.base_url={server.base_url}",
         f"answerer.api_key_env={KEY_ENV}", "answerer.max_retries=0",
         "judge.model=fake-judge", f"judge.base_url={server.base_url}", f"judge.api_key_env={KEY_ENV}",
-        "judge.max_retries=0", "judge.runs=1", *extra,
+        "judge.max_retries=0", "judge.runs=1",
     ]
     return run(RunConfig.from_dict(compose_config(overrides)), overrides)
 
@@ -78,235 +86,192 @@ def _bodies(server: FakeOpenAIServer, model: str) -> list[dict]:
     return [r.body for r in server.requests if r.body.get("model") == model]
 
 
-def _questions(dataset: str) -> dict:
-    from loaders import load_dataset
-
-    return {q.qid: q for episode in load_dataset(dataset, limit=3) for q in episode.questions}
-
-
-def _metrics_json(result) -> dict:
+def _metrics(result) -> dict:
     return json.loads(result.paths.metrics.read_text())
 
 
-def test_orgmem_answerer_and_judge_send_the_benchmarks_own_requests(server, tmp_path, monkeypatch):
+def _fill_fstring(source: str, values: dict[str, str]) -> str:
+    """An f-string's source filled by text substitution (this test's own reading of it)."""
+    body = source[4:-3].replace('\\"', '"')
+    return re.sub(r"\{\{|\}\}|\{([^{}]+)\}", lambda m: {"{{": "{", "}}": "}"}.get(m[0]) or values[m[1]], body)
+
+
+def _authors_prompt(lines: list[str], question: str, when: str | None) -> str:
+    template = text("eval/llm.py", "<module>", "ANSWER_PROMPT_TEMPLATE")
+    if when is not None:
+        template = template.replace("Question: {question}", f"Current Date: {when}\nQuestion: {{question}}")
+    return template.format(context="\n".join(lines) or "(no relevant memories found)", question=question)
+
+
+def test_orgmem_requests_are_the_benchmarks_texts_filled(server, tmp_path, monkeypatch, official_dir):
     monkeypatch.setenv(KEY_ENV, "sk-test")
-    result = _run(server, tmp_path, "orgmem")
-    answerer, judge = orgmem_answerer_module(), orgmem_judge_module()
-    records = {r["id"]: r for r in map(json.loads, ORGMEM_QUESTIONS.read_text().splitlines())}
-    prefix, rest = answerer.BASIC_ANSWER_PROMPT.split("{context}")
+    result = _run(server, tmp_path, "orgmem", official_dir)
+    questions_file = data_path("orgmembench/datasets/helix/medium/benchmark_v0.0.jsonl")
+    assert questions_file is not None
+    records = {r["id"]: r for r in map(json.loads, questions_file.read_text().splitlines())}
+    prefix, rest = text("orgmembench/answerer.py", "<module>", "BASIC_ANSWER_PROMPT").split("{context}")
     answers = _bodies(server, "fake-answerer")
     assert len(answers) == 3
-    for body in answers:
-        assert len(body["messages"]) == 1 and body["messages"][0]["role"] == "user"
+    for record in result.records:
+        suffix = rest.format(question=record["question"])
+        body = next(b for b in answers if b["messages"][0]["content"].endswith(suffix))
+        assert [m["role"] for m in body["messages"]] == ["user"]
         content = body["messages"][0]["content"]
-        assert content.startswith(prefix)
-        question = next(r["text"] for r in records.values() if content.endswith(rest.format(question=r["text"])))
-        context = content[len(prefix) : len(content) - len(rest.format(question=question))]
-        kept = {}
-
-        class Keep:
-            def complete(self, prompt):
-                kept["prompt"] = prompt
-
-        answerer.basic_answer(question, context, Keep())
-        assert kept["prompt"] == content  # the upstream function builds exactly this request
+        context = content[len(prefix): len(content) - len(suffix)]
+        assert content.startswith(prefix) and 0 < len(context) <= 40_000 and context == context.strip()
+    system = text("orgmembench/judge.py", "<module>", "_JUDGE_SYSTEM")
+    emergent = text("orgmembench/judge.py", "build_judge_prompt", "extra")
+    source = text("orgmembench/judge.py", "build_judge_prompt", "<return>")
     judged = _bodies(server, "fake-judge")
     assert len(judged) == 3
     for record in result.records:
-        upstream_question = orgmem_question(records[record["qid"]])
-        expected = judge.build_judge_prompt(upstream_question, ANSWER)
+        raw = records[record["qid"]]
+        subpoints = [{"id": sp["id"], "criterion": sp.get("criterion", ""),
+                      "fail_criterion": sp.get("fail_criterion") or sp.get("fail_if", "")}
+                     for sp in raw["rubric_subpoints"]]
+        emergent_question = raw["category"] == "EMERGENT" or (raw.get("metadata") or {}).get("validation_mode") == "union"
+        expected = _fill_fstring(source, {
+            "question.public_category": PUBLIC_CATEGORY[raw["category"]], "question.text": raw["text"],
+            "extra": emergent if emergent_question else "",
+            "gt": json.dumps(raw["ground_truth_answer"], ensure_ascii=False, indent=2),
+            "json.dumps(subpoints, ensure_ascii=False, indent=2)": json.dumps(subpoints, ensure_ascii=False, indent=2),
+            "answer_text[:6000]": ANSWER[:6000]})
         body = next(b for b in judged if b["messages"][-1]["content"] == expected)
-        assert body["messages"][0] == {"role": "system", "content": judge._JUDGE_SYSTEM}
+        assert body["messages"][0] == {"role": "system", "content": system} and len(body["messages"]) == 2
         assert body["temperature"] == 0  # the paper: gpt-4o-mini grades every facet at temperature 0
-        reply = _orgmem_reply(expected)
-
-        class Judge:
-            def complete_json(self, prompt, system=None):
-                from_json = json.loads(reply.split("```json\n")[1].split("\n```")[0])
-                return from_json, type("Resp", (), {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0})()
-
-        upstream = judge.judge_one(upstream_question, type("Q", (), {"answer_text": ANSWER, "system": "x"})(), Judge())
-        assert record["metrics"]["score"] == pytest.approx(100 * upstream.score, abs=0.01)  # upstream rounds to 4 places
-    assert _metrics_json(result)["wording"] == "official"
+        fractions = [[1.0, 0.5, 0.0, 0.25][i % 4] for i in range(len(subpoints))]
+        weights = [_weight(sp) for sp in raw["rubric_subpoints"]]
+        score = sum(w * f for w, f in zip(weights, fractions)) / sum(weights)
+        assert record["metrics"]["score"] == pytest.approx(100 * score, abs=1e-9)
+    metrics = _metrics(result)
+    assert (metrics["wording"], metrics["answer_wording"], metrics["judge_wording"]) == ("official",) * 3
+    assert "[answer: official, judge: official]" in result.table.splitlines()[0]
 
 
-def test_orgmem_answerer_cuts_the_context_where_the_benchmark_does():
-    upstream = orgmem_answerer_module()
-    ours = orgmem_answerer(OfficialReader.search())
-    kept = {}
-
-    class Keep:
-        def complete(self, prompt):
-            kept["prompt"] = prompt
-
-    for context in ("", "   \n", "a" * 39_999 + "bcd" + "z" * 20_000):
-        upstream.basic_answer("When?", context, Keep())
-        assert ours.prompt("When?", context) == kept["prompt"]
-    assert ours.max_context_chars == 40_000
-
-
-def test_locomo_judge_request_and_grade_are_mem0s(server, tmp_path, monkeypatch):
-    monkeypatch.setenv(KEY_ENV, "sk-test")
-    result = _run(server, tmp_path, "locomo")
-    mem0_judge = mem0_llm_judge(monkeypatch)
-    ours = _bodies(server, "fake-judge")
-    assert len(ours) == len([r for r in result.records if r["metrics"].get("llm_judge") is not None]) > 0
-    mem0_judge.client = OpenAI(base_url=server.base_url, api_key="sk-test")
-    before = len(server.requests)
-    questions = _questions("locomo")
-    for record in [r for r in result.records if r["metrics"].get("llm_judge") is not None]:
-        gold = questions[record["qid"]].answer
-        grade = mem0_judge.evaluate_llm_judge(record["question"], gold, ANSWER)
-        theirs = server.requests[-1].body
-        body = next(b for b in ours if b["messages"] == theirs["messages"])  # requests go out concurrently
-        assert body["response_format"] == theirs["response_format"] == {"type": "json_object"}
-        assert body["temperature"] == theirs["temperature"] == 0
-        assert "max_tokens" not in theirs
-        assert record["metrics"]["llm_judge"] == 100.0 * grade == 100.0  # a reply naming both labels still counts
-    assert len(server.requests) == before + len(ours)
-    assert _metrics_json(result)["prompts"]["judge"]["cite"].startswith("mem0ai/mem0@b3ede5b7c0ac")
-
-
-@pytest.mark.parametrize("reply", [
-    '{"label": "CORRECT"}', '{"label": "WRONG"}', '```json\n{"label": "CORRECT"}\n```',
-    'Reasoning first. {"label": "CORRECT"} and WRONG is not it', '{"label": "correct"}', '{"verdict": "CORRECT"}',
-    "CORRECT",
-])
-def test_mem0_label_rule_matches_mem0s_evaluate_llm_judge(server, reply, monkeypatch):
-    mem0_judge = mem0_llm_judge(monkeypatch)
-    server.answer_fn = lambda body: reply
-    mem0_judge.client = OpenAI(base_url=server.base_url, api_key="sk-test")
-    ours = parse_mem0_label(reply)
+def _weight(subpoint: dict) -> float:
+    """SOURCE.md: a subpoint's weight is ``max_score`` or ``weight``, default 1."""
+    value = subpoint.get("max_score", subpoint.get("weight"))
     try:
-        theirs = mem0_judge.evaluate_llm_judge("q", "gold", "answer")
-    except (KeyError, ValueError):  # mem0's script stops: ours is unparsable, counted 0 in llm_judge_paper
-        assert not ours.parsed
-    else:
-        assert ours.parsed and ours.score == theirs
+        return float(value) or 1.0
+    except (TypeError, ValueError):
+        return 1.0
 
 
-def test_longmemeval_judge_request_is_get_anscheck_prompt_with_its_settings(server, tmp_path, monkeypatch):
+def _locomo_lines(record: dict, turns: dict[str, tuple[str, str]]) -> list[str]:
+    return [f"{i}. {turns[hit['doc_id']][0]} {turns[hit['doc_id']][1]}" for i, hit in enumerate(record["hits"], 1)]
+
+
+def _locomo_turns() -> dict[str, tuple[str, str]]:
+    """dia_id -> ("[<session date, ISO, UTC>]", "<speaker>: <text>[ caption]") from the raw file."""
+    path = data_path("locomo/locomo10.json")
+    assert path is not None
+    turns = {}
+    for sample in json.loads(path.read_text())[:1]:
+        conversation = sample["conversation"]
+        for key, value in conversation.items():
+            if re.fullmatch(r"session_\d+", key):
+                when = datetime.strptime(conversation[f"{key}_date_time"], "%I:%M %p on %d %B, %Y")
+                for turn in value:
+                    caption = f" [shared an image: {turn['blip_caption']}]" if turn.get("blip_caption") else ""
+                    turns[turn["dia_id"]] = (f"[{when.isoformat()}+00:00]", f"{turn['speaker']}: {turn['text']}{caption}")
+    return turns
+
+
+def test_locomo_answers_with_the_authors_template_and_judges_with_mem0s(server, tmp_path, monkeypatch, official_dir):
     monkeypatch.setenv(KEY_ENV, "sk-test")
-    result = _run(server, tmp_path, "longmemeval_s")
-    upstream = longmemeval_evaluate_qa()
-    judged = _bodies(server, "fake-judge")
-    assert len(judged) == len(result.records) == 3
-    questions = _questions("longmemeval_s")
+    result = _run(server, tmp_path, "locomo", official_dir)
+    turns = _locomo_turns()
+    answers = _bodies(server, "fake-answerer")
+    assert len(answers) == len(result.records) == 3
     for record in result.records:
-        question = questions[record["qid"]]
-        expected = upstream.get_anscheck_prompt(question.category, question.text, question.answer, ANSWER,
-                                                abstention="_abs" in question.qid)
-        body = next(b for b in judged if b["messages"][0]["content"] == expected)  # requests go out concurrently
-        assert body["messages"] == [{"role": "user", "content": expected}]
-        assert body["temperature"] == 0 and body["max_tokens"] == 10  # evaluate_qa.py's request
-        assert record["metrics"]["accuracy"] == 100.0  # 'yes' in "yes." (the official substring rule)
+        expected = _authors_prompt(_locomo_lines(record, turns), record["question"], None)  # LoCoMo: no question date
+        body = next(b for b in answers if b["messages"][0]["content"] == expected)
+        assert len(body["messages"]) == 1 and body["messages"][0]["role"] == "user"
+        assert (body["temperature"], body["seed"], body["max_tokens"]) == (0, AUTHORS_SEED, 512)
+    accuracy = text("evaluation/metrics/llm_judge.py", "<module>", "ACCURACY_PROMPT")
+    judged = _bodies(server, "fake-judge")
+    graded = [r for r in result.records if r["metrics"].get("llm_judge") is not None]
+    assert len(judged) == len(graded) > 0
+    for record in graded:
+        expected = accuracy.format(question=record["question"], gold_answer=str(record["reference"]),
+                                   generated_answer=ANSWER)
+        body = next(b for b in judged if b["messages"] == [{"role": "user", "content": expected}])
+        assert body["response_format"] == {"type": "json_object"} and body["temperature"] == 0
+        assert "max_tokens" not in body and "seed" not in body  # evaluate_llm_judge sends neither
+        assert record["metrics"]["llm_judge"] == 100.0  # a reply naming both labels still counts (mem0's rule)
+    metrics = _metrics(result)
+    assert (metrics["answer_wording"], metrics["judge_wording"], metrics["wording"]) == ("authors", "official", "official")
+    assert metrics["prompts"]["answer"]["texts"] == {
+        "authors.answer": "140a426f312b91d02677101af89ee76aded7f99adafe025e9c165950c8dee197"}
+    assert metrics["prompts"]["judge"]["cite"].startswith("mem0ai/mem0@b3ede5b7c0ac")
+    assert Path(metrics["prompts"]["judge"]["files"][0]["path"]).is_relative_to(official_dir)
+    assert "[answer: authors, judge: official]" in result.table.splitlines()[0]
 
 
-@pytest.mark.parametrize("qtype", ["single-session-user", "single-session-assistant", "multi-session",
-                                   "temporal-reasoning", "knowledge-update", "single-session-preference"])
-@pytest.mark.parametrize("abstention", [False, True])
-def test_every_longmemeval_prompt_is_the_upstream_one(qtype, abstention):
-    from memory_protocol import Question
-
-    upstream = longmemeval_evaluate_qa()
-    judge = LongMemEvalJudge.official(OfficialReader.search())
-    question = Question(qid="q_abs" if abstention else "q", text="How many {days} since?", category=qtype,
-                        answer="3 }", meta={"abstention": abstention})
-    ours = judge.request(question, "Three {0} days")[0]["content"]
-    assert ours == upstream.get_anscheck_prompt(qtype, question.text, question.answer, "Three {0} days", abstention)
-
-
-@pytest.mark.parametrize("reply,official", [("Yes", 1.0), ("no", 0.0), ("", 0.0), ("Answer yes or no only: no", 1.0),
-                                            ("Eyes closed: no", 1.0)])
-def test_longmemeval_grade_is_the_bare_substring_rule(reply, official):
-    from memory_protocol import Question
-
-    judge = LongMemEvalJudge.official(OfficialReader.search())
-    verdict = judge.parse(reply, Question(qid="q", text="q", category="multi-session", answer="a"))
-    assert verdict.parsed and verdict.score == official == float("yes" in reply.strip().lower())
-
-
-def test_orgmem_official_scores_equal_the_benchmarks_judge_one():
-    judge_module = orgmem_judge_module()
+def test_longmemeval_answers_with_the_date_line_and_judges_with_the_kinds_template(server, tmp_path, monkeypatch,
+                                                                                   official_dir):
     from loaders import load_dataset
 
-    episode = next(iter(load_dataset("orgmem", limit=5)))
-    records = {r["id"]: r for r in map(json.loads, ORGMEM_QUESTIONS.read_text().splitlines())}
-    replies = ['{"subpoint_scores": {}}', "no json at all", '{"subpoint_scores": {"nope": 1}}']
-    for question in episode.questions:
-        facets = [f.facet_id for f in question.rubric]
-        replies.append(json.dumps({"subpoint_scores": {facets[0]: 2.0, facets[-1]: 0.3}}))
-        replies.append("```json\n" + json.dumps({"subpoint_scores": {f: 0.5 for f in facets}}) + "\n```")
-        for reply in replies:
-            upstream_question = orgmem_question(records[question.qid])
-
-            class Judge:  # the benchmark's client: its JSON parse (llm.py, not pinned) mirrored below
-                def complete_json(self, prompt, system=None):
-                    return _client_parse(reply), type("R", (), {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0})()
-
-            theirs = judge_module.judge_one(upstream_question, type("Q", (), {"answer_text": "a", "system": "s"})(),
-                                            Judge()).score
-            ours = parse_orgmem_official(reply, question)
-            assert (ours.score if ours.parsed else 0.0) == pytest.approx(theirs, abs=5e-5)
-
-
-def _client_parse(text: str) -> dict:
-    """orgmembench/llm.py ``_extract_json`` (not among the pinned files) gives {} where no object is found."""
-    return _first_json_object(text) or {}
-
-
-def test_a_flipped_byte_in_an_official_file_stops_the_run_in_one_line(server, tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, "sk-test")
+    result = _run(server, tmp_path, "longmemeval_s", official_dir)
+    episodes = {e.episode_id: e for e in load_dataset("longmemeval_s", limit=3)}
+    answers, judged = _bodies(server, "fake-answerer"), _bodies(server, "fake-judge")
+    assert len(answers) == len(judged) == len(result.records) == 3
+    for record in result.records:
+        episode = episodes[record["episode"]]
+        docs = {d.doc_id: d for d in episode.documents}
+        question = episode.questions[0]
+        lines = []
+        for i, hit in enumerate(record["hits"], 1):
+            doc = docs[hit["doc_id"]]
+            role = doc.meta["role"]
+            content = doc.text.split("] ", 1)[1][len(role) + 2:]
+            lines.append(f"{i}. [{doc.date.isoformat()}+00:00] {role}: {content}")
+        when = question.meta["question_date"].isoformat() + "+00:00"
+        expected = _authors_prompt(lines, question.text, when)
+        assert expected.count("Current Date: ") == 1
+        body = next(b for b in answers if b["messages"][0]["content"] == expected)
+        assert (body["temperature"], body["seed"], body["max_tokens"]) == (0, AUTHORS_SEED, 512)
+        index = 4 if question.meta["abstention"] else LME_TEMPLATE[question.category]
+        template = text("src/evaluation/evaluate_qa.py", "get_anscheck_prompt", "template", index)
+        expected = template.format(question.text, question.answer, ANSWER)
+        body = next(b for b in judged if b["messages"][0]["content"] == expected)
+        assert body["messages"] == [{"role": "user", "content": expected}]
+        assert body["temperature"] == 0 and body["max_tokens"] == 10 and "seed" not in body  # evaluate_qa.py
+        assert record["metrics"]["accuracy"] == 100.0  # 'yes' in "yes." (the official substring rule)
+    metrics = _metrics(result)
+    assert (metrics["answer_wording"], metrics["judge_wording"]) == ("authors", "official")
+
+
+def test_a_changed_text_stops_the_run_in_one_line_before_any_request(server, tmp_path, monkeypatch):
+    from memory_protocol import ConfigError
+
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    data = json.loads((SHARED_OFFICIAL / "templates.json").read_text(encoding="utf-8"))
+    entry = next(e for e in data["files"] if e["path"] == "evaluation/metrics/llm_judge.py")
+    entry["texts"][0]["text"] += " "
     copy = tmp_path / "official"
-    shutil.copytree(SHARED_OFFICIAL, copy)
-    judge_file = copy / "mem0" / "evaluation" / "metrics" / "llm_judge.py"
-    data = bytearray(judge_file.read_bytes())
-    data[500] ^= 0x01
-    judge_file.write_bytes(bytes(data))
-    with pytest.raises(OfficialFileMismatch) as caught:
-        OfficialReader.search(copy).read("mem0/evaluation/metrics/llm_judge.py")
-    assert str(judge_file) in str(caught.value) and "\n" not in str(caught.value)
-    with pytest.raises(ConfigError, match="llm_judge.py has sha256"):
-        _run(server, tmp_path, "locomo", f"official_dir={copy}")
-    assert server.request_count == 0  # stopped before any call
+    copy.mkdir()
+    (copy / "templates.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConfigError, match="ACCURACY_PROMPT in <module> of mem0/evaluation/metrics/llm_judge.py"):
+        _run(server, tmp_path, "locomo", copy)
+    assert server.request_count == 0
 
 
-def test_without_the_official_files_a_run_uses_our_wording_says_so_and_is_marked(server, tmp_path, monkeypatch, capsys):
+def test_without_any_source_a_run_uses_our_wording_says_so_and_is_marked(server, tmp_path, monkeypatch, capsys):
     import judges.official.locate as locate
 
     monkeypatch.setenv(KEY_ENV, "sk-test")
     monkeypatch.delenv(locate.ENV_VAR, raising=False)
     monkeypatch.setattr(locate, "REPO_ROOT", tmp_path / "clone")  # no ../shared/official, no ./official
     monkeypatch.chdir(tmp_path)
-    result = _run(server, tmp_path, "locomo")
+    own = _run(server, tmp_path, "locomo", tmp_path / "nowhere")
     lines = [line for line in capsys.readouterr().err.splitlines() if "official wording" in line]
-    assert lines == [
-        "judge: the official wording (mem0/evaluation/metrics/llm_judge.py) was not found, so our own wording is "
-        "used and the scores are not comparable with published ones; run `python scripts/fetch_official.py` or "
-        "set official_dir"]
-    metrics = _metrics_json(result)
-    assert metrics["wording"] == "own" and metrics["prompts"]["judge"]["source"] == "own"
-    assert "own wording: not comparable" in result.table.splitlines()[0]
+    assert [line.split(":")[0] for line in lines] == ["answerer", "judge"]
+    assert "(mem-plus-plus/eval/llm.py) was not found, so our own wording is used" in lines[0]
+    metrics = _metrics(own)
+    assert (metrics["wording"], metrics["answer_wording"], metrics["judge_wording"]) == ("own", "own", "own")
+    assert "[answer: own, judge: own; own wording: not comparable with published scores]" in own.table.splitlines()[0]
     assert all("response_format" not in body for body in _bodies(server, "fake-judge"))
-
-
-def test_official_and_own_wording_runs_never_share_a_folder(server, tmp_path, monkeypatch):
-    import judges.official.locate as locate
-
-    monkeypatch.setenv(KEY_ENV, "sk-test")
-    official = _run(server, tmp_path, "locomo")
-    monkeypatch.setattr(locate, "REPO_ROOT", tmp_path / "clone")
-    monkeypatch.chdir(tmp_path)
-    own = _run(server, tmp_path, "locomo")
-    assert official.paths.root != own.paths.root
-
-
-def test_every_judge_names_the_upstream_file_it_read():
-    reader = OfficialReader.search()
-    for judge in (LoCoMoJudge.official(reader), LongMemEvalJudge.official(reader), OrgMemJudge.official(reader)):
-        assert judge.wording.source == "official"
-        (path, sha), = judge.wording.files
-        assert Path(path).is_file() and Path(path).is_relative_to(SHARED_OFFICIAL)
-        import hashlib
-
-        assert hashlib.sha256(Path(path).read_bytes()).hexdigest() == sha
+    official = _run(server, tmp_path, "locomo", SHARED_OFFICIAL)
+    assert official.paths.root != own.paths.root  # official and own wording never share a run folder

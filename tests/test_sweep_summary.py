@@ -122,6 +122,23 @@ def test_sweep_table_marks_a_folder_without_metrics_and_shows_a_judge_column(k_s
     assert rows[2][0] == "c" and rows[2][-1] == "no metrics.json"
 
 
+def test_the_console_prints_the_paper_comparable_judge_figure(k_sweep, tmp_path):
+    """Issue 32: the sweep console printed the parsed-only ``score`` where the tables print ``score_paper``."""
+    from harness.sweep_summary import fitted_sweep_table
+
+    tmp, _ = k_sweep
+    real = read_pointers(tmp / "sweep")[0].run_folder
+    judged = tmp_path / "judged"
+    judged.mkdir()
+    overall = {**_overall(real), "score": 62.5, "score_paper": 50.0}
+    (judged / "metrics.json").write_text(json.dumps({"summary": {"overall": overall}}))
+    console = fitted_sweep_table([judged], ["a"])
+    header = [cell.strip() for cell in console.splitlines()[0].strip("|").split("|")]
+    assert "score_paper" in header and "score" not in header and "50.000" in console and "62.500" not in console
+    full = [cell.strip() for cell in sweep_table([judged], ["a"]).splitlines()[0].strip("|").split("|")]
+    assert {"score_paper", "score"} <= set(full)  # the full table keeps both
+
+
 def test_a_dry_run_sweep_prints_the_sum_of_its_jobs_calls_and_dollars(tmp_path):
     proc = _run_py(["-m", "system.k=5,10", "dataset.limit=3", "answerer=gpt-4o-mini", "estimate=true"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]

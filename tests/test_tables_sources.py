@@ -129,6 +129,25 @@ def test_selection_leaves_out_failed_and_plumbing_runs(tmp_path: Path):
     assert len(set(both.tidy["folder"])) == 1  # one row per job: the exact, newest match
 
 
+def test_a_run_is_compared_with_its_own_answerers_job_when_the_preset_runs_both(tmp_path: Path):
+    """Issue 32: a gpt-4o-mini run of a preset that runs both answerers was footnoted
+    ``answerer.model=gpt-4o-mini (paper: gpt-4.1-mini)``: it was matched to the gpt-4.1-mini job."""
+    from harness.reports.selection import Job, Options, select_runs
+
+    runs = tmp_path / "runs"
+    base = {"dataset": {"name": "orgmem", "limit": None}, "system": {"name": "mempp", "k": 50},
+            "judge": {"name": "gpt-4o-mini", "runs": 3}}
+    jobs = [Job("t", (), {**base, "answerer": {"name": name, "model": name}}) for name in ("gpt-4.1-mini", "gpt-4o-mini")]
+    path = runs / "orgmem" / "mini"
+    path.mkdir(parents=True)
+    answerer = {"name": "gpt-4o-mini", "model": "gpt-4o-mini", "base_url": "http://127.0.0.1:8080/v1"}
+    (path / "config.json").write_text(json.dumps({**base, "answerer": answerer}), encoding="utf-8")
+    (path / "metrics.json").write_text(json.dumps({"summary": org_scores({"overall": 50.0}), "stats": {}}), encoding="utf-8")
+    chosen = select_runs(T.scan_runs(runs), jobs, Options(include_plumbing=True))
+    assert chosen.filled == {1}
+    assert all(not key.startswith("answerer.model") for diff in chosen.differences.values() for key in diff)
+
+
 def test_table1_rag_row_is_the_papers_rag(paper: pd.DataFrame):
     """The paper's Table 1 prints one RAG row; rag_4096 maps to it (it mapped to a missing label before)."""
     from harness.reports.labels import paper_row

@@ -27,9 +27,17 @@ from memplusplus.evidence import RenderedContext, format_date, render
 from memory_protocol.documents import Document, Hit
 
 
+def is_dated_turn(doc: Document) -> bool:
+    """A conversational turn whose text leads with ``[date] speaker:`` (the loaders mark it
+    ``evidence="as_stored"``); an artefact that merely starts with ``[`` (OrgMemBench's
+    ``[09:00:00] ...`` chat lines) is not one."""
+    text = doc.text.lstrip()
+    return doc.evidence == "as_stored" and text.startswith("[") and "]" in text
+
+
 def dated_content(doc: Document) -> str:
     """The document as one message: conversational turns already lead with ``[date] speaker:``."""
-    if doc.text.lstrip().startswith("["):
+    if is_dated_turn(doc):
         return doc.text
     return f"[{format_date(doc.date)}] {doc.author or 'unknown'}: {doc.text}"
 
@@ -39,13 +47,24 @@ def split_stamp(doc: Document) -> tuple[str, str]:
 
     A conversational turn leads with ``[date] speaker:`` (the loaders put the dataset's own date
     string in the brackets, e.g. LoCoMo's ``1:56 pm on 8 May, 2023``): the bracket is the date and
-    the rest the line. Any other document is dated by its ``date`` and led by its author.
+    the rest the line. Any other document (an artefact, even one whose text starts with a bracket)
+    is dated by its ``date`` and led by its author.
     """
-    text = doc.text.lstrip()
-    if text.startswith("[") and "]" in text:
-        stamp, rest = text[1:].split("]", 1)
+    if is_dated_turn(doc):
+        stamp, rest = doc.text.lstrip()[1:].split("]", 1)
         return stamp, rest.lstrip()
     return format_date(doc.date), f"{doc.author or 'unknown'}: {doc.text}"
+
+
+# How the LoCoMo loader appends a turn's image caption (loaders/locomo.py: turn_document).
+CAPTION_MARK = " [shared an image: "
+
+
+def without_caption(line: str) -> str:
+    """The line without the image caption the loader appended: mem0's add.py sends a turn's
+    ``Speaker: text`` only (its ``chat['text']``), never the caption."""
+    cut = line.rfind(CAPTION_MARK)
+    return line[:cut] if cut != -1 and line.endswith("]") else line
 
 
 def corpus_key(documents: Sequence[Document], settings: dict[str, Any]) -> str:

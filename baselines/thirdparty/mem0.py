@@ -9,7 +9,7 @@ cache and nothing is loaded twice. The vector store is Qdrant in local (embedded
 
 Write (their ``add.py``): conversational turns go to one Mem0 user per speaker, ``<speaker>_<conversation>``;
 each user is sent every turn of the conversation, its own turns as ``user`` messages and the other
-speakers' as ``assistant`` messages, each message ``Speaker: text``, ``turns_per_add`` messages (their
+speakers' as ``assistant`` messages, each message ``Speaker: text`` (no image caption), ``turns_per_add`` messages (their
 batch size, 2) per ``add()``, batches never crossing a session, the session's date as the dataset
 writes it in the metadata (``timestamp``). Mem0 is given extraction instructions of ours that state
 their custom instructions' rules (:data:`EXTRACTION_RULES`). Documents that are not speakers' turns
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from baselines.thirdparty.common import ProxiedMemory, corpus_key, split_stamp
+from baselines.thirdparty.common import ProxiedMemory, corpus_key, split_stamp, without_caption
 from baselines.thirdparty.context import MEM0_LEG
 from memory_protocol import ConfigError
 from memplusplus.scope import end_of_day
@@ -104,10 +104,11 @@ def session_batches(documents: Sequence[Document], size: int) -> list[list[Docum
 
 def messages_for(user: Mem0User | None, batch: Sequence[Document]) -> list[dict[str, str]]:
     """The batch as ``user``'s messages: their own turns as ``user``, everyone else's as ``assistant``
-    (their add.py swaps the two roles between the two speakers' users); ``Speaker: text`` each."""
+    (their add.py swaps the two roles between the two speakers' users); ``Speaker: text`` each, the
+    turn's text alone (their add.py sends no image caption)."""
     return [
         {"role": "user" if user is None or (d.author or "unknown") == user.speaker else "assistant",
-         "content": split_stamp(d)[1]}
+         "content": without_caption(split_stamp(d)[1])}
         for d in batch
     ]
 

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from judges.graders import Judge
-from judges.official.locate import OfficialReader
-from judges.official.wording import OrgMemAnswerer
+from judges.official.texts import OfficialTexts
 from judges.wording import Wording
 from loaders import DatasetLoader
 from memory_protocol import ConfigError, Episode, Question
@@ -33,13 +32,12 @@ QuestionScorer = Callable[[Question, Sequence[str], Sequence[int]], dict[str, fl
 PromptFile = str | Path | Mapping[str, str | Path] | None
 
 
-# The paper states no answer prompt for LoCoMo or LongMemEval_S; ``judges/prompts/answer.txt`` gives,
-# in our words, the rules the authors' evaluation code sends.
+# The paper states no answer prompt for LoCoMo or LongMemEval_S; without the authors' template
+# (judges.official.authors), ``judges/prompts/answer.txt`` gives its rules in our words.
 AUTHORS_ANSWER_RULES = Wording(
-    "authors",
-    "AIDAChip-Inc/mem-plus-plus@919659777943:eval/llm.py (ANSWER_PROMPT_TEMPLATE, version memory-research-answer-v2: "
-    "one user message, temperature 0, 512 tokens) and @26ae8787542e:eval/tests/test_question_date.py (the "
-    "question's date on the line before the question), in our words in judges/prompts/answer.txt",
+    "own",
+    "judges/prompts/answer.txt (our words for the rules of AIDAChip-Inc/mem-plus-plus@919659777943:eval/llm.py "
+    "ANSWER_PROMPT_TEMPLATE, memory-research-answer-v2)",
 )
 
 
@@ -67,7 +65,7 @@ class Benchmark:
     - ``judge``: builds the grader from ``judge.prompt_file`` (None: the built-in wording);
       ``judge_prompt_folder`` describes the folder that file must be, when it is a folder.
     - ``official_judge`` / ``official_answer``: the grader / answerer with the benchmark's official
-      wording, read from pinned upstream files (None: the benchmark has none); see
+      texts, read from pinned upstream files or a templates file (None: the benchmark has none); see
       :mod:`harness.wording`. ``answer_wording``: where the built-in answer prompt's rules come from.
     - ``headline``: the judge metric of its tables (a registered metric, 0-100);
       ``extra_metrics``: answer metrics computed per graded question (registered, with a compute);
@@ -90,8 +88,8 @@ class Benchmark:
     headline: str
     answer: AnswerRule = AnswerRule()
     answer_wording: Wording = Wording("own", "judges/prompts/answer.txt")
-    official_judge: Callable[[OfficialReader], Judge] | None = None
-    official_answer: Callable[[OfficialReader], OrgMemAnswerer] | None = None
+    official_judge: Callable[[OfficialTexts], Judge] | None = None
+    official_answer: Callable[[OfficialTexts], Any] | None = None  # -> harness.answering.OfficialAnswer
     judge_prompt_folder: str | None = None
     extra_metrics: tuple[str, ...] = ()
     table_metrics: tuple[str, ...] = ()

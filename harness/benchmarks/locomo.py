@@ -11,6 +11,7 @@ from functools import partial
 
 from harness.benchmarks import AUTHORS_ANSWER_RULES, Benchmark
 from judges.graders import make_judge
+from judges.official.authors import authors_answer
 from judges.graders.locomo import LoCoMoJudge
 from judges.metrics.punkt_data import PunktDataError, ensure_punkt_data
 from loaders import DATASETS
@@ -30,6 +31,7 @@ BENCHMARK = Benchmark(
     loader=DATASETS["locomo"],
     judge=partial(make_judge, "locomo"),
     official_judge=LoCoMoJudge.official,  # the paper grades LoCoMo with mem0's judge
+    official_answer=authors_answer,  # the Mem++ authors' template, evidence lines and date line
     answer_wording=AUTHORS_ANSWER_RULES,
     headline="llm_judge",
     extra_metrics=("f1", "f1_set", "bleu1"),

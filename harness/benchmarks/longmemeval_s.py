@@ -14,6 +14,7 @@ from functools import partial
 
 from harness.benchmarks import AUTHORS_ANSWER_RULES, Benchmark, QuestionScorer
 from judges.graders import make_judge
+from judges.official.authors import authors_answer
 from judges.graders.longmemeval import LongMemEvalJudge
 from judges.metrics.longmemeval import OfficialCorpus, Turn, official_corpus, official_metrics
 from judges.metrics.retrieval import compute_question_metrics
@@ -53,6 +54,7 @@ BENCHMARK = Benchmark(
     loader=DATASETS["longmemeval_s"],
     judge=partial(make_judge, "longmemeval_s"),
     official_judge=LongMemEvalJudge.official,  # the paper grades with the official per-type prompts
+    official_answer=authors_answer,  # the Mem++ authors' template, evidence lines and date line
     answer_wording=AUTHORS_ANSWER_RULES,
     judge_prompt_folder="a folder of longmemeval_<kind>.txt files",
     headline="accuracy",

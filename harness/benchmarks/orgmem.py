@@ -1,11 +1,11 @@
 """OrgMemBench (Gardner, 2026), medium tier: one organisation's 443 artefacts, 73 questions C1-C6.
 
 The paper answers with the benchmark's own neutral answerer and grades with the benchmark's
-rubric judge run by gpt-4o-mini at temperature 0. Both are read at run time from the pinned
-upstream files (``PandelisZ/OrgMemBench`` ``orgmembench/answerer.py``, ``orgmembench/judge.py``)
-and run as they are: the answerer's function builds the prompt (its 40,000-character cut and its
-line for an empty context included), the judge's function builds the judge request. Without those
-files, our wording of the same rules is used (``orgmem_answer``: no question date, the context
+rubric judge run by gpt-4o-mini at temperature 0. Their texts are read at run time
+(``PandelisZ/OrgMemBench`` ``orgmembench/answerer.py``, ``orgmembench/judge.py``, from the upstream
+files or a templates file) and filled by our code as those functions fill them (the answerer's
+40,000-character cut and its line for an empty context included; the judge's system message and
+prompt). Without the texts, our wording of the same rules is used (``orgmem_answer``: no question date, the context
 stripped, ``(no records retrieved)`` when empty, cut to ``dataset.context_budget``), and the run
 says so. Its runner grades an empty answer as a fixed line, and every rubric facet is graded
 (score = 100 x weighted fraction met).

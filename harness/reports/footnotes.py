@@ -73,6 +73,21 @@ def settings_footnote(differences: Mapping[str, tuple[Any, Any]], run_config: Ma
     return phrases
 
 
+# The answer prompt of a Mem0 or Zep row, by the run's answer_recipe (harness.mem0_recipe).
+RECIPE_PROMPTS = {"mem0": "mem0's ANSWER_PROMPT", "zep": "mem0's ANSWER_PROMPT_ZEP"}
+
+
+def answer_prompt_footnote(run: Any) -> list[str]:
+    """For a Mem0 or Zep row: which answer prompt its run sent (mem0's recipe or the harness's)."""
+    kind = str(getattr(run, "kind", ""))
+    if kind not in RECIPE_PROMPTS or getattr(run, "dataset", None) != "locomo":
+        return []
+    config = getattr(run, "config", {}) or {}
+    if config.get("answer_recipe", "harness") == "mem0":
+        return [f"answer prompt: {RECIPE_PROMPTS[kind]} as one system message (mem0's recipe)"]
+    return ["answer prompt: the authors' template, not mem0's own (answer_recipe=harness)"]
+
+
 def run_footnote(run: Any, differences: Mapping[str, tuple[Any, Any]] | None = None,
                  preset_config: Mapping[str, Any] | None = None, judged: bool = True, where: str = "") -> str:
     """One footnote text for a run shown in a row (``""`` when it is the preset's job as the paper
@@ -89,6 +104,7 @@ def run_footnote(run: Any, differences: Mapping[str, tuple[Any, Any]] | None = N
         phrases.append(f"categories={categories} only")
     phrases += settings_footnote(differences or {}, getattr(run, "config", {}) or {}, preset_config)
     if judged:
+        phrases += answer_prompt_footnote(run)
         reason = not_comparable_reason(str(getattr(run, "kind", "")))
         if reason:
             phrases.append(f"ours only, not paired with the paper's row: {reason}")

@@ -37,7 +37,9 @@ IGNORED_PREFIXES = (
 )
 IGNORED_MODEL_KEYS = ("concurrency", "timeout_s", "max_retries", "api_key_env", "base_url", "local",
                       "local_context_tokens", "batch", "batch_api", "batch_poll_s")
-ANSWER_PREFIXES = ("answerer", "judge", "dataset.answer_max_tokens")
+ANSWER_PREFIXES = ("answerer", "judge", "dataset.answer_max_tokens", "answer_recipe")
+# Keys added after runs were made, with the value those runs had (a missing key is that value).
+DEFAULTS = {"answer_recipe": "harness"}
 KEYLESS_TOLERATED = ("encoder.", "encoder_rule")  # retrieval rows: a key-less run embeds with a local encoder
 LIMIT_KEYS = ("dataset.limit", "dataset.categories")
 
@@ -97,8 +99,9 @@ def differences(run: dict[str, Any], job: dict[str, Any], answers: bool) -> dict
     for key in sorted(set(run) | set(job)):
         if _ignored(key) or (not answers and key.startswith(ANSWER_PREFIXES)):
             continue
-        if run.get(key, "<missing>") != job.get(key, "<missing>"):
-            out[key] = (run.get(key, "<missing>"), job.get(key, "<missing>"))
+        ours, theirs = run.get(key, DEFAULTS.get(key, "<missing>")), job.get(key, DEFAULTS.get(key, "<missing>"))
+        if ours != theirs:
+            out[key] = (ours, theirs)
     return out
 
 
@@ -144,7 +147,10 @@ def select_runs(tidy: pd.DataFrame, jobs: Sequence[Job], options: Options = Opti
             left_out[run["folder"]] = "plumbing: local model or non-provider endpoint (--include-plumbing)"
             continue
         best: dict[str, tuple[Any, Any]] | None = None
-        for index, job in enumerate(jobs):
+        # The job with the run's own answerer first: a plumbing run may stand in for another
+        # answerer's job, but never when its own answerer's job is in the preset (else its row,
+        # shown under its own answerer, is footnoted against the other answerer's model).
+        for index, job in sorted(enumerate(jobs), key=lambda pair: pair[1].answerer != run["answerer"]):
             if job.dataset != run["dataset"] or job.system != run["system_name"]:
                 continue
             if judged and job.answerer != run["answerer"] and not (options.include_plumbing and run["plumbing"]):

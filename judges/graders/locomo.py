@@ -2,7 +2,7 @@
 
 With the official wording (:meth:`LoCoMoJudge.official`, the paper's protocol) the prompt is
 mem0's ``ACCURACY_PROMPT`` read at run time, sent as one user message at temperature 0 in JSON
-reply mode, and graded as ``evaluate_llm_judge`` grades it (:func:`parse_mem0_label`): the JSON
+reply mode with no ``max_tokens`` and no ``seed`` (``evaluate_llm_judge`` sends neither), and graded as ``evaluate_llm_judge`` grades it (:func:`parse_mem0_label`): the JSON
 taken out of the reply (a fenced block, else the first ``{`` to the last ``}``, else the whole
 reply), its ``label`` equal to ``"CORRECT"`` gives 1, any other label 0. Where mem0's script would
 stop (no JSON object, no ``label``), the grade is unparsable: counted 0 in ``llm_judge_paper``.
@@ -33,7 +33,7 @@ from typing import Any
 
 from judges.graders.templates import PromptTemplate, load_template
 from judges.graders.verdict import JudgeVerdict, detect_echo, extract_json_objects
-from judges.official.locate import OfficialReader
+from judges.official.texts import OfficialTexts
 from judges.official.wording import mem0_accuracy_prompt
 from judges.wording import RequestParams, Wording
 from memory_protocol import Question
@@ -41,8 +41,9 @@ from memory_protocol import Question
 __all__ = ["LOCOMO_UNGRADED_CATEGORY", "MEM0_JUDGE_PARAMS", "LoCoMoJudge", "locomo_request", "parse_locomo",
            "parse_mem0_label"]
 
-# evaluate_llm_judge: temperature=0.0, response_format={"type": "json_object"}, no max_tokens
-MEM0_JUDGE_PARAMS = RequestParams(temperature=0.0, response_format={"type": "json_object"})
+# evaluate_llm_judge: temperature=0.0, response_format={"type": "json_object"}, no max_tokens, no seed
+MEM0_JUDGE_PARAMS = RequestParams(temperature=0.0, response_format={"type": "json_object"},
+                                  omit=("max_tokens", "seed"))
 _FENCED_RE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 
 LOCOMO_UNGRADED_CATEGORY = 5  # adversarial; mem0's evals.py / llm_judge.py skip it
@@ -116,9 +117,9 @@ class LoCoMoJudge:
     wording: Wording = Wording("own", "judges/prompts/locomo_judge.txt")
 
     @classmethod
-    def official(cls, reader: OfficialReader) -> "LoCoMoJudge":
+    def official(cls, texts: OfficialTexts) -> "LoCoMoJudge":
         """mem0's prompt, request settings and grading rule."""
-        text, wording = mem0_accuracy_prompt(reader)
+        text, wording = mem0_accuracy_prompt(texts)
         return cls(PromptTemplate("locomo_judge", text, wording.cite), params=MEM0_JUDGE_PARAMS, wording=wording)
 
     def template_hash(self, question: Question) -> str:

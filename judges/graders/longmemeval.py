@@ -18,9 +18,10 @@ Source (read, not copied): ``xiaowu0162/LongMemEval`` ``src/evaluation/evaluate_
   (a substring test: any other reply is a no).
 
 With the official wording (:meth:`LongMemEvalJudge.official`, the paper's protocol) each prompt is
-what the upstream ``get_anscheck_prompt`` returns (the function is read from the verified file and
-run as it is), the request carries temperature 0 and max_tokens 10, and the grade is the official
-substring test alone (:func:`parse_official_yes`): every reply is a grade, an empty one a no.
+the upstream template of the question's kind (read as data, its three ``{}`` fields filled in order
+with question, answer and response, as ``get_anscheck_prompt`` fills them), the request carries
+temperature 0 and max_tokens 10 and no seed, the model is the dated snapshot the script names
+(:data:`LONGMEMEVAL_JUDGE_MODEL`), and the grade is the official substring test alone (:func:`parse_official_yes`): every reply is a grade, an empty one a no.
 
 With our own wording (used only when the upstream file is not found), an empty reply, or an echo of the prompt (it repeats an instruction sentence, or the phrase
 "yes or no"), is unparsable: left out of ``accuracy``, counted 0 in ``accuracy_paper``.
@@ -37,31 +38,28 @@ from typing import Any, Union
 
 from judges.graders.templates import LONGMEMEVAL_KINDS, PromptTemplate, load_template
 from judges.graders.verdict import JudgeVerdict, detect_echo
-from judges.official.locate import OfficialReader
-from judges.official.wording import longmemeval_anscheck
+from judges.official.texts import OfficialTexts
+from judges.official.wording import longmemeval_texts
 from judges.wording import RequestParams, Wording
 from memory_protocol import Question
 
 __all__ = [
     "KIND_BY_QUESTION_TYPE",
     "LONGMEMEVAL_JUDGE_MAX_TOKENS",
+    "LONGMEMEVAL_JUDGE_MODEL",
     "LongMemEvalJudge",
     "load_longmemeval_templates",
     "longmemeval_kind",
     "longmemeval_request",
     "parse_official_yes",
     "parse_yes_no",
-    "templates_from_anscheck",
 ]
 
 LONGMEMEVAL_JUDGE_MAX_TOKENS = 10  # evaluate_qa.py: max_tokens=10
-# evaluate_qa.py's request: temperature 0, max_tokens 10 (n=1 is the API's default)
-OFFICIAL_PARAMS = RequestParams(temperature=0.0, max_tokens=LONGMEMEVAL_JUDGE_MAX_TOKENS)
-# One question type per prompt kind, for deriving the templates; the others are checked to match.
-_TYPE_OF_KIND = {"default": "single-session-user", "temporal": "temporal-reasoning",
-                 "knowledge_update": "knowledge-update", "preference": "single-session-preference",
-                 "abstention": "single-session-user"}
-_MARKS = {"question": "\x00question\x00", "gold_answer": "\x00gold_answer\x00", "response": "\x00response\x00"}
+# evaluate_qa.py's model table maps its metric model gpt-4o-mini to this dated snapshot.
+LONGMEMEVAL_JUDGE_MODEL = "gpt-4o-mini-2024-07-18"
+# evaluate_qa.py's request: temperature 0, max_tokens 10, no seed (n=1 is the API's default)
+OFFICIAL_PARAMS = RequestParams(temperature=0.0, max_tokens=LONGMEMEVAL_JUDGE_MAX_TOKENS, omit=("seed",))
 KIND_BY_QUESTION_TYPE: dict[str, str] = {
     "single-session-user": "default",
     "single-session-assistant": "default",
@@ -118,31 +116,6 @@ def parse_official_yes(raw: str) -> JudgeVerdict:
     return JudgeVerdict(score=1.0 if correct else 0.0, label="yes" if correct else "no", parsed=True, raw=raw)
 
 
-def _derived(anscheck: Callable[..., str], question_type: str, abstention: bool) -> str:
-    """The prompt ``anscheck`` builds, as a template with named fields (its own braces doubled)."""
-    text = anscheck(question_type, _MARKS["question"], _MARKS["gold_answer"], _MARKS["response"], abstention=abstention)
-    for mark in _MARKS.values():
-        if text.count(mark) != 1:
-            raise ValueError(f"get_anscheck_prompt({question_type!r}) does not place each field once")
-    text = text.replace("{", "{{").replace("}", "}}")
-    for name, mark in _MARKS.items():
-        text = text.replace(mark, "{" + name + "}")
-    return text
-
-
-def templates_from_anscheck(anscheck: Callable[..., str], source: str) -> dict[str, PromptTemplate]:
-    """One template per prompt kind, each rendering exactly what ``anscheck`` returns; every
-    question type must map to its kind's prompt (ValueError otherwise: another version of the file)."""
-    templates = {kind: PromptTemplate(f"longmemeval_{kind}", _derived(anscheck, qtype, kind == "abstention"), source)
-                 for kind, qtype in _TYPE_OF_KIND.items()}
-    for qtype, kind in KIND_BY_QUESTION_TYPE.items():
-        for abstention in (False, True):
-            expected = templates["abstention" if abstention else kind].text
-            if _derived(anscheck, qtype, abstention) != expected:
-                raise ValueError(f"{source}: the prompt for {qtype!r} (abstention={abstention}) is not its kind's")
-    return templates
-
-
 def load_longmemeval_templates(prompt_file: str | Path | Mapping[str, str | Path] | None = None) -> dict[str, PromptTemplate]:
     """The five LongMemEval templates, built-in unless overridden.
 
@@ -178,10 +151,11 @@ class LongMemEvalJudge:
     wording: Wording = Wording("own", "judges/prompts/longmemeval_<kind>.txt")
 
     @classmethod
-    def official(cls, reader: OfficialReader, dataset: str = "longmemeval_s") -> "LongMemEvalJudge":
+    def official(cls, texts: OfficialTexts, dataset: str = "longmemeval_s") -> "LongMemEvalJudge":
         """The upstream prompts, request settings and grading rule."""
-        anscheck, wording = longmemeval_anscheck(reader)
-        return cls(templates_from_anscheck(anscheck, wording.cite), dataset, OFFICIAL_PARAMS, wording)
+        named, wording = longmemeval_texts(texts)
+        templates = {kind: PromptTemplate(f"longmemeval_{kind}", text, wording.cite) for kind, text in named.items()}
+        return cls(templates, dataset, OFFICIAL_PARAMS, wording)
 
     def template_hash(self, question: Question) -> str:
         return self.template_for(question).sha256

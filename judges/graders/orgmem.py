@@ -15,10 +15,12 @@ Source (read, not copied): ``PandelisZ/OrgMemBench`` ``orgmembench/judge.py`` (`
 
 With the official wording (:meth:`OrgMemJudge.official`, the paper's protocol) the request is the
 benchmark's own: its system message and the user prompt its ``build_judge_prompt`` returns (both
-read at run time and run as they are), at temperature 0 (the paper: gpt-4o-mini grades every facet
+texts read at run time, the prompt's fields filled by our code), at temperature 0 (the paper: gpt-4o-mini grades every facet
 at temperature 0 in place of the benchmark's default judge). The reply is read as the benchmark's
 client reads it (:func:`parse_orgmem_official`): the text from the first ``{`` to the last ``}``
-(after a leading code fence) as JSON, its ``subpoint_scores`` looked up by exact subpoint id.
+(after a leading code fence) as JSON, its ``subpoint_scores`` looked up by exact subpoint id and
+read with ``float`` (``true`` is 1.0; a string that is no number stops the benchmark's script, so
+the grade is unparsable here).
 
 With our own wording, a reply with no JSON object naming a subpoint (or an echo of the prompt) is *unparsable*:
 left out of ``score`` and counted 0 in ``score_paper``, which is then the official number. A
@@ -36,9 +38,9 @@ from typing import Any
 
 from judges.graders.templates import PromptTemplate, load_template
 from judges.graders.verdict import JudgeVerdict, detect_echo, extract_json_objects
-from judges.official.locate import OfficialReader
+from judges.official.texts import OfficialTexts
 from judges.official.wording import OrgMemJudgePrompt, orgmem_judge_prompt
-from judges.wording import RequestParams, Wording
+from judges.wording import RequestParams, Wording, texts_hash
 from memory_protocol import Question, RubricFacet
 
 __all__ = ["ORGMEM_MAX_ANSWER_CHARS", "ORGMEM_NO_ANSWER", "PUBLIC_CATEGORY", "OrgMemJudge", "official_question",
@@ -197,30 +199,43 @@ def _first_json_object(raw: str) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
+def _upstream_fraction(value: Any) -> float | None:
+    """judge.py's ``min(1.0, max(0.0, float(value or 0.0)))``; None where ``float`` raises (a string
+    that is no number, a list, an object), which stops the benchmark's script. A boolean ``true`` is
+    1.0 there (``float(True)``), a numeric string its number."""
+    try:
+        number = float(value or 0.0)
+    except (TypeError, ValueError):
+        return None
+    return min(1.0, max(0.0, number))
+
+
 def parse_orgmem_official(raw: str, question: Question) -> JudgeVerdict:
-    """The benchmark's scoring: each subpoint's fraction from ``subpoint_scores`` by exact id
-    (missing: 0), clamped into [0, 1], weighted by its weight (1.0 when 0 or absent). A reply with
-    no JSON object scores 0 there; here it is unparsable (left out of ``score``, 0 in ``score_paper``).
-    A non-numeric fraction, which would stop the benchmark's script, counts 0 and is listed."""
+    """The benchmark's scoring (``judge_one``): each subpoint's fraction from ``subpoint_scores`` by
+    exact id (missing: 0), as ``float`` reads it, clamped into [0, 1], weighted by its weight (1.0
+    when 0 or absent). A reply with no JSON object scores 0 there; here it is unparsable (left out of
+    ``score``, 0 in ``score_paper``). So is a reply on which the benchmark's script stops: a fraction
+    ``float`` cannot read, or ``subpoint_scores`` that is not an object."""
     facets = _require_rubric(question)
     weights = {f.facet_id: facet_weight(f) for f in facets}
     data = _first_json_object(raw)
     if data is None:
         return JudgeVerdict.unparsed(raw, "no JSON object in the reply", weights=weights)
-    table = data.get("subpoint_scores") or {}
-    table = table if isinstance(table, Mapping) else {}
+    table = data.get("subpoint_scores", {}) or {}
+    if not isinstance(table, Mapping):
+        return JudgeVerdict.unparsed(raw, "subpoint_scores is not an object (the benchmark's script would stop)",
+                                     weights=weights)
     fractions: dict[str, float] = {}
-    invalid: dict[str, Any] = {}
     for facet in facets:
-        value = table.get(facet.facet_id, 0.0) or 0.0
-        number = _fraction(value) if isinstance(value, (int, float, str)) else None  # float() of it, as there
+        number = _upstream_fraction(table.get(facet.facet_id, 0.0))
         if number is None:
-            invalid[facet.facet_id] = value
-        fractions[facet.facet_id] = number or 0.0
+            return JudgeVerdict.unparsed(raw, f"subpoint {facet.facet_id!r} is {table[facet.facet_id]!r}, which float() "
+                                              f"cannot read (the benchmark's script would stop)", weights=weights)
+        fractions[facet.facet_id] = number
     missing = [f.facet_id for f in facets if f.facet_id not in table]
     score = sum(weights[fid] * fractions[fid] for fid in weights) / sum(weights.values())
     return JudgeVerdict(score=score, label=None, parsed=True, raw=raw,
-                        detail={"fractions": fractions, "weights": weights, "missing": missing, "invalid": invalid})
+                        detail={"fractions": fractions, "weights": weights, "missing": missing, "invalid": {}})
 
 
 @dataclass(frozen=True)
@@ -235,13 +250,13 @@ class OrgMemJudge:
     upstream: OrgMemJudgePrompt | None = None  # the benchmark's own request (official wording)
 
     @classmethod
-    def official(cls, reader: OfficialReader) -> "OrgMemJudge":
-        prompt = orgmem_judge_prompt(reader)
+    def official(cls, texts: OfficialTexts) -> "OrgMemJudge":
+        prompt = orgmem_judge_prompt(texts)
         return cls(params=OFFICIAL_PARAMS, wording=prompt.wording, upstream=prompt)
 
     def template_hash(self, question: Question) -> str:
         if self.upstream is not None:
-            return self.wording.files[0][1]  # the verified file's sha256
+            return texts_hash(self.wording)  # the pinned texts it sends
         return self.template.sha256
 
     def is_graded(self, question: Question) -> bool:

@@ -1,1 +1,2 @@
-"""The official wording of the paper's judges and answerers, read at run time from pinned upstream files."""
+"""The official texts of the paper's judges and answerers: pinned, read at run time as data (an upstream
+file parsed with ``ast``, or a templates file), filled by our code; no upstream code is run."""

@@ -1,4 +1,5 @@
-"""Find a pinned upstream file and check its sha256 before anything reads it.
+"""Find a pinned upstream file and check its sha256 before anything reads it (a file with no file
+pin, the authors' ``eval/llm.py``, is checked by its texts' pins in ``judges.official.texts``).
 
 The search order: the ``official_dir`` setting, ``$MEMPP_OFFICIAL_DIR``, ``<repo>/../shared/official``,
 ``./official`` (the working directory), ``<repo>/official`` (where ``scripts/fetch_official.py``
@@ -85,10 +86,10 @@ class OfficialReader:
         path = self.locate(local)
         data = path.read_bytes()
         got = _sha256(data)
-        if got != pin.sha256:
+        if pin.sha256 is not None and got != pin.sha256:
             raise OfficialFileMismatch(path, pin.sha256, got)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:  # cannot happen for a file matching its pin
-            raise OfficialFileMismatch(path, pin.sha256, got) from exc
+            raise OfficialFileMismatch(path, pin.sha256 or "(its texts' pins)", got) from exc
         return OfficialText(pin, path, text)

@@ -1,17 +1,21 @@
-"""The upstream evaluation files the paper's protocol uses, pinned by commit and sha256.
+"""The upstream evaluation files the paper's protocol uses, pinned by commit and sha256, and the
+texts the harness takes out of them, each pinned by the sha256 of the text itself.
 
-The wording of the judges and of OrgMemBench's answerer is read from these files at run time; it is
-never copied into this repository. ``scripts/fetch_official.py`` downloads them from GitHub at the
-pinned commits (for users with internet); offline, any directory laid out as
-``<folder>/<path in the upstream repository>`` serves (e.g. ``../shared/official``).
-The hashes are those of the files at the pinned commits, as listed in that folder's SOURCE.md.
+The wording of the judges and answerers is read at run time (``judges.official.texts``), never
+copied into this repository, from either source: the upstream files (``scripts/fetch_official.py``
+downloads them from GitHub at the pinned commits into a directory laid out as
+``<folder>/<path in the upstream repository>``), or a ``templates.json`` laid out as
+``../shared/official/templates.json`` (the texts as data). Either way every text must hash to its
+pin in :data:`TEXT_PINS`; an upstream file must also hash to its file pin. The authors' ``eval/llm.py``
+has no file pin (its bytes were never downloaded here): a fetched copy is trusted by its texts.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["GITHUB_RAW", "MIRROR_ENV", "OFFICIAL_FILES", "OfficialFile", "Upstream", "UPSTREAMS", "official_file"]
+__all__ = ["GITHUB_RAW", "MIRROR_ENV", "OFFICIAL_FILES", "OfficialFile", "TEXT_PINS", "TextPin", "Upstream", "UPSTREAMS",
+           "official_file"]
 
 GITHUB_RAW = "https://raw.githubusercontent.com"
 MIRROR_ENV = "MEMPP_OFFICIAL_MIRROR"  # a server with GitHub raw's <owner>/<repo>/<commit>/<path> layout
@@ -33,7 +37,7 @@ class OfficialFile:
 
     upstream: Upstream
     path: str
-    sha256: str
+    sha256: str | None  # None: no file pin known; the file is trusted by its texts' pins alone
 
     @property
     def local(self) -> str:
@@ -53,9 +57,12 @@ LONGMEMEVAL = Upstream("longmemeval", "xiaowu0162/LongMemEval", "9e0b455f4ef0e2a
 # mem0 removed evaluation/ in 9315e3036; this is its parent.
 MEM0 = Upstream("mem0", "mem0ai/mem0", "b3ede5b7c0ac0e847b03786a603c107ac943b3ee", "Apache-2.0")
 ORGMEMBENCH = Upstream("orgmembench", "PandelisZ/OrgMemBench", "4d6fb64b8c0a7111fbdf00a5d3c5705872343606", "MIT")
-UPSTREAMS = (LONGMEMEVAL, MEM0, ORGMEMBENCH)
+# The Mem++ authors' evaluation (the answer prompt of LoCoMo and LongMemEval_S; the paper states none).
+AUTHORS = Upstream("mem-plus-plus", "AIDAChip-Inc/mem-plus-plus", "9196597779435736005095574beac11cd3a78742",
+                   "see the repository")
+UPSTREAMS = (LONGMEMEVAL, MEM0, ORGMEMBENCH, AUTHORS)
 
-_PINS: tuple[tuple[Upstream, str, str], ...] = (
+_PINS: tuple[tuple[Upstream, str, str | None], ...] = (
     (LONGMEMEVAL, "LICENSE", "d3c4b9aa54759df6ded337978a6f3b55b75615e5e4525c3b82d7e2627d4b9732"),
     (LONGMEMEVAL, "src/evaluation/evaluate_qa.py", "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251"),
     (LONGMEMEVAL, "src/evaluation/print_qa_metrics.py", "e9283933a0cefb7a0ded7365e436ae3d1be5aac41853325e6155d83bf07607f0"),
@@ -72,6 +79,7 @@ _PINS: tuple[tuple[Upstream, str, str], ...] = (
     (ORGMEMBENCH, "LICENSE", "e74742eff8d3245f1558aeb047f002bfef2d77a32f45e15881918315bda75397"),
     (ORGMEMBENCH, "orgmembench/answerer.py", "5edeb4a92c115940679e164b03920a0a6c7fc46a6087ad55c28a5c5860179c00"),
     (ORGMEMBENCH, "orgmembench/judge.py", "893f784334be88f0ff6febd1301c3c52cf036d4fd96642ab8296a6363d2ae50b"),
+    (AUTHORS, "eval/llm.py", None),
 )
 OFFICIAL_FILES: dict[str, OfficialFile] = {f.local: f for f in (OfficialFile(u, p, h) for u, p, h in _PINS)}
 
@@ -82,3 +90,59 @@ def official_file(local: str) -> OfficialFile:
         return OFFICIAL_FILES[local]
     except KeyError:
         raise KeyError(f"no pinned official file {local!r}; known: {sorted(OFFICIAL_FILES)}") from None
+
+
+@dataclass(frozen=True)
+class TextPin:
+    """One text the harness uses: the ``index``-th non-empty string literal assigned to ``name`` (or
+    returned, ``<return>``) in ``where`` (``<module>``, a function, ``Class.method``) of the file
+    ``local``, and the sha256 of that text (for an f-string: of its source, as written)."""
+
+    key: str
+    local: str
+    where: str
+    name: str
+    sha256: str
+    index: int = 0
+
+    @property
+    def pin(self) -> OfficialFile:
+        return official_file(self.local)
+
+
+_LME_QA = "longmemeval/src/evaluation/evaluate_qa.py"
+_TEXTS: tuple[TextPin, ...] = (
+    # LongMemEval's five judge templates, in file order (the order get_anscheck_prompt tests them)
+    TextPin("lme.default", _LME_QA, "get_anscheck_prompt", "template",
+            "fba020ba3d57982efdc9a937c1c01f897b789a608c7f88e60244121f6505e5bc", 0),
+    TextPin("lme.temporal", _LME_QA, "get_anscheck_prompt", "template",
+            "8d33a5fdd83afeeb4592454a965eab43d1fcb2dedc042d1d3892f4254be6c273", 1),
+    TextPin("lme.knowledge_update", _LME_QA, "get_anscheck_prompt", "template",
+            "183a9b3a6197ec620940f610cdc1207201ec98c1113dd633ea685cfc322fafac", 2),
+    TextPin("lme.preference", _LME_QA, "get_anscheck_prompt", "template",
+            "741ee3bcbea7ff5e8ed359acef61d2f8ded3de021bbcff6ee13de455f2e2aa9b", 3),
+    TextPin("lme.abstention", _LME_QA, "get_anscheck_prompt", "template",
+            "5c0b365a1e1d06db36377c735432b56e122ca3c428f89faf61d43a0d5a7e050b", 4),
+    TextPin("mem0.accuracy", "mem0/evaluation/metrics/llm_judge.py", "<module>", "ACCURACY_PROMPT",
+            "62395dd312a631dfd9355026a0b69cc936018274c3198b6365b5c2a5c9bca9e0"),
+    TextPin("mem0.answer", "mem0/evaluation/prompts.py", "<module>", "ANSWER_PROMPT",
+            "f3c786104816bba61d03b7f41c2be45009e6c8c296a04d9712ab1a59e4ae2399"),
+    TextPin("mem0.answer_zep", "mem0/evaluation/prompts.py", "<module>", "ANSWER_PROMPT_ZEP",
+            "95b8170c30bb86f0e6819cd4846e6e3cd24c9a82030f90dbe36c880b522b92fc"),
+    TextPin("mem0.answer_graph", "mem0/evaluation/prompts.py", "<module>", "ANSWER_PROMPT_GRAPH",
+            "007fac5eb6722632c92b82701265ab8da2ab20bf8464423954a2f23fa459bff8"),
+    TextPin("mem0.zep_context", "mem0/evaluation/src/zep/search.py", "<module>", "TEMPLATE",
+            "82c72e2c2dc8d83c2e2ea491701efeecac5ce77d8a78fa444c572e231ce868d4"),
+    TextPin("orgmem.answer", "orgmembench/orgmembench/answerer.py", "<module>", "BASIC_ANSWER_PROMPT",
+            "dc276ffb272357b046c797ecdf269c774e35a34075b7e6b7dfd5a984bb7314b6"),
+    TextPin("orgmem.judge_system", "orgmembench/orgmembench/judge.py", "<module>", "_JUDGE_SYSTEM",
+            "bb7d2cc74ee7c5697eaf1c0f1774530ba6a5447f5b6fb43e12b65e875408eb84"),
+    TextPin("orgmem.emergent", "orgmembench/orgmembench/judge.py", "build_judge_prompt", "extra",
+            "5409a14f7d5051a8cace4f9c23f1ec1f373265434f04942910230900c8995a69"),
+    TextPin("orgmem.judge_prompt", "orgmembench/orgmembench/judge.py", "build_judge_prompt", "<return>",
+            "24019bb892ab4dff03ec6456959af93bd61742543f130f0f1c4c01cbf87a4ef1"),
+    # The template text as the index read it (the sha256 of the text, not of the file's bytes).
+    TextPin("authors.answer", "mem-plus-plus/eval/llm.py", "<module>", "ANSWER_PROMPT_TEMPLATE",
+            "140a426f312b91d02677101af89ee76aded7f99adafe025e9c165950c8dee197"),
+)
+TEXT_PINS: dict[str, TextPin] = {t.key: t for t in _TEXTS}

@@ -1,0 +1,209 @@
+"""The official texts, taken as data from an upstream file or from a templates file; nothing runs.
+
+Two sources serve the same texts (``judges.official.sources.TEXT_PINS``):
+
+- an upstream file (fetched by ``scripts/fetch_official.py``), checked against its file pin first,
+  then parsed with :mod:`ast`: a text is the ``index``-th non-empty string literal assigned to a
+  name (or returned) in a module, function or method, in file order. An f-string is taken as its
+  source text (its fields are filled by our code, never evaluated). The file is never imported or
+  executed.
+- a ``templates.json`` laid out as ``../shared/official/templates.json``: for each upstream file its
+  repository, commit, path and sha256 and its texts (``in``, ``name``, ``text``) in file order.
+  What is checked: each file entry names the repository, commit and file sha256 of our pin (it
+  describes the same upstream files), and every text taken from it hashes to its text pin. The
+  templates file's own sha256 is recorded with the run, not pinned: another file carrying the
+  same texts is as good.
+
+Either way a text whose sha256 is not its pin's stops the run (:class:`OfficialTextMismatch`).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from judges.official.locate import OfficialFileMissing, OfficialReader
+from judges.official.sources import OFFICIAL_FILES, TEXT_PINS, TextPin
+from memory_protocol import ConfigError
+
+__all__ = ["TEMPLATES_NAME", "OfficialTextMismatch", "OfficialTexts", "SourcedText", "literals_of", "templates_of"]
+
+TEMPLATES_NAME = "templates.json"
+LiteralTable = dict[tuple[str, str], list[str]]
+
+
+class OfficialTextMismatch(ConfigError):
+    """A source holds the file but not the pinned text (another version, or a changed templates file)."""
+
+
+@dataclass(frozen=True)
+class SourcedText:
+    """One pinned text and where it was read: ``via`` is ``upstream`` (the file itself) or
+    ``templates`` (a templates file); ``path``/``sha256``: the file read and the sha256 of its bytes."""
+
+    pin: TextPin
+    text: str
+    via: str
+    path: Path
+    sha256: str
+
+    @property
+    def cite(self) -> str:
+        pin = self.pin.pin
+        return f"{pin.cite} ({self.pin.name})"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _scopes(tree: ast.Module) -> list[tuple[str, list[ast.stmt]]]:
+    """``<module>``, each top-level function and each method (``Class.method``), with its body."""
+    scopes: list[tuple[str, list[ast.stmt]]] = [("<module>", [])]
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            scopes.append((node.name, node.body))
+        elif isinstance(node, ast.ClassDef):
+            scopes += [(f"{node.name}.{item.name}", item.body) for item in node.body
+                       if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        else:
+            scopes[0][1].append(node)
+    return scopes
+
+
+def _text_of(value: ast.AST | None, source: str) -> str | None:
+    """A non-empty string literal's value, an f-string's source text, else None."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value:
+        return value.value
+    if isinstance(value, ast.JoinedStr):
+        return ast.get_source_segment(source, value)
+    return None
+
+
+def literals_of(source: str, filename: str = "<upstream>") -> LiteralTable:
+    """Every text a file assigns to a plain name or returns, per (scope, name), in file order."""
+    tree = ast.parse(source, filename=filename)
+    table: LiteralTable = {}
+    for scope, body in _scopes(tree):
+        found: list[tuple[int, int, str, str]] = []
+        nodes = [n for stmt in body for n in ast.walk(stmt)] if scope != "<module>" else body
+        for node in nodes:
+            if isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                value = node.value
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names, value = [node.target.id], node.value
+            elif isinstance(node, ast.Return) and scope != "<module>":
+                names, value = ["<return>"], node.value
+            else:
+                continue
+            text = _text_of(value, source)
+            if text is not None:
+                found += [(node.lineno, node.col_offset, name, text) for name in names]
+        for _line, _col, name, text in sorted(found, key=lambda item: item[:2]):
+            table.setdefault((scope, name), []).append(text)
+    return table
+
+
+def _entry_problem(entry: Any, local: str) -> str | None:
+    pin = OFFICIAL_FILES[local]
+    if entry.get("repo") != pin.upstream.repo or entry.get("commit") != pin.upstream.commit:
+        return f"names {entry.get('repo')}@{entry.get('commit')}, the pin is {pin.upstream.repo}@{pin.upstream.commit}"
+    if pin.sha256 is not None and entry.get("sha256") != pin.sha256:
+        return f"gives sha256 {str(entry.get('sha256'))[:12]}... for it, the pin is {pin.sha256[:12]}..."
+    return None
+
+
+def templates_of(data: Any, path: Path) -> dict[str, LiteralTable]:
+    """A templates file's texts per upstream file (``<folder>/<path>``); ConfigError (one line) for a
+    file not laid out as ours or one whose entries disagree with our pins."""
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list):
+        raise ConfigError(f"{path}: not a templates file (expected an object with a 'files' list)")
+    out: dict[str, LiteralTable] = {}
+    for n, entry in enumerate(files):
+        if not isinstance(entry, dict) or not isinstance(entry.get("texts"), list):
+            raise ConfigError(f"{path}: files[{n}] is not an object with a 'texts' list")
+        local = f"{entry.get('folder')}/{entry.get('path')}"
+        if local not in OFFICIAL_FILES:
+            continue  # a file the harness does not use
+        problem = _entry_problem(entry, local)
+        if problem:
+            raise ConfigError(f"{path}: the entry of {local} {problem}")
+        table: LiteralTable = {}
+        for text in entry["texts"]:
+            if isinstance(text, dict) and isinstance(text.get("text"), str):
+                table.setdefault((str(text.get("in")), str(text.get("name"))), []).append(text["text"])
+        out[local] = table
+    return out
+
+
+@lru_cache(maxsize=16)
+def _templates(path: Path, sha256: str) -> dict[str, LiteralTable]:
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc})") from None
+    return templates_of(data, path)
+
+
+@lru_cache(maxsize=32)
+def _upstream(text: str, path: Path) -> LiteralTable:
+    try:
+        return literals_of(text, str(path))
+    except SyntaxError as exc:
+        raise OfficialTextMismatch(f"{path}: not Python source this harness can read ({exc.msg})") from None
+
+
+@dataclass
+class OfficialTexts:
+    """Reads pinned texts from the first searched directory that holds their upstream file or a
+    templates file (the upstream file wins within one directory)."""
+
+    reader: OfficialReader
+    _cache: dict[str, SourcedText] = field(default_factory=dict)
+
+    @classmethod
+    def search(cls, setting: Any = None, **kwargs: Any) -> "OfficialTexts":
+        return cls(OfficialReader.search(setting, **kwargs))
+
+    def get(self, key: str) -> SourcedText:
+        """The text ``key`` of :data:`TEXT_PINS` (OfficialFileMissing when no directory has its file
+        or a templates file; OfficialTextMismatch / OfficialFileMismatch when one has other bytes)."""
+        if key not in self._cache:
+            self._cache[key] = self._read(TEXT_PINS[key])
+        return self._cache[key]
+
+    def _read(self, pin: TextPin) -> SourcedText:
+        for directory in self.reader.directories:
+            if (directory / pin.local).is_file():
+                official = self.reader.read(pin.local)
+                data = official.path.read_bytes()
+                return self._checked(pin, _upstream(official.text, official.path), "upstream", official.path, data)
+            templates = directory / TEMPLATES_NAME
+            if templates.is_file():
+                data = templates.read_bytes()
+                table = _templates(templates, _sha256(data)).get(pin.local)
+                if table is None:
+                    raise OfficialTextMismatch(f"{templates}: holds no entry for {pin.local}")
+                return self._checked(pin, table, "templates", templates, data)
+        raise OfficialFileMissing(pin.local, list(self.reader.directories))
+
+    @staticmethod
+    def _checked(pin: TextPin, table: LiteralTable, via: str, path: Path, data: bytes) -> SourcedText:
+        texts = table.get((pin.where, pin.name), [])
+        if len(texts) <= pin.index:
+            raise OfficialTextMismatch(f"{path}: no text {pin.name} in {pin.where} of {pin.local} "
+                                       f"(another version of the file?)")
+        text = texts[pin.index]
+        got = _sha256(text.encode("utf-8"))
+        if got != pin.sha256:
+            raise OfficialTextMismatch(f"{path}: the text {pin.name} in {pin.where} of {pin.local} has sha256 "
+                                       f"{got[:12]}..., the pin is {pin.sha256[:12]}...; it was changed or is "
+                                       f"another version")
+        return SourcedText(pin, text, via, path, _sha256(data))

@@ -1,0 +1,30 @@
+"""``key=value`` options for the small statistics scripts (rescore, compare, rejudge), and the one
+error type they print as a single line (exit 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class CliError(Exception):
+    """Bad input: printed as one line, exit status 2."""
+
+
+def parse_options(items: Sequence[str], known: Sequence[str]) -> dict[str, str]:
+    """``["dataset.errata=locomo-audit"]`` -> ``{"dataset.errata": "locomo-audit"}``; unknown keys refused."""
+    options: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.lstrip("+").partition("=")
+        if not sep:
+            raise CliError(f"expected key=value, got {item!r} (keys: {', '.join(known)})")
+        if key not in known:
+            raise CliError(f"unknown option {key!r} (keys: {', '.join(known)})")
+        options[key] = value
+    return options
+
+
+def int_option(options: dict[str, str], key: str, default: int) -> int:
+    try:
+        return int(options.get(key, default))
+    except ValueError:
+        raise CliError(f"{key} must be an integer, got {options[key]!r}") from None

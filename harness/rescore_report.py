@@ -1,0 +1,102 @@
+"""The lines ``scripts/rescore.py`` prints (at most 120 characters each)."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+
+from harness.cli_options import CliError, int_option
+from harness.rescore import METRIC, Rescored, metadata_check, rescore
+from harness.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
+from judges.aggregate import format_table
+from loaders.errata import load_errata
+from loaders.locomo import load_locomo
+from loaders.published import read_published
+from memory_protocol import DatasetError
+
+WIDTH = 120
+
+
+def _bounds(interval: Interval | None) -> str:
+    if interval is None or math.isnan(interval.estimate):
+        return "—"
+    return f"[{interval.low:.2f}, {interval.high:.2f}]"
+
+
+def table(result: Rescored) -> pd.DataFrame:
+    """One row per category, then overall: n, the judge mean, its judge-run std, its interval; with
+    errata the score on the sound golds with its interval, the ceiling and the wrong golds."""
+    summary = result.summary
+    rows = {}
+    for name in summary.index:
+        row = {"n": int(summary.loc[name, "n"]), METRIC: float(summary.loc[name, METRIC])}
+        if f"{METRIC}_std" in summary.columns and result.published.runs > 1:
+            row["judge_std"] = float(summary.loc[name, f"{METRIC}_std"])
+        row["95% interval"] = _bounds(result.intervals.get(name))
+        for extra in ("f1_set", "bleu1"):
+            if extra in summary.columns:
+                row[extra] = float(summary.loc[name, extra])
+        if result.errata:
+            sound = result.sound_intervals[name]
+            row["sound golds"] = sound.estimate
+            row["sound 95%"] = _bounds(sound)
+            row["ceiling"] = result.ceilings[name]
+            row["wrong golds"] = result.wrong_golds[name]
+        rows[name] = row
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "category"
+    return frame
+
+
+def report(result: Rescored) -> list[str]:
+    run = result.published
+    lines = [f"rescore: {run.path.name} ({run.format} format), {len(result.records):,} questions on our LoCoMo ids, "
+             f"{run.runs} judge run(s)", "", format_table(table(result), floatfmt=".2f"), ""]
+    runs = "; ".join(f"run {i + 1} {iv.estimate:.2f} {_bounds(iv)}" for i, iv in enumerate(result.run_intervals))
+    lines.append(f"judge runs: {runs}")
+    if run.runs > 1:
+        lines.append(f"majority vote: {result.majority.estimate:.2f} {_bounds(result.majority)}")
+    if run.metadata:
+        problems = metadata_check(result)
+        lines.append("the file's own metadata (per-run, mean, std, per category, majority vote): "
+                     + ("agrees to 0.01" if not problems else "DIFFERS: " + "; ".join(problems)))
+    overall = result.intervals["overall"]
+    lines.append(f"intervals: {overall.method} ({overall.clusters} units)")
+    if result.errata:
+        lines.append(f"errata {result.errata}: sound golds = the judge score over the questions whose gold is not "
+                     f"wrong; ceiling = their share (the best score a system can reach with every gold counted)")
+    return wrap(lines)
+
+
+def wrap(lines: list[str]) -> list[str]:
+    """Every line at most ``WIDTH`` characters (a table wider than that stays whole)."""
+    out: list[str] = []
+    for line in (part for entry in lines for part in entry.split("\n")):
+        fits = len(line) <= WIDTH or line.startswith("|")
+        out += [line] if fits else textwrap.wrap(line, WIDTH, subsequent_indent="  ")
+    return out
+
+
+def rescore_file(path: Path, options: dict[str, str]) -> list[str]:
+    """Read, map, score and lay out ``path``; CliError (one line) for anything wrong with the input."""
+    from loaders.datadir import resolve_data_dir
+
+    try:
+        data_dir = resolve_data_dir(options.get("dataset.data_dir"))
+        published = read_published(path)
+        episodes = list(load_locomo(data_dir))
+        name = options.get("dataset.errata")
+        if name in ("", "none", "null"):
+            name = None
+        errata = None
+        if name is not None:
+            file = options.get("errata_file")
+            errata = load_errata(name, data_dir, Path(file) if file else None)
+        result = rescore(published, episodes, errata, name, int_option(options, "resamples", DEFAULT_RESAMPLES),
+                         int_option(options, "seed", DEFAULT_SEED))
+    except (DatasetError, ValueError, OSError) as exc:
+        raise CliError(str(exc).splitlines()[0]) from None
+    return report(result)

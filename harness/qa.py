@@ -31,6 +31,7 @@ from harness.config import ModelSpec, RunConfig
 from model_clients.kvstore import KVStore
 from model_clients.cost import CostEstimate, actual_spend, estimate
 from model_clients.llm_client import ChatRequest
+from harness.misses import attribute
 from harness.qa_checks import ALL_FAILED_KEY, all_failed, check_qa_ready, failure_report
 from harness.wording import ProtocolPrompts
 from judges.graders import Judge
@@ -213,6 +214,7 @@ def _score_record(item: QAItem, judge: Judge, grades: list[dict[str, Any]], metr
     for name in benchmark.extra_metrics:
         compute = _answer_metric(name)
         metrics[name] = compute(answer, question.answer) if scored else None
+    record["miss"] = attribute(record, metric)  # where the question was lost (harness.misses)
 
 
 def _answer_metric(name: str) -> Callable[[Any, Any], float]:

@@ -1,7 +1,7 @@
 """Grade a run's cached answers again with another judge, without re-answering or re-retrieving.
 
-The run folder's resolved config is taken as it is, its ``judge`` replaced (a judge config group
-``judge=<name>`` and ``judge.<key>=<value>`` settings); ``wording=strict`` grades with our strict
+The run is recomposed from its own command-line overrides (``metrics.json`` provenance), its judge
+replaced (a judge config group ``judge=<name>`` and ``judge.<key>=<value>`` settings); ``wording=strict`` grades with our strict
 prompt (:file:`harness/rejudge_prompts/strict_locomo.txt`, through the benchmark's own judge and its
 ``prompt_file``). Only judge requests are sent, through the one cached LLM client (a repeated
 rejudge costs nothing), and the graded records go to a new run folder beside the old one
@@ -11,7 +11,6 @@ rejudge costs nothing), and the graded records go to a new run folder beside the
 from __future__ import annotations
 
 import copy
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,38 +23,35 @@ WORDINGS = {"run": None, "strict": PROMPTS / "strict_locomo.txt"}
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
 
-def _value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def judge_config(raw: dict[str, Any], options: dict[str, str]) -> dict[str, Any]:
-    """The run's config with the judge replaced as ``options`` say."""
-    from omegaconf import OmegaConf
-
-    config = copy.deepcopy(raw)
+def judge_overrides(run: RunData, options: dict[str, str]) -> list[str]:
+    """The run's own command-line overrides (its provenance), then the judge ``options`` ask for."""
+    provenance = run.metrics.get("provenance") or {}
+    if provenance.get("overrides") is None:
+        raise CliError(f"{run.folder}/metrics.json names no command-line overrides (a run made in-process?): it cannot be recomposed")
     name = options.get("judge")
-    if name:
-        path = CONFIG_DIR / "judge" / f"{name}.yaml"
-        if not path.is_file():
-            known = sorted(p.stem for p in (CONFIG_DIR / "judge").glob("*.yaml"))
-            raise CliError(f"judge={name}: no such judge config (known: {', '.join(known)})")
-        config["judge"] = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
-    for key, value in options.items():
-        if key.startswith("judge."):
-            config.setdefault("judge", {})[key.split(".", 1)[1]] = _value(value)
+    if name and not (CONFIG_DIR / "judge" / f"{name}.yaml").is_file():
+        known = sorted(p.stem for p in (CONFIG_DIR / "judge").glob("*.yaml"))
+        raise CliError(f"judge={name}: no such judge config (known: {', '.join(known)})")
     wording = options.get("wording", "run")
     if wording not in WORDINGS:
         raise CliError(f"wording={wording}: choose one of {', '.join(WORDINGS)}")
+    kept, judge = [], {}
+    for override in provenance["overrides"]:
+        key, _, value = override.lstrip("+~").partition("=")
+        if key == "judge" or key.startswith("judge."):
+            judge[key] = value
+        elif key != "progress":
+            kept.append(override)
+    if name:  # a new judge group: the old run's judge settings do not carry over
+        judge = {"judge": name}
+    judge.update({key: value for key, value in options.items() if key.startswith("judge.")})
     if WORDINGS[wording] is not None:
-        config.setdefault("judge", {})["prompt_file"] = str(WORDINGS[wording])
-    config["progress"] = False
-    return config
+        judge["judge.prompt_file"] = str(WORDINGS[wording])
+    return [*kept, *(f"{key}={value}" for key, value in judge.items()), "progress=false"]
 
 
 def _label(config: dict[str, Any], options: dict[str, str]) -> str:
+    """``<judge model>-<wording>``, safe as a folder name."""
     from harness.results import safe_part
 
     judge = config.get("judge") or {}
@@ -64,6 +60,7 @@ def _label(config: dict[str, Any], options: dict[str, str]) -> str:
 
 def rejudge(run: RunData, options: dict[str, str]) -> Path:
     """Grade ``run``'s answers with the judge ``options`` name; the new run folder."""
+    from harness.compose import compose_config
     from harness.config import RunConfig
     from harness.qa import QAItem, _judge_requests, _score_record, qa_summary, check_qa_ready
     from harness.answering import make_client
@@ -74,8 +71,8 @@ def rejudge(run: RunData, options: dict[str, str]) -> Path:
 
     if not run.answered or not any("answer" in r for r in run.records):
         raise CliError(f"{run.folder} holds no answers to grade (a retrieval-only run)")
-    raw = judge_config(run.config, options)
     try:
+        raw = compose_config(judge_overrides(run, options))
         config = RunConfig.from_dict(raw)
         prompts = check_qa_ready(config)
         dataset = config.dataset

@@ -1,0 +1,76 @@
+"""rejudge against the local fake server: only judge requests are sent (none for answers or
+retrieval), a repeat costs nothing, and the new judged run lands beside the old one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.rejudge import rejudge
+from harness.run_data import load_run
+from tests.data_paths import needs_data
+from tests.fake_openai_server import FakeOpenAIServer, last_user_content
+
+pytestmark = needs_data("locomo/locomo10.json")
+ROOT = Path(__file__).resolve().parent.parent
+QUESTIONS = 3
+
+
+def reply(body: dict) -> str:
+    content = last_user_content(body)
+    if "Answer to grade" not in content and "CORRECT" not in content:
+        return "It was in 2022."
+    strict = "Grade an answer strictly" in content
+    return json.dumps({"reasoning": "fixture", "label": "WRONG" if strict else "CORRECT"})
+
+
+@pytest.fixture()
+def answered(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMPP_TEST_KEY", "sk-test-rejudge")
+    server = FakeOpenAIServer(answer_fn=reply).start()
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    overrides = ["progress=false", "dataset=locomo", "system=bm25", f"dataset.limit={QUESTIONS}",
+                 f"store.cache_dir={tmp_path / 'cache'}", f"store.results_dir={tmp_path / 'runs'}",
+                 "answerer=openai_compatible", "answerer.model=fake-answerer", f"answerer.base_url={server.base_url}",
+                 "answerer.api_key_env=MEMPP_TEST_KEY", "answerer.max_retries=0", "judge.model=fake-judge",
+                 f"judge.base_url={server.base_url}", "judge.api_key_env=MEMPP_TEST_KEY", "judge.max_retries=0",
+                 "judge.runs=1"]
+    done = subprocess.run([sys.executable, "run.py", *overrides], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr
+    (folder,) = (tmp_path / "runs" / "locomo").iterdir()
+    yield server, folder, done
+    server.stop()
+
+
+def test_rejudge_sends_only_judge_requests(answered) -> None:
+    server, folder, _ = answered
+    before = server.request_count
+    options = {"judge.model": "second-judge", "wording": "strict"}
+    new = rejudge(load_run(folder), options)
+    sent = server.requests[before:]
+    assert len(sent) == QUESTIONS
+    assert {r.body["model"] for r in sent} == {"second-judge"}
+    assert all("Grade an answer strictly" in r.last_user_content for r in sent)
+    assert new.parent == folder.parent and new.name.startswith(folder.name + "__rejudge-second-judge-strict")
+    records = [json.loads(line) for line in (new / "records.jsonl").read_text().splitlines()]
+    old = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+    assert [r["answer"] for r in records] == [r["answer"] for r in old]  # the cached answers, not new ones
+    assert all(r["metrics"]["llm_judge"] == 0.0 for r in records)  # the strict fixture says WRONG
+    assert all(r["metrics"]["llm_judge"] == 100.0 for r in old)
+    assert all(r["miss"] is not None for r in records)
+    again = rejudge(load_run(folder), options)
+    assert again == new and server.request_count == before + QUESTIONS  # cached: nothing sent
+
+
+def test_rejudge_cli_refuses_a_retrieval_only_run_in_one_line(tmp_path) -> None:
+    folder = tmp_path / "locomo" / "bm25-1"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"dataset": {"name": "locomo"}, "answerer": {"name": "none"}}))
+    (folder / "records.jsonl").write_text(json.dumps({"qid": "conv-26/0", "metrics": {}}) + "\n")
+    done = subprocess.run([sys.executable, "scripts/rejudge.py", str(folder), "judge.model=x"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "retrieval-only" in done.stderr and len(done.stderr.strip().splitlines()) == 1

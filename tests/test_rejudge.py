@@ -74,3 +74,19 @@ def test_rejudge_cli_refuses_a_retrieval_only_run_in_one_line(tmp_path) -> None:
     done = subprocess.run([sys.executable, "scripts/rejudge.py", str(folder), "judge.model=x"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "retrieval-only" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_robustness_table_lists_every_judge_with_kappa_and_leniency(answered) -> None:
+    from harness.robustness import published_leniency, robustness
+    from tests.data_paths import DATA_ROOT
+
+    _, folder, _ = answered
+    new = rejudge(load_run(folder), {"judge.model": "second-judge", "wording": "strict"})
+    leniency = published_leniency(DATA_ROOT)
+    table, lines = robustness([load_run(folder), load_run(new)], leniency)
+    assert list(table.columns) == ["fake-judge (run wording)", "second-judge (strict)", "rank moves"]
+    assert table.loc["bm25"].tolist() == [100.0, 0.0, 0.0]
+    assert lines[0] == f"Cohen's kappa fake-judge (run wording) vs second-judge (strict): 0.000 over {QUESTIONS} answers"
+    assert any("second-judge (strict): — (not graded" in line for line in lines)
+    if leniency:  # SOURCE.md: the published judge accepts 10.61% (v1) and 62.81% (v2)
+        assert any("ap_v1: 10.61%" in line for line in lines) and any("ap_v2: 62.81%" in line for line in lines)

@@ -3,7 +3,8 @@ error type they print as a single line (exit 2)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 
 
 class CliError(Exception):
@@ -28,3 +29,18 @@ def int_option(options: dict[str, str], key: str, default: int) -> int:
         return int(options.get(key, default))
     except ValueError:
         raise CliError(f"{key} must be an integer, got {options[key]!r}") from None
+
+
+def run_script(doc: str, argv: list[str], body: Callable[[list[str]], list[str]], min_args: int = 1) -> int:
+    """A statistics script's main: ``--help`` (or too few arguments) prints ``doc``; ``body(argv)``
+    returns the lines to print; a CliError becomes one line on stderr and exit status 2."""
+    if len(argv) < min_args or argv[0] in ("-h", "--help"):
+        print(doc)
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    try:
+        lines = body(argv)
+    except CliError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return 0

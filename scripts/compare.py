@@ -16,29 +16,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.cli_options import CliError, int_option, parse_options  # noqa: E402
+from harness.cli_options import int_option, parse_options, run_script  # noqa: E402
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) < 2 or argv[0] in ("-h", "--help"):
-        print(__doc__)
-        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
-    try:
-        options = parse_options(argv[2:], ("metric", "resamples", "seed"))
-        from harness.compare import compare_runs, lines
-        from harness.run_data import load_run
-        from harness.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+def body(argv: list[str]) -> list[str]:
+    from harness.compare import compare_runs, lines
+    from harness.run_data import load_run
+    from harness.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 
-        a, b = load_run(Path(argv[0])), load_run(Path(argv[1]))
-        metric, results = compare_runs(a, b, options.get("metric"), int_option(options, "resamples", DEFAULT_RESAMPLES),
-                                       int_option(options, "seed", DEFAULT_SEED))
-    except CliError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    print("\n".join(lines(a, b, metric, results)))
-    return 0
+    options = parse_options(argv[2:], ("metric", "resamples", "seed"))
+    a, b = load_run(Path(argv[0])), load_run(Path(argv[1]))
+    metric, results = compare_runs(a, b, options.get("metric"), int_option(options, "resamples", DEFAULT_RESAMPLES),
+                                   int_option(options, "seed", DEFAULT_SEED))
+    return lines(a, b, metric, results)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(__doc__, sys.argv[1:], body, min_args=2))

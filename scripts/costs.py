@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.cli_options import CliError  # noqa: E402
+from harness.cli_options import CliError, run_script  # noqa: E402
 
 
 def folders(paths: list[Path]) -> list[Path]:
@@ -28,25 +28,16 @@ def folders(paths: list[Path]) -> list[Path]:
     return found
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__)
-        return 0 if argv else 2
-    try:
-        from harness.costs import cost_table
-        from harness.run_data import load_run
-        from judges.aggregate import format_table
+def body(argv: list[str]) -> list[str]:
+    from harness.costs import cost_table
+    from harness.run_data import load_run
+    from judges.aggregate import format_table
 
-        runs = [load_run(folder) for folder in folders([Path(a) for a in argv])]
-    except CliError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    print(format_table(cost_table(runs), floatfmt=".1f").replace(" nan |", "   — |"))
-    print("—: not in the run folder (latency needs records' retrieval_seconds, store size stats.store_bytes); "
-          "read tokens: chars / 4")
-    return 0
+    runs = [load_run(folder) for folder in folders([Path(a) for a in argv])]
+    return [format_table(cost_table(runs), floatfmt=".1f").replace(" nan |", "   — |"),
+            "—: not in the run folder (latency needs records' retrieval_seconds, store size stats.store_bytes); "
+            "read tokens: chars / 4"]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(__doc__, sys.argv[1:], body))

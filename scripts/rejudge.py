@@ -15,32 +15,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.cli_options import CliError  # noqa: E402
+from harness.cli_options import CliError, run_script  # noqa: E402
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__)
-        return 0 if argv else 2
-    try:
-        options: dict[str, str] = {}
-        for item in argv[1:]:
-            key, sep, value = item.partition("=")
-            if not sep or not (key in ("judge", "wording") or key.startswith("judge.")):
-                raise CliError(f"expected judge=..., judge.<key>=... or wording=..., got {item!r}")
-            options[key] = value
-        from harness.rejudge import rejudge
-        from harness.run_data import load_run
+def body(argv: list[str]) -> list[str]:
+    from harness.rejudge import rejudge
+    from harness.run_data import load_run
 
-        folder = rejudge(load_run(Path(argv[0])), options)
-    except CliError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    print(f"rejudged: {folder}")
-    print((folder / "summary.md").read_text(encoding="utf-8").rstrip())
-    return 0
+    options: dict[str, str] = {}
+    for item in argv[1:]:
+        key, sep, value = item.partition("=")
+        if not sep or not (key in ("judge", "wording") or key.startswith("judge.")):
+            raise CliError(f"expected judge=..., judge.<key>=... or wording=..., got {item!r}")
+        options[key] = value
+    folder = rejudge(load_run(Path(argv[0])), options)
+    return [f"rejudged: {folder}", (folder / "summary.md").read_text(encoding="utf-8").rstrip()]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(__doc__, sys.argv[1:], body))

@@ -17,27 +17,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.cli_options import CliError, parse_options  # noqa: E402
+from harness.cli_options import parse_options, run_script  # noqa: E402
 
 KEYS = ("dataset.errata", "dataset.data_dir", "errata_file", "resamples", "seed")
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__)
-        return 0 if argv else 2
-    try:
-        options = parse_options(argv[1:], KEYS)
-        from harness.rescore_report import rescore_file
+def body(argv: list[str]) -> list[str]:
+    from harness.rescore_report import rescore_file
 
-        lines = rescore_file(Path(argv[0]), options)
-    except CliError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    print("\n".join(lines))
-    return 0
+    return rescore_file(Path(argv[0]), parse_options(argv[1:], KEYS))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(__doc__, sys.argv[1:], body))

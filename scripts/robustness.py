@@ -12,35 +12,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.cli_options import CliError  # noqa: E402
+from harness.cli_options import CliError, run_script  # noqa: E402
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__)
-        return 0 if argv else 2
+def body(argv: list[str]) -> list[str]:
+    from harness.robustness import published_leniency, robustness
+    from harness.run_data import load_run
+    from judges.aggregate import format_table
+    from loaders.datadir import resolve_data_dir
+    from memory_protocol import DatasetError
+
+    runs = [load_run(Path(a)) for a in argv]
+    if not all(run.answered for run in runs):
+        raise CliError("every folder must be a judged run (an answerer and a judge)")
     try:
-        from harness.robustness import published_leniency, robustness
-        from harness.run_data import load_run
-        from judges.aggregate import format_table
-        from loaders.datadir import resolve_data_dir
-
-        runs = [load_run(Path(a)) for a in argv]
-        if not all(run.answered for run in runs):
-            raise CliError("every folder must be a judged run (an answerer and a judge)")
-        try:
-            leniency = published_leniency(resolve_data_dir(None))
-        except Exception:
-            leniency = {}
-        table, lines = robustness(runs, leniency)
-    except CliError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    print(format_table(table, floatfmt=".1f"))
-    print("\n".join(lines))
-    return 0
+        leniency = published_leniency(resolve_data_dir(None))
+    except DatasetError:  # no data directory: the published figures are left out
+        leniency = {}
+    table, lines = robustness(runs, leniency)
+    return [format_table(table, floatfmt=".1f"), *lines]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(__doc__, sys.argv[1:], body))

@@ -25,6 +25,7 @@ from loaders.errata import Erratum
 from loaders.locomo import CATEGORY_NAMES
 from loaders.match import match_keys
 from loaders.published import PublishedRun
+from harness.run_data import RunData
 from memory_protocol import Episode
 
 METRIC = "llm_judge"
@@ -85,12 +86,33 @@ def mark_errata(records: list[dict[str, Any]], errata: list[Erratum], episodes: 
         record["metrics"][SOUND] = None if wrong else record["metrics"][METRIC]
 
 
-def rescore(run: PublishedRun, episodes: list[Episode], errata: list[Erratum] | None = None, errata_name: str | None = None,
-            n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Rescored:
+def run_records(run: RunData) -> tuple[PublishedRun, list[dict[str, Any]], int]:
+    """One of our LoCoMo run folders as rescore's input: its judged records (adversarial left out),
+    each with its majority-vote column."""
+    if run.dataset != "locomo" or not run.answered:
+        raise ValueError(f"{run.folder}: rescore reads judged LoCoMo runs (this one: {run.dataset}, "
+                         f"{'answered' if run.answered else 'retrieval only'})")
+    records = []
+    for record in run.records:
+        grades = [v for k, v in sorted(record["metrics"].items()) if k.startswith(f"{METRIC}_run")]
+        if record["metrics"].get(METRIC) is None and not grades:
+            continue  # not graded (adversarial)
+        metrics = {**record["metrics"], **{k: v for k, v in _scores(tuple(
+            None if g is None else g >= 50.0 for g in grades)).items() if k == MAJORITY}}
+        records.append({**record, "metrics": metrics})
+    runs = max((sum(1 for k in r["metrics"] if k.startswith(f"{METRIC}_run")) for r in records), default=0)
+    return PublishedRun(run.folder, "our run", (), {}), records, runs
+
+
+def rescore(run: PublishedRun | RunData, episodes: list[Episode], errata: list[Erratum] | None = None,
+            errata_name: str | None = None, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Rescored:
+    """``run``: a published results file, or one of our judged LoCoMo run folders."""
     from harness.qa import add_judge_columns
 
-    records = published_records(run, episodes)
-    runs = run.runs
+    if isinstance(run, RunData):
+        run, records, runs = run_records(run)
+    else:
+        records, runs = published_records(run, episodes), run.runs
     keys = [METRIC, f"{METRIC}_paper", *(f"{METRIC}_run{i}" for i in range(runs))]
     extra = sorted({k for r in records for k in r["metrics"] if k in ("f1_set", "bleu1")})
     flat = [{"category": r["category"], **r["metrics"]} for r in records]

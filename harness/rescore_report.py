@@ -15,6 +15,7 @@ from judges.aggregate import format_table
 from loaders.errata import load_errata
 from loaders.locomo import load_locomo
 from loaders.published import read_published
+from harness.run_data import load_run
 from memory_protocol import DatasetError
 
 WIDTH = 120
@@ -33,7 +34,7 @@ def table(result: Rescored) -> pd.DataFrame:
     rows = {}
     for name in summary.index:
         row = {"n": int(summary.loc[name, "n"]), METRIC: float(summary.loc[name, METRIC])}
-        if f"{METRIC}_std" in summary.columns and result.published.runs > 1:
+        if f"{METRIC}_std" in summary.columns and len(result.run_intervals) > 1:
             row["judge_std"] = float(summary.loc[name, f"{METRIC}_std"])
         row["95% interval"] = _bounds(result.intervals.get(name))
         for extra in ("f1_set", "bleu1"):
@@ -53,11 +54,11 @@ def table(result: Rescored) -> pd.DataFrame:
 
 def report(result: Rescored) -> list[str]:
     run = result.published
-    lines = [f"rescore: {run.path.name} ({run.format} format), {len(result.records):,} questions on our LoCoMo ids, "
-             f"{run.runs} judge run(s)", "", format_table(table(result), floatfmt=".2f"), ""]
+    lines = [f"rescore: {run.path.name} ({run.format}), {len(result.records):,} questions on our LoCoMo ids, "
+             f"{len(result.run_intervals)} judge run(s)", "", format_table(table(result), floatfmt=".2f"), ""]
     runs = "; ".join(f"run {i + 1} {iv.estimate:.2f} {_bounds(iv)}" for i, iv in enumerate(result.run_intervals))
     lines.append(f"judge runs: {runs}")
-    if run.runs > 1:
+    if len(result.run_intervals) > 1:
         lines.append(f"majority vote: {result.majority.estimate:.2f} {_bounds(result.majority)}")
     if run.metadata:
         problems = metadata_check(result)
@@ -86,7 +87,7 @@ def rescore_file(path: Path, options: dict[str, str]) -> list[str]:
 
     try:
         data_dir = resolve_data_dir(options.get("dataset.data_dir"))
-        published = read_published(path)
+        published = load_run(path) if path.is_dir() else read_published(path)
         episodes = list(load_locomo(data_dir))
         name = options.get("dataset.errata")
         if name in ("", "none", "null"):

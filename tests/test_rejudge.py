@@ -90,3 +90,23 @@ def test_robustness_table_lists_every_judge_with_kappa_and_leniency(answered) ->
     assert any("second-judge (strict): — (not graded" in line for line in lines)
     if leniency:  # SOURCE.md: the published judge accepts 10.61% (v1) and 62.81% (v2)
         assert any("ap_v1: 10.61%" in line for line in lines) and any("ap_v2: 62.81%" in line for line in lines)
+
+
+def test_rescore_of_our_run_with_errata(answered) -> None:
+    # conv-26's third question (locomo_0_qa2, "What fields would Caroline be likely to pursue...") has a
+    # wrong gold in locomo-audit's errata, so the ceiling of these 3 questions is 2/3.
+    from harness.misses import GOLD_WRONG, attribute
+    from harness.rescore import rescore
+    from loaders.errata import load_errata
+    from loaders.locomo import load_locomo
+    from tests.data_paths import DATA_ROOT, require_data
+
+    require_data("published/audit/errors.json")
+    _, folder, _ = answered
+    episodes = list(load_locomo(DATA_ROOT))
+    result = rescore(load_run(folder), episodes, load_errata("locomo-audit", DATA_ROOT), "locomo-audit", n_resamples=100)
+    assert result.summary.loc["overall", "llm_judge"] == 100.0
+    assert result.ceilings["overall"] == pytest.approx(200 / 3)
+    wrong = [r for r in result.records if r.get("erratum", {}).get("wrong_gold")]
+    assert [r["qid"] for r in wrong] == ["conv-26/2"]
+    assert attribute(wrong[0], "llm_judge") == GOLD_WRONG

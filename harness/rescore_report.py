@@ -88,6 +88,8 @@ def rescore_file(path: Path, options: dict[str, str]) -> list[str]:
     try:
         data_dir = resolve_data_dir(options.get("dataset.data_dir"))
         published = load_run(path) if path.is_dir() else read_published(path)
+        if path.is_dir() and not published.answered:
+            return corrected_lines(published, data_dir, options)
         episodes = list(load_locomo(data_dir))
         name = options.get("dataset.errata")
         if name in ("", "none", "null"):
@@ -101,3 +103,20 @@ def rescore_file(path: Path, options: dict[str, str]) -> list[str]:
     except (DatasetError, ValueError, OSError) as exc:
         raise CliError(str(exc).splitlines()[0]) from None
     return report(result)
+
+
+def corrected_lines(run, data_dir, options: dict[str, str]) -> list[str]:
+    """A retrieval-only LoCoMo run: recall_any@10 on the original and on the corrected evidence."""
+    from harness.corrected_evidence import corrected_recall
+    from loaders.match import match_keys
+
+    name = options.get("dataset.errata")
+    if run.dataset != "locomo" or not name:
+        raise CliError(f"{run.folder}: a retrieval-only run is rescored on LoCoMo with dataset.errata=<name> only")
+    file = options.get("errata_file")
+    errata = load_errata(name, data_dir, Path(file) if file else None)
+    questions = match_keys([(e.conversation, e.question, e.gold) for e in errata], list(load_locomo(data_dir)), "errata")
+    corrected = {q.qid: list(e.correct_evidence) for q, e in zip(questions, errata)}
+    frame = corrected_recall(run.records, corrected, 10, run.excluded())
+    return [f"rescore: {run.folder.name}, recall_any@10 on LoCoMo's evidence and on {name}'s corrected evidence", "",
+            format_table(frame, floatfmt=".3f")]

@@ -1,5 +1,7 @@
 """Intervals for the paper tables' cells, from each run's ``records.jsonl``, and which rows of a
-column are not significantly different from the column's best.
+column are not significantly different from the column's best. Judged cells gain the interval after
+what they printed (``ours (paper) [low, high]``); a retrieval block gains one column, the overall
+figure's interval.
 
 A cell's interval is the cluster bootstrap of its metric over the row's questions
 (:mod:`harness.stats.records`); a row is "not significantly different from the best" when the
@@ -25,6 +27,7 @@ from harness.stats.records import category_intervals, paired_by_category
 
 RESAMPLES = 2_000  # per cell; the footnote names the count
 NOT_SIGNIFICANT = "≈"
+OVERALL_INTERVAL = "overall 95%"  # the retrieval blocks' added column
 
 
 class TableIntervals:

@@ -32,7 +32,7 @@ from harness.safe_write import StagedWrites
 from harness.reports.comparable import (
     judged_value, not_comparable_reason, own_wording, pairing_notes, paper_metric, parsed_only_text,
 )
-from harness.reports.intervals import TableIntervals, mark_not_significant, shown_metric
+from harness.reports.intervals import OVERALL_INTERVAL, TableIntervals, mark_not_significant, shown_metric
 from harness.reports.fill import FillPlan, dry_run_cost, fill_commands, missing_jobs
 from harness.reports.footnotes import Footnotes, run_footnote
 from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt_delta, fmt_mean_std, is_missing
@@ -199,8 +199,8 @@ def _retrieval_title() -> str:
 
 def _retrieval_block(view: RunView, runs: list, columns: Sequence[tuple[str, str]], number: int, marks: Footnotes,
                      differences: dict, spans: TableIntervals) -> pd.DataFrame | None:
-    """Our retrieval figures, one row per (system, metric), ``columns`` as (label, category), with
-    each cell's interval and the ``≈`` mark (``spans``); never under a judge-score header."""
+    """Our retrieval figures, one row per (system, metric), ``columns`` as (label, category), then the
+    overall figure's interval and its ``≈`` mark (``spans``); never under a judge-score header."""
     if not runs:
         return None
     out, placed = [], {}
@@ -211,12 +211,13 @@ def _retrieval_block(view: RunView, runs: list, columns: Sequence[tuple[str, str
             for column, category in columns:
                 value = view.value(run.run, category, metric)
                 cells[column] = fmt_mean_std(value, view.value(run.run, category, f"{metric}_std"), metric)
-                if not is_missing(value):
-                    cells[column] += spans.bounds(run.run, category, metric)
-                    placed.setdefault((column, metric, category, metric), []).append((len(out), run.run, value))
+            cells[OVERALL_INTERVAL] = spans.bounds(run.run, "overall", metric).strip() or MISSING
+            if cells[OVERALL_INTERVAL] != MISSING:
+                placed.setdefault((OVERALL_INTERVAL, metric, "overall", metric), []).append(
+                    (len(out), run.run, view.value(run.run, "overall", metric)))
             out.append({"system": label, "metric": metric, **cells, "run": run.folder})
     mark_not_significant(out, placed, spans)
-    return pd.DataFrame(out, columns=["system", "metric", *[c for c, _ in columns], "run"])
+    return pd.DataFrame(out, columns=["system", "metric", *[c for c, _ in columns], OVERALL_INTERVAL, "run"])
 
 
 def table1(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", **kw) -> Table:

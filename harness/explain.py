@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.misses import attribute, miss_line
 from harness.run_folder import HalfWrittenRun, check_run_folder
 
 
@@ -73,8 +74,9 @@ def _gold_lines(gold: dict[str, Any], depth: int | None, sizes: dict[str, int]) 
     return lines
 
 
-def explain(record: dict[str, Any]) -> list[str]:
-    """The lines ``scripts/explain.py`` prints for one record."""
+def explain(record: dict[str, Any], metric: str | None = None) -> list[str]:
+    """The lines ``scripts/explain.py`` prints for one record (``metric``: the run's judge metric,
+    which decides where an answered question's miss came from)."""
     lines = [f"{record['qid']} [{record['category']}] {record['question']}"]
     if "gold_docs" not in record:
         return lines + ["this run's records predate explanations (no gold_docs): run it again to get them"]
@@ -89,7 +91,17 @@ def explain(record: dict[str, Any]) -> list[str]:
         lines.append(f"top hit: {top['doc_id']}" + (f" ({legs})" if legs else "") + (" [gold]" if top.get("gold") else ""))
     if "answer" in record:
         answer = record["answer"] if record["answer"] is not None else f"(no answer: {record.get('answer_error')})"
+        lines.append(miss_line(record.get("miss") or attribute(record, metric or _judge_metric(record))))
         lines.append(f"answer: {answer!r}; reference: {record.get('reference')!r}")
     else:
         lines.append(f"answer: not answered (retrieval-only run); reference: {record.get('reference')!r}")
     return lines
+
+
+def _judge_metric(record: dict[str, Any]) -> str:
+    """The judge metric a record holds (the one with per-run columns), else ``llm_judge``."""
+    metrics = record.get("metrics") or {}
+    for key in metrics:
+        if key.endswith("_run0"):
+            return key[: -len("_run0")]
+    return "llm_judge"

@@ -34,6 +34,7 @@ from model_clients.cost import CostEstimate, actual_spend, estimate
 from model_clients.chat_types import CallsInterrupted, ChatRequest, ChatResult
 from model_clients.endpoint_limit import EndpointLimits
 from model_clients.llm_client import LLMClient
+from harness.misses import attribute
 from harness.qa_checks import ALL_FAILED_KEY, all_failed, check_qa_ready, failure_report
 from harness.wording import ProtocolPrompts
 from judges.graders import Judge
@@ -251,6 +252,7 @@ def _score_record(item: QAItem, judge: Judge, grades: list[dict[str, Any]], metr
     for name in benchmark.extra_metrics:
         compute = _answer_metric(name)
         metrics[name] = compute(answer, question.answer) if scored else None
+    record["miss"] = attribute(record, metric)  # where the question was lost (harness.misses)
 
 
 def _answer_metric(name: str) -> Callable[[Any, Any], float]:

@@ -32,6 +32,7 @@ from harness.safe_write import StagedWrites
 from harness.reports.comparable import (
     judged_value, not_comparable_reason, own_wording, pairing_notes, paper_metric, parsed_only_text,
 )
+from harness.reports.intervals import OVERALL_INTERVAL, TableIntervals, mark_not_significant, shown_metric
 from harness.reports.fill import FillPlan, dry_run_cost, fill_commands, missing_jobs
 from harness.reports.footnotes import Footnotes, run_footnote
 from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt_delta, fmt_mean_std, is_missing
@@ -131,6 +132,7 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
     out: list[dict[str, str]] = []
     origins: list[tuple[str, str, str]] = []
     marked = std_left_out = False
+    spans, placed = TableIntervals(), {}
     for answerer in _answerers(paper_answerers(paper, number), (a for _s, a in judged)):
         for system in systems:
             run = judged.get((system, answerer))
@@ -162,20 +164,24 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
                     comparable = True
                 paper_text = paper_cell(values, prow, answerer, category, metric) if (
                     column.in_paper and pairable and comparable) else None
-                cells[column.header] = _pair(text, paper_text)
+                shown = shown_metric(view, run.run, category, metric, headline)
+                cells[column.header] = _pair(text, paper_text) + spans.bounds(run.run, category, shown)
+                cell_at = (len(out), run.run, view.value(run.run, category, shown))
+                placed.setdefault((column.header, answerer, category, shown), []).append(cell_at)
             out.append({"answerer": answerer, "system": label, **cells, **parsed, "run": run.folder,
                         "settings": footnote or MISSING})
     headers = [c.header for c in columns]
     parsed_columns = [c.header + PARSED_SUFFIX for c in columns if c.metric == headline]
+    mark_not_significant(out, placed, spans)
     frame = pd.DataFrame(out, columns=["answerer", "system", *headers, *parsed_columns, *CSV_ONLY])
     frame[parsed_columns] = frame[parsed_columns].astype(object).fillna(MISSING)
     retrieval = _retrieval_block(view, [r for r in runs if r.run not in rows.judged], CATEGORY_COLUMNS[dataset],
-                                 number, marks, differences)
+                                 number, marks, differences, spans)
     all_notes = [*notes, *rows.notes]
     if rows.judged:
         all_notes += pairing_notes(marked, std_left_out, paper_metric(headline))
     origins += [(row_label(r, number), r.answerer, r.folder) for r in runs if r.run not in rows.judged]
-    all_notes += [*TABLE_BENCHMARK[number].table_notes, *_runs_note(origins)]
+    all_notes += [*TABLE_BENCHMARK[number].table_notes, *_runs_note(origins), *spans.notes()]
     metric_words = " / ".join([paper_metric(headline), *JUDGE_METRICS[dataset][1:]])
     cell_format = (f"Each cell: ours (the paper's figure for the same system and answerer). Ours: {metric_words}; "
                    f"{paper_metric(headline)} is 100/N over every question, a failed or unparsable grade counting 0, "
@@ -192,12 +198,12 @@ def _retrieval_title() -> str:
 
 
 def _retrieval_block(view: RunView, runs: list, columns: Sequence[tuple[str, str]], number: int, marks: Footnotes,
-                     differences: dict) -> pd.DataFrame | None:
-    """Our retrieval figures, one row per (system, metric), ``columns`` as (label, category); never
-    under a judge-score header."""
+                     differences: dict, spans: TableIntervals) -> pd.DataFrame | None:
+    """Our retrieval figures, one row per (system, metric), ``columns`` as (label, category), then the
+    overall figure's interval and its ``≈`` mark (``spans``); never under a judge-score header."""
     if not runs:
         return None
-    out = []
+    out, placed = [], {}
     for run in runs:
         label = row_label(run, number) + marks.mark([run_footnote(run, differences.get(run.run), judged=False)])
         for metric in FALLBACK_METRICS:
@@ -205,8 +211,13 @@ def _retrieval_block(view: RunView, runs: list, columns: Sequence[tuple[str, str
             for column, category in columns:
                 value = view.value(run.run, category, metric)
                 cells[column] = fmt_mean_std(value, view.value(run.run, category, f"{metric}_std"), metric)
+            cells[OVERALL_INTERVAL] = spans.bounds(run.run, "overall", metric).strip() or MISSING
+            if cells[OVERALL_INTERVAL] != MISSING:
+                placed.setdefault((OVERALL_INTERVAL, metric, "overall", metric), []).append(
+                    (len(out), run.run, view.value(run.run, "overall", metric)))
             out.append({"system": label, "metric": metric, **cells, "run": run.folder})
-    return pd.DataFrame(out, columns=["system", "metric", *[c for c, _ in columns], "run"])
+    mark_not_significant(out, placed, spans)
+    return pd.DataFrame(out, columns=["system", "metric", *[c for c, _ in columns], OVERALL_INTERVAL, "run"])
 
 
 def table1(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", **kw) -> Table:

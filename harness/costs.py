@@ -1,0 +1,81 @@
+"""What a memory costs per question, from run folders alone (``records.jsonl``, ``metrics.json``).
+
+Per run: retrieval latency p50 / p95 / p99 (from each record's ``retrieval_seconds`` where the
+runner recorded it), the context the answerer read (mean tokens, the records' chars / 4 estimate),
+write-time chat calls per document and their dollars (``stats.model_calls``, ``stats.write_spend``),
+store size (``stats.store_bytes``) where recorded, and as-of leakage: retrieved items dated after
+the question's as-of date (per question with an as-of date; it must be 0 for Mem++).
+A figure a run folder does not hold prints as "—": nothing is re-run or estimated here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from harness.run_data import RunData
+
+COLUMNS = ["system", "questions", "latency p50 ms", "p95 ms", "p99 ms", "read tokens", "write calls/doc",
+           "write $/doc", "store MB", "leaked items", "leak questions"]
+
+
+def _nested(data: dict[str, Any], path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value) if value is not None and not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _day(text: Any) -> str | None:
+    return str(text)[:10] if text else None
+
+
+def leakage(records: Sequence[dict[str, Any]]) -> tuple[int, int, int]:
+    """(items dated after their question's as-of day, questions with any, questions with an as-of date)."""
+    items = questions = dated = 0
+    for record in records:
+        as_of = _day(record.get("as_of"))
+        if as_of is None:
+            continue
+        dated += 1
+        late = sum(1 for hit in record.get("hits") or [] if (_day(hit.get("date")) or "") > as_of)
+        items += late
+        questions += late > 0
+    return items, questions, dated
+
+
+def cost_row(run: RunData) -> dict[str, Any]:
+    stats = run.metrics.get("stats") or {}
+    latencies = np.array([_number(r.get("retrieval_seconds")) for r in run.records], dtype=float)
+    latencies = latencies[~np.isnan(latencies)] * 1000
+    p50, p95, p99 = (np.percentile(latencies, [50, 95, 99]) if latencies.size else (math.nan,) * 3)
+    tokens = [_number(r.get("read_tokens_est")) for r in run.records]
+    documents = _number(_nested(stats, "model_calls.documents"))
+    dollars = _number(_nested(stats, "write_spend.dollars"))
+    items, questions, dated = leakage(run.records)
+    store = _number(stats.get("store_bytes"))
+    return {
+        "system": run.system, "questions": len(run.records), "latency p50 ms": p50, "p95 ms": p95, "p99 ms": p99,
+        "read tokens": float(np.nanmean(tokens)) if any(not math.isnan(t) for t in tokens) else math.nan,
+        "write calls/doc": _number(_nested(stats, "model_calls.write_chat_calls_per_document")),
+        "write $/doc": dollars / documents if documents and not math.isnan(dollars) else math.nan,
+        "store MB": store / 1e6, "leaked items": items if dated else math.nan,
+        "leak questions": f"{questions}/{dated}" if dated else "no as-of",
+    }
+
+
+def cost_table(runs: Sequence[RunData]) -> pd.DataFrame:
+    frame = pd.DataFrame([cost_row(run) for run in runs], columns=COLUMNS).set_index("system")
+    return frame

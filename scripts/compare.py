@@ -1,0 +1,35 @@
+"""Compare two runs on the same questions: the paired difference per category with its 95% interval,
+its p-value (paired permutation; McNemar's exact test where scores are 0/1) and the minimum
+detectable difference.
+
+    python scripts/compare.py outputs/runs/locomo/mempp-... outputs/runs/locomo/rag_4096-... [metric=recall_any@10]
+
+Options as ``key=value``: ``metric=`` (default: the judge metric when both runs were answered, else
+recall_any@10), ``resamples=N``, ``seed=N``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.cli_options import int_option, parse_options, run_script  # noqa: E402
+
+
+def body(argv: list[str]) -> list[str]:
+    from harness.compare import compare_runs, lines
+    from harness.run_data import load_run
+    from harness.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+    options = parse_options(argv[2:], ("metric", "resamples", "seed"))
+    a, b = load_run(Path(argv[0])), load_run(Path(argv[1]))
+    metric, results = compare_runs(a, b, options.get("metric"), int_option(options, "resamples", DEFAULT_RESAMPLES),
+                                   int_option(options, "seed", DEFAULT_SEED))
+    return lines(a, b, metric, results)
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(__doc__, sys.argv[1:], body, min_args=2))

@@ -1,0 +1,43 @@
+"""What each memory costs per question, from run folders alone: retrieval latency p50/p95/p99, context
+tokens read, write-time calls and dollars per document, store size, as-of leakage.
+
+    python scripts/costs.py outputs/runs/locomo/mempp-... outputs/runs/locomo/rag_4096-...
+    python scripts/costs.py outputs/runs/locomo          # every run folder under it
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.cli_options import CliError, run_script  # noqa: E402
+
+
+def folders(paths: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for path in paths:
+        if (path / "records.jsonl").is_file():
+            found.append(path)
+        else:
+            found += sorted(p.parent for p in path.glob("**/records.jsonl"))
+    if not found:
+        raise CliError(f"no run folder (with records.jsonl) in {', '.join(map(str, paths))}")
+    return found
+
+
+def body(argv: list[str]) -> list[str]:
+    from harness.costs import cost_table
+    from harness.run_data import load_run
+    from judges.aggregate import format_table
+
+    runs = [load_run(folder) for folder in folders([Path(a) for a in argv])]
+    return [format_table(cost_table(runs), floatfmt=".1f").replace(" nan |", "   — |"),
+            "—: not in the run folder (latency needs records' retrieval_seconds, store size stats.store_bytes); "
+            "read tokens: chars / 4"]
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(__doc__, sys.argv[1:], body))

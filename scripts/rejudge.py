@@ -1,0 +1,36 @@
+"""Grade a run's cached answers again with another judge; only judge requests are sent.
+
+    python scripts/rejudge.py RUN_DIR judge=gpt-4.1-mini
+    python scripts/rejudge.py RUN_DIR judge=openai_compatible judge.model=M judge.base_url=URL wording=strict
+
+Options as ``key=value``: ``judge=<config>`` (configs/judge/), ``judge.<key>=<value>``,
+``wording=run|strict`` (the run's judge wording, or our strict one). Writes ``<RUN_DIR>__rejudge-<label>``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.cli_options import CliError, run_script  # noqa: E402
+
+
+def body(argv: list[str]) -> list[str]:
+    from harness.rejudge import rejudge
+    from harness.run_data import load_run
+
+    options: dict[str, str] = {}
+    for item in argv[1:]:
+        key, sep, value = item.partition("=")
+        if not sep or not (key in ("judge", "wording") or key.startswith("judge.")):
+            raise CliError(f"expected judge=..., judge.<key>=... or wording=..., got {item!r}")
+        options[key] = value
+    folder = rejudge(load_run(Path(argv[0])), options)
+    return [f"rejudged: {folder}", (folder / "summary.md").read_text(encoding="utf-8").rstrip()]
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(__doc__, sys.argv[1:], body))

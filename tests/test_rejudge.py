@@ -1,0 +1,112 @@
+"""rejudge against the local fake server: only judge requests are sent (none for answers or
+retrieval), a repeat costs nothing, and the new judged run lands beside the old one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.rejudge import rejudge
+from harness.run_data import load_run
+from tests.data_paths import needs_data
+from tests.fake_openai_server import FakeOpenAIServer, last_user_content
+
+pytestmark = needs_data("locomo/locomo10.json")
+ROOT = Path(__file__).resolve().parent.parent
+QUESTIONS = 3
+
+
+def reply(body: dict) -> str:
+    content = last_user_content(body)
+    if "Answer to grade" not in content and "CORRECT" not in content:
+        return "It was in 2022."
+    strict = "Grade an answer strictly" in content
+    return json.dumps({"reasoning": "fixture", "label": "WRONG" if strict else "CORRECT"})
+
+
+@pytest.fixture()
+def answered(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMPP_TEST_KEY", "sk-test-rejudge")
+    server = FakeOpenAIServer(answer_fn=reply).start()
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    overrides = ["progress=false", "dataset=locomo", "system=bm25", f"dataset.limit={QUESTIONS}",
+                 f"store.cache_dir={tmp_path / 'cache'}", f"store.results_dir={tmp_path / 'runs'}",
+                 "answerer=openai_compatible", "answerer.model=fake-answerer", f"answerer.base_url={server.base_url}",
+                 "answerer.api_key_env=MEMPP_TEST_KEY", "answerer.max_retries=0", "judge.model=fake-judge",
+                 f"judge.base_url={server.base_url}", "judge.api_key_env=MEMPP_TEST_KEY", "judge.max_retries=0",
+                 "judge.runs=1"]
+    done = subprocess.run([sys.executable, "run.py", *overrides], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr
+    (folder,) = (tmp_path / "runs" / "locomo").iterdir()
+    yield server, folder, done
+    server.stop()
+
+
+def test_rejudge_sends_only_judge_requests(answered) -> None:
+    server, folder, _ = answered
+    before = server.request_count
+    options = {"judge.model": "second-judge", "wording": "strict"}
+    new = rejudge(load_run(folder), options)
+    sent = server.requests[before:]
+    assert len(sent) == QUESTIONS
+    assert {r.body["model"] for r in sent} == {"second-judge"}
+    assert all("Grade an answer strictly" in r.last_user_content for r in sent)
+    assert new.parent == folder.parent and new.name.startswith(folder.name + "__rejudge-second-judge-strict")
+    records = [json.loads(line) for line in (new / "records.jsonl").read_text().splitlines()]
+    old = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+    assert [r["answer"] for r in records] == [r["answer"] for r in old]  # the cached answers, not new ones
+    assert all(r["metrics"]["llm_judge"] == 0.0 for r in records)  # the strict fixture says WRONG
+    assert all(r["metrics"]["llm_judge"] == 100.0 for r in old)
+    assert all(r["miss"] is not None for r in records)
+    again = rejudge(load_run(folder), options)
+    assert again == new and server.request_count == before + QUESTIONS  # cached: nothing sent
+
+
+def test_rejudge_cli_refuses_a_retrieval_only_run_in_one_line(tmp_path) -> None:
+    folder = tmp_path / "locomo" / "bm25-1"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"dataset": {"name": "locomo"}, "answerer": {"name": "none"}}))
+    (folder / "records.jsonl").write_text(json.dumps({"qid": "conv-26/0", "metrics": {}}) + "\n")
+    done = subprocess.run([sys.executable, "scripts/rejudge.py", str(folder), "judge.model=x"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "retrieval-only" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_robustness_table_lists_every_judge_with_kappa_and_leniency(answered) -> None:
+    from harness.robustness import published_leniency, robustness
+    from tests.data_paths import DATA_ROOT
+
+    _, folder, _ = answered
+    new = rejudge(load_run(folder), {"judge.model": "second-judge", "wording": "strict"})
+    leniency = published_leniency(DATA_ROOT)
+    table, lines = robustness([load_run(folder), load_run(new)], leniency)
+    assert list(table.columns) == ["fake-judge (run wording)", "second-judge (strict)", "rank moves"]
+    assert table.loc["bm25"].tolist() == [100.0, 0.0, 0.0]
+    assert lines[0] == f"Cohen's kappa fake-judge (run wording) vs second-judge (strict): 0.000 over {QUESTIONS} answers"
+    assert any("second-judge (strict): — (not graded" in line for line in lines)
+    if leniency:  # SOURCE.md: the published judge accepts 10.61% (v1) and 62.81% (v2)
+        assert any("ap_v1: 10.61%" in line for line in lines) and any("ap_v2: 62.81%" in line for line in lines)
+
+
+def test_rescore_of_our_run_with_errata(answered) -> None:
+    # conv-26's third question (locomo_0_qa2, "What fields would Caroline be likely to pursue...") has a
+    # wrong gold in locomo-audit's errata, so the ceiling of these 3 questions is 2/3.
+    from harness.misses import GOLD_WRONG, attribute
+    from harness.rescore import rescore
+    from loaders.errata import load_errata
+    from loaders.locomo import load_locomo
+    from tests.data_paths import DATA_ROOT, require_data
+
+    require_data("published/audit/errors.json")
+    _, folder, _ = answered
+    episodes = list(load_locomo(DATA_ROOT))
+    result = rescore(load_run(folder), episodes, load_errata("locomo-audit", DATA_ROOT), "locomo-audit", n_resamples=100)
+    assert result.summary.loc["overall", "llm_judge"] == 100.0
+    assert result.ceilings["overall"] == pytest.approx(200 / 3)
+    wrong = [r for r in result.records if r.get("erratum", {}).get("wrong_gold")]
+    assert [r["qid"] for r in wrong] == ["conv-26/2"]
+    assert attribute(wrong[0], "llm_judge") == GOLD_WRONG

@@ -253,12 +253,15 @@ def estimate(
         completion_tokens = expected_completion_tokens * len(to_send)
         basis = f"assumed {expected_completion_tokens} per call"
     else:
-        limits = [client.resolved_parameters(request)["max_tokens"] for request in to_send]
+        # A request that sends no max_tokens (mem0's judge, as upstream) is bounded by the role's config value.
+        sent = [client.resolved_parameters(request)["max_tokens"] for request in to_send]
+        limits = [client.config.max_tokens if limit is None else limit for limit in sent]
         if any(limit is None for limit in limits):
             completion_tokens, basis = None, "no max_tokens and no expected length given"
         else:
             completion_tokens = sum(int(limit) for limit in limits)
-            basis = "max_tokens per call (upper bound)"
+            basis = "max_tokens per call (upper bound)" + (
+                "; the role's max_tokens where the request sends none" if None in sent else "")
 
     price = price_of_calls(client.config, prices)
     live, _ = _tier_prices(client.config, prices)

@@ -17,7 +17,7 @@ import pytest
 from memplusplus import Document, MemPlusPlus, MemPPConfig
 from memplusplus.legs import vector_leg
 
-faiss = pytest.importorskip("faiss")
+faiss = pytest.importorskip("faiss", reason='the ann extra is not installed (pip install -e ".[ann]")')
 
 DIM = 16
 ROWS = 600

@@ -33,8 +33,8 @@ def test_clustered_vectors_are_unit_and_near_their_centres():
 
 
 def test_a_small_run_writes_the_issue_fields_and_exact_recall_for_generous_hnsw(tmp_path):
-    pytest.importorskip("faiss")
-    pytest.importorskip("psutil")
+    pytest.importorskip("faiss", reason='the bench extra is not installed (pip install -e ".[bench]")')
+    pytest.importorskip("psutil", reason='the bench extra is not installed (pip install -e ".[bench]")')
     out = tmp_path / "scale.json"
     params = json.dumps({"ann_min_rows": 0, "ann_m": 32, "ann_ef_construction": 400, "ann_ef_search": 400})
     command = [

@@ -85,7 +85,7 @@ def test_auto_device_is_cuda_only_when_torch_sees_one(monkeypatch):
 def test_a_single_query_on_one_cpu_thread_gives_the_same_vector_and_restores_the_pool():
     import torch
 
-    encoder = Encoder(EncoderConfig(device="cpu"))
+    encoder = Encoder(EncoderConfig(device="cpu", threads=None))  # batches on torch's own pool
     text = "Who approved the Helix rollout plan in March?"
     torch.set_num_threads(2)
     reference = encoder._load().encode([text], normalize_embeddings=True, convert_to_numpy=True)[0]
@@ -97,4 +97,4 @@ def test_a_single_query_on_one_cpu_thread_gives_the_same_vector_and_restores_the
     assert torch.get_num_threads() == 2, "the thread pool is restored afterwards"
     assert np.allclose(vector, reference, atol=1e-6, rtol=0)
     encoder.encode(["first text", "second text"])
-    assert seen[1:] == [2], "batches keep the thread pool"
+    assert seen[1:] == [2], "with threads=None batches keep the thread pool"

@@ -82,6 +82,7 @@ def test_the_local_server_registers_the_sha256_of_its_model_file(tmp_path, monke
     monkeypatch.setattr(local_server, "_require_server_package", lambda: None)
     monkeypatch.setattr(local_server.subprocess, "Popen", lambda *a, **k: Started())
     monkeypatch.setattr(local_server, "_wait_ready", lambda *a: None)
+    monkeypatch.setattr(local_server, "_first_answer", lambda *a: None)  # no real server behind Popen here
     with local_server.serve("smollm2", gguf=weights) as url:
         seen.append(endpoint_identity(url))
     assert seen[0].endswith("#gguf-sha256:" + sha256_file(Path(weights)))

@@ -16,8 +16,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-pytest.importorskip("ray")
-pytest.importorskip("hydra_plugins.hydra_ray_launcher.ray_launcher")
+pytest.importorskip("ray", reason='the ray extra is not installed (pip install -e ".[ray]")')
+pytest.importorskip("hydra_plugins.hydra_ray_launcher.ray_launcher",
+                    reason="the Ray launcher plugin is not installed (pip install --no-deps hydra-ray-launcher==1.2.2)")
 
 from harness.compose import compose_config  # noqa: E402
 from harness.config import RunConfig  # noqa: E402

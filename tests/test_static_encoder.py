@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("model2vec")
+pytest.importorskip("model2vec", reason='the static extra is not installed (pip install -e ".[static]")')
 
 from harness.compose import compose_config  # noqa: E402
 from harness.config import RunConfig  # noqa: E402

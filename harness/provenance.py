@@ -1,16 +1,12 @@
-"""Where a run's numbers came from: code version, package versions and the lock file they are
-compared with (:mod:`harness.lockfile`), date, overrides, data files.
+"""Where a run's numbers came from: code and package versions against the lock, date, overrides, data files.
 
-The data files are those the loader actually opened under the data directory, seen through
-Python's ``open`` audit event while :func:`recording_reads` is active; each is hashed (sha256) once
-and the digest remembered by (path, device, inode, size, mtime, ctime) in a small JSON file in the
-cache directory, so a warm run does not re-read hundreds of megabytes. The ctime is what a same-size
-edit cannot hide: restoring the mtime (``touch -d``, ``os.utime``) sets it to now.
+The data files are those the loader opened under the data folder (Python's ``open`` audit event);
+each digest is remembered by (path, device, inode, size, mtime, ctime) in a JSON file of the cache, so
+a warm run re-reads nothing. The ctime is what a same-size edit cannot hide: restoring the mtime sets it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -25,6 +21,7 @@ from typing import Any
 
 from harness.lockfile import lock_state
 from harness.safe_write import atomic_write
+from loaders.fetch import sha256_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTLE_NS = 2_000_000_000  # a file changed this recently is hashed again on the next run (file timestamps are coarse)
@@ -35,7 +32,6 @@ KEY_PACKAGES = (
 
 
 def git_state(root: Path = ROOT) -> dict[str, Any]:
-    """``{"commit": sha or None, "dirty": bool or None}`` of the checkout holding the code."""
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=20)
@@ -81,7 +77,6 @@ _LOG = _ReadLog()
 
 @contextmanager
 def recording_reads(root: str | Path | None) -> Iterator[set[str]]:
-    """Collect the files opened under ``root`` inside the block (an empty set if ``root`` is None)."""
     if root is None:
         yield set()
         return
@@ -93,12 +88,6 @@ def recording_reads(root: str | Path | None) -> Iterator[set[str]]:
         yield _LOG.paths
     finally:
         _LOG.root = None
-
-
-def file_stamp(stat: os.stat_result) -> str:
-    """What must all match for a remembered digest to stand for a file's bytes: size and mtime alone
-    let a same-size edit with its mtime put back record the old sha256."""
-    return f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}"
 
 
 def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path | None = None) -> dict[str, str]:
@@ -116,16 +105,12 @@ def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path 
             stat = os.stat(path)
         except OSError:
             continue
-        stamp = file_stamp(stat)
+        stamp = f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}"
         entry = known.get(path)
         if not entry or entry.get("stamp") != stamp or not entry.get("settled"):
-            digest = hashlib.sha256()
-            with open(path, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
             # changed within a timestamp tick of its hashing, a later edit could keep the same stamp: hashed again next time
             settled = time.time_ns() - stat.st_ctime_ns > SETTLE_NS
-            entry = {"stamp": stamp, "sha256": digest.hexdigest(), "settled": settled}
+            entry = {"stamp": stamp, "sha256": sha256_of(Path(path)), "settled": settled}
             known[path] = entry
             changed = True
         out[os.path.relpath(path, str(root))] = entry["sha256"]
@@ -135,7 +120,6 @@ def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path 
 
 
 def collect(overrides: list[str] | None, data_root: str | Path | None, data_files: dict[str, str]) -> dict[str, Any]:
-    """The provenance block stored with every run."""
     return {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "git": git_state(),

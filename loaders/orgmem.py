@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from loaders.dates import find_date_in_text, parse_iso_date
-from loaders.jsonguard import LIMITS
-from loaders.jsonio import get_field, get_str_list, read_jsonl, read_text, require_file
+from loaders.jsonio import LIMITS, get_field, get_str_list, read_jsonl, read_text, require_file
 from memory_protocol import DatasetError, Episode, Question, RubricFacet
 from memory_protocol.documents import Document
 
@@ -29,8 +28,6 @@ HEADER_FIELDS: tuple[str, ...] = ("slot_id", "event_id", "genre", "role", "autho
 
 @dataclass(frozen=True)
 class Event:
-    """The dates the source of truth gives an event."""
-
     event_id: str
     occurred_at: date
     recorded_at: str | None
@@ -38,13 +35,8 @@ class Event:
 
 @dataclass(frozen=True)
 class Artefact:
-    """A corpus file split into its metadata header and its body."""
-
     header: dict[str, str]
     body: str
-
-
-# ---------------------------------------------------------------- paths
 
 
 def tier_dir(data_dir: Path, tier: str) -> Path:
@@ -63,13 +55,9 @@ def tier_dir(data_dir: Path, tier: str) -> Path:
     return root
 
 
-# ---------------------------------------------------------------- side tables
-
-
 def load_events(path: Path) -> dict[str, Event]:
-    """events.jsonl -> {event id: Event}."""
     events: dict[str, Event] = {}
-    for lineno, record in read_jsonl(require_file(path, "OrgMemBench events")):
+    for lineno, record in read_jsonl(path, "OrgMemBench events"):
         rec = f"line {lineno}"
         event_id = get_field(record, "id", path, rec, str)
         occurred = get_field(record, "occurred_at", path, f"{rec} ({event_id})", str)
@@ -83,15 +71,11 @@ def load_events(path: Path) -> dict[str, Event]:
 
 
 def load_persona_names(path: Path) -> dict[str, str]:
-    """personas.jsonl -> {persona id: display name}."""
     names: dict[str, str] = {}
-    for lineno, record in read_jsonl(require_file(path, "OrgMemBench personas")):
+    for lineno, record in read_jsonl(path, "OrgMemBench personas"):
         persona_id = get_field(record, "persona_id", path, f"line {lineno}", str)
         names[persona_id] = get_field(record, "display_name", path, f"line {lineno} ({persona_id})", str)
     return names
-
-
-# ---------------------------------------------------------------- artefacts
 
 
 def split_artefact(text: str, path: Path) -> Artefact:
@@ -110,42 +94,22 @@ def split_artefact(text: str, path: Path) -> Artefact:
     return Artefact(header, text[match.end():].strip())
 
 
-def check_header_agrees(artefact: Artefact, row: Mapping[str, str], path: Path) -> None:
-    """The header's slot_id and event_id must equal those of its corpus_index row."""
-    for name in ("slot_id", "event_id"):
-        if artefact.header[name] != row[name]:
-            raise DatasetError(
-                str(path),
-                f"header says {artefact.header[name]!r} but corpus_index.jsonl says {row[name]!r}",
-                artefact.header["slot_id"],
-                name,
-            )
-
-
-def resolve_author(persona_id: str, mode: str | None, personas: Mapping[str, str]) -> str | None:
-    """None (the benchmark's own setting) or the persona's display name (persona id when unknown)."""
-    if mode is None:
-        return None
-    return personas.get(persona_id, persona_id)
-
-
 def build_document(
     row: Mapping[str, str], root: Path, events: Mapping[str, Event], author_mode: str | None,
     personas: Mapping[str, str],
 ) -> Document:
-    """One artefact file -> Document dated at midnight of its event's occurred_at.
-
-    The header names the artefact's author (a persona id), so a passed author is an author
-    (``author_role="author"``, the default); with no author passed, as the benchmark's runner
-    does, the evidence header shows a placeholder (``memplusplus.evidence.NO_AUTHOR``).
-    """
+    """One artefact -> Document dated at midnight of its event's occurred_at. No author is passed unless
+    ``author_mode`` asks (as the benchmark's runner does; the evidence header then shows a placeholder)."""
     path = root / row["path"]
     text = read_text(require_file(path, f"artefact {row['slot_id']}"))
     if len(text) > LIMITS.max_token_bytes:
         raise DatasetError(str(path), f"artefact longer than {LIMITS.max_token_bytes:,} characters, the cap for one "
                                       f"document (the longest real one is 11,632 bytes); refused", row["slot_id"])
     artefact = split_artefact(text, path)
-    check_header_agrees(artefact, row, path)
+    for name in ("slot_id", "event_id"):  # the header must agree with its corpus_index row
+        if artefact.header[name] != row[name]:
+            raise DatasetError(str(path), f"header says {artefact.header[name]!r} but corpus_index.jsonl says "
+                                          f"{row[name]!r}", artefact.header["slot_id"], name)
     event = events.get(row["event_id"])
     if event is None:
         raise DatasetError(str(path), f"event {row['event_id']!r} is not in source_of_truth/events.jsonl",
@@ -154,7 +118,7 @@ def build_document(
     return Document(
         doc_id=row["slot_id"],
         text=artefact.body,
-        author=resolve_author(header["author"], author_mode, personas),
+        author=None if author_mode is None else personas.get(header["author"], header["author"]),
         date=datetime.combine(event.occurred_at, datetime.min.time()),
         thread=event.event_id,
         meta={
@@ -172,7 +136,7 @@ def read_index(path: Path) -> list[dict[str, str]]:
     """corpus_index.jsonl rows {slot_id, path, event_id}, slot ids unique."""
     rows: list[dict[str, str]] = []
     seen: set[str] = set()
-    for lineno, record in read_jsonl(require_file(path, "OrgMemBench corpus index")):
+    for lineno, record in read_jsonl(path, "OrgMemBench corpus index"):
         row = {name: get_field(record, name, path, f"line {lineno}", str) for name in ("slot_id", "path", "event_id")}
         if row["slot_id"] in seen:
             raise DatasetError(str(path), f"duplicate slot_id {row['slot_id']!r}", f"line {lineno}", "slot_id")
@@ -194,9 +158,6 @@ def load_documents(root: Path, author_mode: str | None) -> list[Document]:
         if unknown:
             log.warning("OrgMemBench: persona ids not in personas.jsonl, kept as author: %s", unknown)
     return docs
-
-
-# ---------------------------------------------------------------- questions
 
 
 def _label(key: str) -> str:
@@ -224,7 +185,6 @@ def render_answer(ground_truth: Mapping[str, Any]) -> str:
 
 
 def parse_rubric(items: list[Any], path: Path, qid: str) -> tuple[RubricFacet, ...]:
-    """rubric_subpoints -> RubricFacet tuple."""
     facets = []
     for i, item in enumerate(items):
         rec = f"{qid} rubric_subpoints[{i}]"
@@ -251,7 +211,6 @@ def question_as_of(category: str, text: str, path: Path, qid: str) -> date | Non
 
 
 def as_of_field(ground_truth: Mapping[str, Any], path: Path, qid: str) -> date | None:
-    """ground_truth_answer.as_of_date parsed, or None when absent."""
     value = ground_truth.get("as_of_date")
     if value is None:
         return None
@@ -262,7 +221,6 @@ def as_of_field(ground_truth: Mapping[str, Any], path: Path, qid: str) -> date |
 
 
 def build_question(record: Mapping[str, Any], lineno: int, path: Path) -> Question:
-    """One benchmark_v0.0.jsonl line -> Question."""
     qid = get_field(record, "id", path, f"line {lineno}", str)
     rec = f"line {lineno} ({qid})"
     category = get_field(record, "category", path, rec, str)
@@ -303,7 +261,7 @@ def drop_unknown_evidence(question: Question, doc_ids: set[str]) -> Question:
 
 def load_questions(path: Path, doc_ids: set[str]) -> list[Question]:
     """All questions of benchmark_v0.0.jsonl, file order, ids unique."""
-    questions = [build_question(record, lineno, path) for lineno, record in read_jsonl(require_file(path, "questions"))]
+    questions = [build_question(record, lineno, path) for lineno, record in read_jsonl(path, "questions")]
     seen: set[str] = set()
     for q in questions:
         if q.qid in seen:
@@ -312,15 +270,9 @@ def load_questions(path: Path, doc_ids: set[str]) -> list[Question]:
     return [drop_unknown_evidence(q, doc_ids) for q in questions]
 
 
-# ---------------------------------------------------------------- entry point
-
-
 def load_orgmem(data_dir: Path, tier: str = "medium", author: str | None = None) -> Iterator[Episode]:
-    """Yield the single OrgMemBench episode ``orgmem-<tier>``.
-
-    ``author=None`` passes no author (as the benchmark's runner does); ``author="persona"`` uses the
-    persona display name from helix_canon/personas.jsonl.
-    """
+    """The single episode ``orgmem-<tier>``; ``author="persona"`` passes each artefact's persona display name
+    (helix_canon/personas.jsonl) as its author, None none (as the benchmark's runner does)."""
     if author not in AUTHOR_MODES:
         raise DatasetError("orgmem", f"unknown author option {author!r}; expected one of {list(AUTHOR_MODES)}",
                            field_name="author")

@@ -1,22 +1,16 @@
-"""Verify every entry of every cache file: its digest (key + bytes) and, for embeddings, finite vectors.
+"""Verify every entry of every cache file (digest of key + bytes; embeddings: finite vectors) and the
+derived models (``onnx/``, ``static/``) against their sha256 records.
 
-    python scripts/check_cache.py                 # $MEMPP_CACHE_DIR, else ~/.cache/mempp
-    python scripts/check_cache.py /path/to/cache  # a given cache folder
-    python scripts/check_cache.py DIR --repair    # drop the bad entries (the next run recomputes them)
+    python scripts/check_cache.py                 # the cache root ($MEMPP_CACHE_DIR, else ~/.cache/mempp)
+    python scripts/check_cache.py DIR --repair    # drop bad entries and models (the next run recomputes them)
     python scripts/check_cache.py DIR --adopt     # checksum a pre-checksum cache's entries as they stand
 
-Prints one line per ``*.sqlite`` file of the folder (entries, bad entries) and one line per bad
-entry (its key and what is wrong), then one line per derived model file (the ONNX export in
-``onnx/``, the static table in ``static/``) checked against its sha256 record
-(``memplusplus.model_files``); ``--repair`` deletes a bad one, which the next run derives again.
-Exit 0: every entry and model checks (or ``--repair`` dropped the bad ones); 1: bad entries or
-models, or a file from before checksums, were found and left; 2: no such folder.
+One line per file and per bad entry. Exit 0: all check (or were repaired); 1: bad ones left; 2: no such folder.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sqlite3
 import sys
 from dataclasses import dataclass, field
@@ -25,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from memory_protocol.paths import cache_root  # noqa: E402
 from memplusplus.model_files import derived_models, problem, remove  # noqa: E402
 from model_clients.kvstore import (  # noqa: E402
     CacheDiskFull,
@@ -36,14 +31,11 @@ from model_clients.kvstore import (  # noqa: E402
     legacy_entries,
 )
 
-DEFAULT_CACHE_DIR = "~/.cache/mempp"  # configs/store/local.yaml's default
 MODEL_FOLDERS = ("onnx", "static")  # configs/encoder/minilm_onnx.yaml, minilm_static.yaml: model_dir
 
 
 @dataclass
 class FileReport:
-    """What checking one file found."""
-
     name: str
     entries: int = 0
     bad: list[EntryReport] = field(default_factory=list)
@@ -52,8 +44,7 @@ class FileReport:
     fixed: bool = False  # bad entries dropped / legacy entries adopted
 
 
-def value_check_for(path: Path) -> ValueCheck | None:
-    """Embedding files (``embeddings.sqlite``, ``<dataset>-embeddings.sqlite``) hold float32 vectors."""
+def value_check_for(path: Path) -> ValueCheck | None:  # embedding files hold float32 vectors
     return finite_float32_vectors if path.name.endswith("embeddings.sqlite") else None
 
 
@@ -122,12 +113,12 @@ def check_models(folder: Path, repair: bool) -> tuple[list[str], bool]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("cache_dir", nargs="?", default=os.environ.get("MEMPP_CACHE_DIR", DEFAULT_CACHE_DIR))
+    parser.add_argument("cache_dir", nargs="?", type=Path, default=cache_root())
     parser.add_argument("--repair", action="store_true", help="drop the bad entries (recomputed by the next run)")
     parser.add_argument("--adopt", action="store_true",
                         help="checksum the entries of files written before checksums, as they stand")
     args = parser.parse_args(argv)
-    folder = Path(os.path.expanduser(args.cache_dir))
+    folder = args.cache_dir.expanduser()
     if not folder.is_dir():
         print(f"error: no cache folder {folder}", file=sys.stderr)
         return 2

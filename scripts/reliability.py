@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from harness.safe_write import atomic_write  # noqa: E402
-from loaders.datadir import resolve_data_dir  # noqa: E402
+from loaders import resolve_data_dir  # noqa: E402
 
 from scripts.reliability_suite.faults import faults, key_leaks  # noqa: E402
 from scripts.reliability_suite.inputs import bad_inputs  # noqa: E402

@@ -19,7 +19,7 @@ def body(argv: list[str]) -> list[str]:
     from harness.robustness import published_leniency, robustness
     from harness.run_data import load_run
     from judges.aggregate import format_table
-    from loaders.datadir import resolve_data_dir
+    from loaders import resolve_data_dir
     from memory_protocol import DatasetError
 
     runs = [load_run(Path(a)) for a in argv]

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from loaders import DatasetError, load_dataset
-from loaders.datadir import resolve_data_dir
+from loaders import resolve_data_dir
 from memory_protocol import Episode, Question
-from loaders.selection import Selection, select
+from loaders import Selection, select
 
 
 

@@ -13,10 +13,11 @@ on ``nltk.data.path``, so every run tokenises with the same model whatever else 
 from __future__ import annotations
 
 import hashlib
-import os
 import tempfile
 import threading
 from pathlib import Path
+
+from memory_protocol.paths import cache_root
 
 __all__ = ["PunktDataError", "ensure_punkt_data", "punkt_data_dir"]
 
@@ -46,9 +47,8 @@ def _english_tables() -> dict[str, list[str]]:
 
 
 def punkt_data_dir() -> Path:
-    """Where the model is written: ``$MEMPP_NLTK_DATA``, else ``~/.cache/mempp/nltk_data``."""
-    configured = os.environ.get("MEMPP_NLTK_DATA")
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "mempp" / "nltk_data"
+    """Where the model is written: <cache root>/nltk_data."""
+    return cache_root() / "nltk_data"
 
 
 def _write_tables(root: Path, tables: dict[str, list[str]]) -> None:

@@ -54,50 +54,42 @@ def package_versions(names: tuple[str, ...] = KEY_PACKAGES) -> dict[str, str | N
     return out
 
 
-class _ReadLog:
-    """Paths opened for reading under ``root`` while active (one audit hook per process)."""
-
-    def __init__(self) -> None:
-        self.root: str | None = None
-        self.paths: set[str] = set()
-        self.installed = False
-
-    def hook(self, event: str, args: tuple[Any, ...]) -> None:
-        if event != "open" or self.root is None or not args:
-            return
-        path, mode = args[0], args[1] if len(args) > 1 else "r"
-        if isinstance(path, (str, os.PathLike)) and (mode is None or "w" not in str(mode)):
-            text = os.path.abspath(os.fspath(path))
-            if text.startswith(self.root):
-                self.paths.add(text)
+_READS: dict[str, Any] = {"root": None, "paths": set(), "hooked": False}  # one audit hook per process
 
 
-_LOG = _ReadLog()
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    root = _READS["root"]
+    if event != "open" or root is None or not args:
+        return
+    path, mode = args[0], args[1] if len(args) > 1 else "r"
+    if isinstance(path, (str, os.PathLike)) and (mode is None or "w" not in str(mode)):
+        text = os.path.abspath(os.fspath(path))
+        if text.startswith(root):
+            _READS["paths"].add(text)
 
 
 @contextmanager
 def recording_reads(root: str | Path | None) -> Iterator[set[str]]:
+    """The files opened for reading under ``root`` inside the block."""
     if root is None:
         yield set()
         return
-    if not _LOG.installed:
-        sys.addaudithook(_LOG.hook)
-        _LOG.installed = True
-    _LOG.root, _LOG.paths = os.path.abspath(str(root)) + os.sep, set()
+    if not _READS["hooked"]:
+        sys.addaudithook(_hook)
+        _READS["hooked"] = True
+    _READS.update(root=os.path.abspath(str(root)) + os.sep, paths=set())
     try:
-        yield _LOG.paths
+        yield _READS["paths"]
     finally:
-        _LOG.root = None
+        _READS["root"] = None
 
 
 def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path | None = None) -> dict[str, str]:
     """``{relative path: sha256}`` of ``paths``; digests reused from ``cache_file`` when unchanged."""
-    known: dict[str, Any] = {}
-    if cache_file is not None and cache_file.is_file():
-        try:
-            known = json.loads(cache_file.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            known = {}
+    try:
+        known: dict[str, Any] = json.loads(cache_file.read_text(encoding="utf-8")) if cache_file else {}
+    except (OSError, json.JSONDecodeError):
+        known = {}
     out: dict[str, str] = {}
     changed = False
     for path in sorted(paths):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loaders.fetch import GitHubFiles, PinnedFile
+from loaders.pins import GitHubFiles, PinnedFile
 from loaders.jsonio import read_bytes
 from memory_protocol import DatasetError
 

@@ -1,17 +1,7 @@
-"""One way to fetch and pin a file: GitHub raw files at a commit, each verified against its sha256.
-
-Benchmarks (``scripts/fetch_data.py``, or a run that finds no data), the official evaluation
-texts (``scripts/fetch_official.py``) and any other pinned file go through :func:`fetch_pinned`:
-bytes stream to a ``.part`` file beside the destination, are hashed, and replace it with
-``os.replace`` only when the hash is the pin's, so a killed or failed fetch never leaves a file that
-looks valid. A file already in place with the pinned hash is kept and nothing is sent for it.
-``$MEMPP_MIRROR`` replaces https://raw.githubusercontent.com (same <owner>/<repo>/<commit>/<path> layout).
-"""
+"""The benchmarks' pinned sources, their fetch, and the data folder a run reads (fetched into when missing)."""
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
 import sys
 from collections.abc import Mapping
@@ -22,123 +12,15 @@ from typing import Any
 import requests
 from tqdm import tqdm
 
-from loaders import longmemeval as lme
+from loaders.hub import HubFile, fetch_hub_file
+from loaders.longmemeval import FILE_NAMES as LME_FILES, SUBDIR as LME_DIR
+from loaders.pins import GitHubFiles, PinnedFile, SourceUnreachable, fetch_pinned, raw_url, sha256_of
 from memory_protocol import DatasetError
 from memory_protocol.paths import cache_root, search_folders
 
-GITHUB_RAW = "https://raw.githubusercontent.com"
-MIRROR_ENV = "MEMPP_MIRROR"
 DATA_ENV = "MEMPP_DATA_DIR"
 FETCH_COMMAND = "python scripts/fetch_data.py"
 MANIFEST_DIR = Path(__file__).resolve().parent / "manifests"
-TIMEOUT_SECONDS = 60
-
-
-class SourceUnreachable(Exception):
-    """The source could not be reached (no connection, refused, timed out, cut short, HTTP error)."""
-
-
-class ChecksumMismatch(DatasetError):
-    def __init__(self, path: Path | str, expected: str, got: str) -> None:
-        super().__init__(str(path), f"sha256 mismatch: expected {expected}, got {got}")
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def mirror_base() -> str:
-    return os.environ.get(MIRROR_ENV) or GITHUB_RAW
-
-
-def raw_url(repo: str, commit: str, path: str, base: str | None = None) -> str:
-    """``<base>/<owner>/<repo>/<commit>/<path>``, GitHub raw's layout (or a mirror's)."""
-    return f"{(base or mirror_base()).rstrip('/')}/{repo}/{commit}/{path}"
-
-
-def part_path(dest: Path) -> Path:
-    return dest.with_name(f"{dest.name}.part")
-
-
-def download_verified(session: requests.Session, url: str, dest: Path, expected: str | None, *,
-                      progress: bool = False) -> str:
-    """Fetch ``url`` into ``dest`` when its sha256 is ``expected`` (any, when None); returns the sha256.
-
-    SourceUnreachable, ChecksumMismatch, or DatasetError (cannot write); ``dest`` untouched in each case.
-    """
-    part = part_path(dest)
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        digest = hashlib.sha256()
-        try:
-            with session.get(url, stream=True, timeout=TIMEOUT_SECONDS) as response:
-                response.raise_for_status()
-                total = int(response.headers.get("Content-Length", 0)) or None
-                with part.open("wb") as out, tqdm(total=total, unit="B", unit_scale=True, desc=dest.name,
-                                                  disable=not progress, leave=False) as bar:
-                    for chunk in response.iter_content(1 << 16):
-                        out.write(chunk)
-                        digest.update(chunk)
-                        bar.update(len(chunk))
-        except requests.RequestException as exc:
-            raise SourceUnreachable(f"{url}: {_reason(exc)}") from None
-        if expected is not None and digest.hexdigest() != expected:
-            raise ChecksumMismatch(dest, expected, digest.hexdigest())
-        os.replace(part, dest)
-        return digest.hexdigest()
-    except OSError as exc:  # a full disk, a read-only or foreign folder: one line, not a traceback
-        raise DatasetError(str(dest), f"cannot write the download: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            part.unlink()
-
-
-def _reason(exc: requests.RequestException) -> str:
-    if isinstance(exc, requests.HTTPError) and exc.response is not None:
-        return f"HTTP {exc.response.status_code}"
-    return "cannot connect" if isinstance(exc, requests.ConnectionError) else type(exc).__name__
-
-
-def fetch_pinned(session: requests.Session, url: str, dest: Path, sha256: str, *, force: bool = False,
-                 progress: bool = False) -> tuple[bool, bool]:
-    """Make ``dest`` the pinned file; returns (fetched, replaced: other bytes were there)."""
-    present = dest.is_file()
-    if present and not force and sha256_of(dest) == sha256:
-        return False, False
-    download_verified(session, url, dest, sha256, progress=progress)
-    return True, present and not force
-
-
-# ---------------------------------------------------------------- the benchmarks' pins
-
-
-@dataclass(frozen=True)
-class PinnedFile:
-    remote: str  # path in the repository
-    local: str  # path under the data folder
-    sha256: str
-
-
-@dataclass(frozen=True)
-class GitHubFiles:
-    repo: str  # owner/name
-    commit: str
-    files: tuple[PinnedFile, ...]
-    manifest: Path | None = None  # the sha256sum-format file the pins were read from
-
-
-@dataclass(frozen=True)
-class HubFile:
-    """One file of a Hugging Face hub dataset at one revision; no hash is known in advance."""
-
-    repo_id: str
-    filename: str
-    revision: str
-    local: str
 
 
 @dataclass(frozen=True)
@@ -188,9 +70,9 @@ def benchmark_sources() -> dict[str, BenchmarkSource]:
             PinnedFile("data/locomo10.json", "locomo/locomo10.json", LOCOMO_SHA256),)),
             "CC BY-NC 4.0 (Maharana et al., 2024)", ("locomo/locomo10.json",)),
         # the hub's file; the loader also takes our 499-question rebuild
-        BenchmarkSource("longmemeval_s", HubFile("xiaowu0162/longmemeval-cleaned", lme.FILE_NAMES[0],
-                                                 LONGMEMEVAL_REVISION, f"{lme.SUBDIR}/{lme.FILE_NAMES[0]}"),
-                        "MIT (Wu et al., 2025)", (tuple(f"{lme.SUBDIR}/{n}" for n in lme.FILE_NAMES),)),
+        BenchmarkSource("longmemeval_s", HubFile("xiaowu0162/longmemeval-cleaned", LME_FILES[0],
+                                                 LONGMEMEVAL_REVISION, f"{LME_DIR}/{LME_FILES[0]}"),
+                        "MIT (Wu et al., 2025)", (tuple(f"{LME_DIR}/{n}" for n in LME_FILES),)),
     )}
 
 
@@ -225,8 +107,6 @@ def fetch_benchmark(name: str, data_dir: Path, *, progress: bool = True) -> Fetc
     data_dir.mkdir(parents=True, exist_ok=True)
     origin = source.origin
     if isinstance(origin, HubFile):
-        from loaders.hub import fetch_hub_file
-
         hub = fetch_hub_file(origin, data_dir, progress=progress)
         return FetchReport(name, data_dir, hub.source, 1, int(hub.fetched), int(hub.repaired), hub.size,
                            hub.sha256, origin.local, source.licence)

@@ -17,10 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from loaders.fetch import HubFile, SourceUnreachable, part_path, sha256_of
+from loaders.pins import SourceUnreachable, part_path, sha256_of
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 PROBE_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """One file of a Hugging Face hub dataset at one revision; no hash is known in advance."""
+
+    repo_id: str
+    filename: str
+    revision: str
+    local: str
 
 
 @dataclass(frozen=True)

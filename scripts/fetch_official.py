@@ -60,17 +60,13 @@ class FileOutcome:
 class OfficialFetchReport:
     dest: Path
     source: str
-    outcomes: tuple[FileOutcome, ...]
-
-    @property
-    def fetched(self) -> int:
-        return sum(o.fetched for o in self.outcomes)
+    fetched: int
+    files: int
 
     def summary(self) -> str:
         sent = f"from {self.source}" if self.fetched else "nothing sent"
-        return (f"official files: {len(self.outcomes)} in {self.dest}: {self.fetched} fetched, "
-                f"{len(self.outcomes) - self.fetched} already there ({sent}); each checked against its pinned "
-                f"sha256 (eval/llm.py: its texts' pins)")
+        return (f"official files: {self.files} in {self.dest}: {self.fetched} fetched, {self.files - self.fetched} "
+                f"already there ({sent}); each checked against its pinned sha256 (eval/llm.py: its texts' pins)")
 
 
 def texts_problem(pin: OfficialFile, path: Path) -> str | None:
@@ -121,11 +117,12 @@ def fetch_official(dest: Path, *, base: str | None = None, force: bool = False,
                    echo: Callable[[str], None] = print) -> OfficialFetchReport:
     """Fetch every pinned file into ``dest``, one line each; FetchFailed on the first failure."""
     base = base or mirror_base()
-    outcomes: list[FileOutcome] = []
+    fetched = 0
     with requests.Session() as session:
         for pin in OFFICIAL_FILES.values():
-            outcomes.append(fetch_one(session, pin, dest, base, force))
-            echo(outcomes[-1].line())
+            outcome = fetch_one(session, pin, dest, base, force)
+            echo(outcome.line())
+            fetched += outcome.fetched
     for upstream in dict.fromkeys(pin.upstream for pin in OFFICIAL_FILES.values()):
         rows = "\n".join(f"{pin.sha256 or '(no file pin: checked by its texts)'}  {pin.path}"
                          for pin in OFFICIAL_FILES.values() if pin.upstream == upstream)
@@ -139,7 +136,7 @@ def fetch_official(dest: Path, *, base: str | None = None, force: bool = False,
                 atomic_write(note, text)
         except OSError as exc:
             raise FetchFailed(f"{upstream.folder}/SOURCE.md: cannot write: {exc.strerror or exc}") from None
-    return OfficialFetchReport(dest, base, tuple(outcomes))
+    return OfficialFetchReport(dest, base, fetched, len(OFFICIAL_FILES))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,14 +44,6 @@ DATASETS: dict[str, DatasetLoader] = {
 }
 
 
-def get_spec(name: str | DatasetLoader) -> DatasetLoader:
-    if isinstance(name, DatasetLoader):
-        return name
-    if name not in DATASETS:
-        raise DatasetError(name, f"unknown dataset {name!r}; known datasets: {sorted(DATASETS)}")
-    return DATASETS[name]
-
-
 def prepare_data_dir(dataset: str | DatasetLoader, data_dir: str | os.PathLike[str] | None = None,
                      options: Mapping[str, Any] | None = None, **kwargs: Any) -> Path | None:
     """The data folder to load ``dataset`` from (fetched when needed); None for a loader that reads no files."""
@@ -109,7 +101,9 @@ def load_dataset(dataset: str | DatasetLoader, data_dir: str | Path | None = Non
     ``categories`` keeps questions whose category (or LoCoMo's numeric id as a string) is listed;
     ``options`` go to the loader (orgmem ``tier``, ``author``; locomo / longmemeval_s ``file``).
     """
-    spec = get_spec(dataset)
+    if not isinstance(dataset, DatasetLoader) and dataset not in DATASETS:
+        raise DatasetError(dataset, f"unknown dataset {dataset!r}; known datasets: {sorted(DATASETS)}")
+    spec = dataset if isinstance(dataset, DatasetLoader) else DATASETS[dataset]
     name = spec.name
     unknown = sorted(set(options) - set(spec.options()))
     if unknown:

@@ -16,7 +16,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 from judges.graders.verdict import JudgeVerdict, extract_json_objects, own_parse
@@ -27,11 +26,6 @@ from memory_protocol import Question, RubricFacet
 
 __all__ = ["ORGMEM_NO_ANSWER", "OrgMemJudge", "orgmem_request", "parse_orgmem", "parse_orgmem_official"]
 
-# The benchmark's public names of its category codes (orgmembench/schemas.py, CATEGORY_INFO), which
-# its judge prompt shows; an unknown code shows in lower case.
-PUBLIC_CATEGORY = {"C1": "supersession", "C2": "decision_provenance", "C3": "bitemporal", "C4": "audit_replay",
-                   "C5": "justification_chain", "C6": "contradiction", "HARD": "multi_hop_lineage",
-                   "EMERGENT": "emergent_pattern"}
 OFFICIAL_PARAMS = RequestParams(temperature=0.0)  # the paper: every facet graded at temperature 0
 
 ORGMEM_MAX_ANSWER_CHARS = 6000  # the official judge shows answer_text[:6000]
@@ -145,22 +139,6 @@ def parse_orgmem(raw: str, question: Question) -> JudgeVerdict:
                         detail={"fractions": fractions, "weights": weights, "missing": missing, "invalid": invalid})
 
 
-def official_question(question: Question) -> SimpleNamespace:
-    """The question as ``build_judge_prompt`` reads it (schemas.py ``Question``); emergent: category
-    EMERGENT or ``validation_mode == "union"``."""
-    ground_truth = question.meta.get("ground_truth")
-    metadata = question.meta.get("source_metadata") or {}
-    return SimpleNamespace(
-        public_category=PUBLIC_CATEGORY.get(question.category, question.category.lower()),
-        text=question.text,
-        is_emergent=question.category == "EMERGENT" or (isinstance(metadata, Mapping)
-                                                         and metadata.get("validation_mode") == "union"),
-        ground_truth_answer=dict(ground_truth) if isinstance(ground_truth, Mapping) else {},
-        rubric_subpoints=[{"id": f.facet_id, "criterion": f.criterion, "fail_criterion": f.fail_criterion,
-                           "max_score": f.max_score} for f in _require_rubric(question)],
-    )
-
-
 def _first_json_object(raw: str) -> dict[str, Any] | None:
     """llm.py's reading: a leading code fence dropped, then the first ``{`` to the last ``}``."""
     text = raw.strip()
@@ -242,8 +220,9 @@ class OrgMemJudge:
 
     def request(self, question: Question, answer: str) -> list[dict[str, str]]:
         if self.upstream is not None:
+            _require_rubric(question)
             return [{"role": "system", "content": self.upstream.system},
-                    {"role": "user", "content": self.upstream.build(official_question(question), answer)}]
+                    {"role": "user", "content": self.upstream.build(question, answer)}]
         return orgmem_request(question, answer, self.template, self.max_answer_chars)
 
     def parse(self, raw: str, question: Question) -> JudgeVerdict:

@@ -13,6 +13,7 @@ from typing import Any
 
 from judges.official.texts import OfficialTexts, SourcedText
 from judges.templates import RequestParams, Wording
+from memory_protocol import Question
 from memory_protocol.documents import Hit
 
 __all__ = ["AuthorsAnswer", "OrgMemAnswerer", "OrgMemJudgePrompt", "authors_answer", "longmemeval_texts",
@@ -119,26 +120,35 @@ class FStringTemplate:
         return "".join(out)
 
 
+# orgmembench/schemas.py CATEGORY_INFO: the public names its judge prompt shows (an unknown code in lower case)
+PUBLIC_CATEGORY = {"C1": "supersession", "C2": "decision_provenance", "C3": "bitemporal", "C4": "audit_replay",
+                   "C5": "justification_chain", "C6": "contradiction", "HARD": "multi_hop_lineage",
+                   "EMERGENT": "emergent_pattern"}
+
+
 @dataclass(frozen=True)
 class OrgMemJudgePrompt:
     """OrgMemBench's judge: ``_JUDGE_SYSTEM`` and the user prompt ``build_judge_prompt`` returns for a
-    question (``public_category``, ``text``, ``is_emergent``, ``ground_truth_answer``, ``rubric_subpoints``)."""
+    question; emergent: category EMERGENT or ``validation_mode == "union"``."""
 
     system: str
     template: FStringTemplate
     emergent_note: str
     wording: Wording
 
-    def build(self, question: Any, answer_text: str) -> str:
-        # judge.py's subpoints: id (sub<i> when absent), criterion, fail criterion (or fail_if)
-        subpoints = [{"id": sp.get("id", f"sub{i + 1}"), "criterion": sp.get("criterion", ""),
-                      "fail_criterion": sp.get("fail_criterion") or sp.get("fail_if", "")}
-                     for i, sp in enumerate(question.rubric_subpoints)]
+    def build(self, question: Question, answer_text: str) -> str:
+        ground_truth = question.meta.get("ground_truth")
+        metadata = question.meta.get("source_metadata") or {}
+        emergent = question.category == "EMERGENT" or (isinstance(metadata, Mapping)
+                                                       and metadata.get("validation_mode") == "union")
+        subpoints = [{"id": f.facet_id, "criterion": f.criterion, "fail_criterion": f.fail_criterion}
+                     for f in question.rubric or ()]
         return self.template.fill({
-            "question.public_category": question.public_category,
+            "question.public_category": PUBLIC_CATEGORY.get(question.category, question.category.lower()),
             "question.text": question.text,
-            "extra": self.emergent_note if question.is_emergent else "",
-            "gt": json.dumps(question.ground_truth_answer, ensure_ascii=False, indent=2),
+            "extra": self.emergent_note if emergent else "",
+            "gt": json.dumps(dict(ground_truth) if isinstance(ground_truth, Mapping) else {}, ensure_ascii=False,
+                             indent=2),
             "json.dumps(subpoints, ensure_ascii=False, indent=2)": json.dumps(subpoints, ensure_ascii=False, indent=2),
             "answer_text[:6000]": answer_text[:ORGMEM_MAX_ANSWER_CHARS],
         })

@@ -1,11 +1,7 @@
-"""The answer and judge prompts of a run, chosen and checked once: the user's ``prompt_file``
-(``custom``), else the benchmark's official texts (pinned, :mod:`judges.official`), else our own
-words (``own``, told in one line). A source holding other bytes than the pins stops the run.
-
-Scores are comparable with the paper's only when no role used ``own`` or ``custom`` words; the
-answerer's official texts are the authors' template on LoCoMo and LongMemEval_S (the paper states
-none), or mem0's own answer prompt for the Mem0 and Zep rows on LoCoMo with ``answer_recipe=mem0``.
-"""
+"""A run's answer and judge prompts, chosen and checked once: the user's ``prompt_file`` (``custom``),
+else the benchmark's pinned official texts (the authors' answer template on LoCoMo and LongMemEval_S;
+mem0's own for its Mem0/Zep rows on LoCoMo with ``answer_recipe=mem0``), else our words (``own``, told
+in one line). Scores are comparable with the paper's only when no role used ``own`` or ``custom`` words."""
 
 from __future__ import annotations
 
@@ -53,10 +49,9 @@ def fill_fields(template: str, values: Mapping[str, str]) -> str:
 
 @dataclass(frozen=True)
 class Mem0Answer:
-    """mem0's answer request for its ``mem0`` or ``zep`` rows: ONE system message. Mem0: each
-    speaker's ``"<timestamp>: <memory>"`` lines as ``json.dumps(..., indent=4)`` under the speaker's
-    name (speaker 1: the conversation's ``speaker_a``); Zep: its ``TEMPLATE.format(facts=...,
-    entities=...)``. A hit's section is read from its leg, as ``baselines.thirdparty.context`` does."""
+    """mem0's answer request, ONE system message. Mem0: each speaker's ``"<timestamp>: <memory>"`` lines
+    as ``json.dumps(..., indent=4)`` under the speaker's name (speaker 1: ``speaker_a``); Zep: its
+    ``TEMPLATE.format(facts=..., entities=...)``. A hit's section is its leg (``baselines.thirdparty.context``)."""
 
     kind: str
     template: str
@@ -64,7 +59,7 @@ class Mem0Answer:
     context_template: str | None = None  # Zep's TEMPLATE
     params: RequestParams = MEM0_ANSWER_PARAMS
 
-    def values(self, question: str, hits: Sequence[Hit]) -> dict[str, str]:
+    def _values(self, question: str, hits: Sequence[Hit]) -> dict[str, str]:
         if self.kind == "zep":
             assert self.context_template is not None
             facts = "\n".join(h.text for h in hits if leg_of(h) == ZEP_FACT_LEG)
@@ -80,11 +75,9 @@ class Mem0Answer:
 
     def messages(self, question: Any, context: str, hits: Sequence[Hit] | None) -> list[dict[str, str]]:
         """Without hits (a dry run prices the request before retrieval) the context stands for the memories."""
-        if hits is None:
-            values = {"memories": context, "speaker_1_memories": context, "speaker_2_memories": "[]",
-                      "speaker_1_user_id": "", "speaker_2_user_id": "", "question": question.text}
-        else:
-            values = self.values(question.text, hits)
+        values = self._values(question.text, hits) if hits is not None else {
+            "memories": context, "speaker_1_memories": context, "speaker_2_memories": "[]",
+            "speaker_1_user_id": "", "speaker_2_user_id": "", "question": question.text}
         return [{"role": "system", "content": fill_fields(self.template, values)}]
 
 
@@ -96,7 +89,7 @@ def mem0_answer(texts: OfficialTexts, kind: str) -> Mem0Answer:
 
 @dataclass(frozen=True)
 class ProtocolPrompts:
-    """The answerer and judge a run uses, and the lines to tell about their words."""
+    """The answerer and judge of a run, and the lines telling about their words."""
 
     answerer: Answerer
     judge: Judge | None

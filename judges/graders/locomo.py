@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judges.graders.verdict import JudgeVerdict, extract_json_objects, own_parse
-from judges.official.prompts import mem0_accuracy_prompt
+from judges.official.prompts import official_wording
 from judges.official.texts import OfficialTexts
 from judges.templates import PromptTemplate, RequestParams, Wording, load_template
 from memory_protocol import Question
@@ -79,8 +79,9 @@ class LoCoMoJudge:
 
     @classmethod
     def official(cls, texts: OfficialTexts) -> "LoCoMoJudge":
-        text, wording = mem0_accuracy_prompt(texts)
-        return cls(PromptTemplate("locomo_judge", text, wording.cite), params=MEM0_JUDGE_PARAMS, wording=wording)
+        text = texts.get("mem0.accuracy")  # str.format fields question, gold_answer, generated_answer
+        wording = official_wording(text, what="ACCURACY_PROMPT")
+        return cls(PromptTemplate("locomo_judge", text.text, wording.cite), params=MEM0_JUDGE_PARAMS, wording=wording)
 
     def template_hash(self, question: Question) -> str:
         return self.template.sha256

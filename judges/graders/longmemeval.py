@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from judges.graders.verdict import JudgeVerdict, own_parse
-from judges.official.prompts import longmemeval_texts
+from judges.official.prompts import named_from_positional, official_wording
 from judges.official.texts import OfficialTexts
 from judges.templates import LONGMEMEVAL_KINDS, PromptTemplate, RequestParams, Wording, load_template
 from memory_protocol import Question
@@ -118,8 +118,11 @@ class LongMemEvalJudge:
 
     @classmethod
     def official(cls, texts: OfficialTexts, dataset: str = "longmemeval_s") -> "LongMemEvalJudge":
-        named, wording = longmemeval_texts(texts)
-        templates = {kind: PromptTemplate(f"longmemeval_{kind}", text, wording.cite) for kind, text in named.items()}
+        # get_anscheck_prompt fills its three {} fields in order with question, answer, response
+        read = {kind: texts.get(f"lme.{kind}") for kind in LONGMEMEVAL_KINDS}
+        wording = official_wording(*read.values(), what="get_anscheck_prompt")
+        templates = {kind: PromptTemplate(f"longmemeval_{kind}", named_from_positional(
+            text.text, ("question", "gold_answer", "response")), wording.cite) for kind, text in read.items()}
         return cls(templates, dataset, OFFICIAL_PARAMS, wording)
 
     @staticmethod

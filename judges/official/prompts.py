@@ -16,8 +16,8 @@ from judges.templates import RequestParams, Wording
 from memory_protocol import Question
 from memory_protocol.documents import Hit
 
-__all__ = ["AuthorsAnswer", "OrgMemAnswerer", "OrgMemJudgePrompt", "authors_answer", "longmemeval_texts",
-           "mem0_accuracy_prompt", "official_wording", "orgmem_answerer", "orgmem_judge_prompt"]
+__all__ = ["AuthorsAnswer", "OrgMemAnswerer", "OrgMemJudgePrompt", "authors_answer", "named_from_positional",
+           "official_wording", "orgmem_answerer", "orgmem_judge_prompt"]
 
 ORGMEM_MAX_CONTEXT_CHARS = 40_000  # answerer.py: _MAX_CONTEXT_CHARS
 ORGMEM_NO_RECORDS = "(no records retrieved)"  # answerer.py: what an empty context reads
@@ -37,12 +37,6 @@ def official_wording(*texts: SourcedText, what: str = "", source: str = "officia
     return Wording(source, cite, files, tuple((t.pin.key, t.pin.sha256) for t in texts))
 
 
-def mem0_accuracy_prompt(texts: OfficialTexts) -> tuple[str, Wording]:
-    """mem0's LoCoMo judge prompt (``str.format`` fields question, gold_answer, generated_answer)."""
-    text = texts.get("mem0.accuracy")
-    return text.text, official_wording(text, what="ACCURACY_PROMPT")
-
-
 def named_from_positional(template: str, names: tuple[str, ...]) -> str:
     """A ``{}``-template with the i-th ``{}`` renamed ``{names[i]}`` and other braces doubled, so
     ``result.format(**values)`` equals ``template.format(*values)``."""
@@ -59,15 +53,6 @@ def named_from_positional(template: str, names: tuple[str, ...]) -> str:
     if used != len(names):
         raise ValueError(f"expected {len(names)} '{{}}' fields, found {used}")
     return "".join(parts)
-
-
-def longmemeval_texts(texts: OfficialTexts) -> tuple[dict[str, str], Wording]:
-    """``get_anscheck_prompt``'s five templates by kind, its positional fields named question,
-    gold_answer, response (in the order it fills them)."""
-    kinds = ("default", "temporal", "knowledge_update", "preference", "abstention")
-    read = {kind: texts.get(f"lme.{kind}") for kind in kinds}
-    named = {kind: named_from_positional(t.text, ("question", "gold_answer", "response")) for kind, t in read.items()}
-    return named, official_wording(*read.values(), what="get_anscheck_prompt")
 
 
 @dataclass(frozen=True)

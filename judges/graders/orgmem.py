@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judges.graders.verdict import JudgeVerdict, extract_json_objects, own_parse
-from judges.official.prompts import OrgMemJudgePrompt, orgmem_judge_prompt
+from judges.official.prompts import ORGMEM_MAX_ANSWER_CHARS, OrgMemJudgePrompt, orgmem_judge_prompt
 from judges.official.texts import OfficialTexts
 from judges.templates import PromptTemplate, RequestParams, Wording, load_template, texts_hash
 from memory_protocol import Question, RubricFacet
@@ -28,7 +28,6 @@ __all__ = ["ORGMEM_NO_ANSWER", "OrgMemJudge", "orgmem_request", "parse_orgmem", 
 
 OFFICIAL_PARAMS = RequestParams(temperature=0.0)  # the paper: every facet graded at temperature 0
 
-ORGMEM_MAX_ANSWER_CHARS = 6000  # the official judge shows answer_text[:6000]
 ORGMEM_NO_ANSWER = "No answer produced."  # what the official runner grades when the answer is empty
 
 

@@ -1,13 +1,9 @@
-"""Mem++ against Mem++ plus and Mem++ plus with each lever removed, on the three benchmarks.
+"""Mem++ against Mem++ plus and Mem++ plus with each lever removed, on the three benchmarks; each cell
+the "overall" row of a run through the runner (cached runs are cheap), written to results/PLUS.md.
 
     python scripts/plus_ablation.py                          # all three, every question
     python scripts/plus_ablation.py --datasets orgmem locomo
     python scripts/plus_ablation.py --lme-limit 50           # LongMemEval_S: the first 50 questions only
-
-Every figure comes from the runner (harness.runner.run, the same path as ``python run.py``): a
-configuration already run is served from the retrieval cache. The table and the notes go to
-results/PLUS.md; each cell is the "overall" row of that run's summary, and the run folders are
-listed under the table.
 """
 
 from __future__ import annotations
@@ -21,14 +17,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from harness.safe_write import atomic_write  # noqa: E402
+from script_common import ROOT, run_with
 
-from harness.compose import compose_config  # noqa: E402
-from harness.config import RunConfig  # noqa: E402
-from harness.runner import run  # noqa: E402
-from harness.reports.lme_split import LME_TUNED, held_out_means  # noqa: E402  (shared with the leaderboard)
+from harness.compose import compose_config
+from harness.reports.lme_split import LME_TUNED, held_out_means  # shared with the leaderboard
+from harness.safe_write import atomic_write
 
 SYSTEMS = ["mempp", "mempp_plus", "mempp_plus_no_lexical", "mempp_plus_no_threads", "mempp_plus_no_dates",
            "mempp_plus_no_clauses", "mempp_plus_no_sentences", "mempp_plus_packing"]
@@ -76,8 +69,7 @@ HEADLINE = {"orgmem": ["in_budget_recall", "in_budget_gold_chars"], "locomo": ["
 
 @dataclass(frozen=True)
 class Target:
-    """One target line: ``metric`` at or above ``threshold`` (None: above mempp's value), over every
-    question or over the held-out ones only, with ``beside`` metrics reported next to it."""
+    """``metric`` at least ``threshold`` (None: above mempp's), on every or the held-out questions."""
 
     metric: str
     threshold: float | None
@@ -104,8 +96,7 @@ class Cell:
 
 def run_one(dataset: str, system: str, extra: list[str]) -> Cell:
     cli = [f"system={system}", f"dataset={dataset}", *extra]
-    raw = compose_config([*cli, "progress=false"])
-    result = run(RunConfig.from_dict(raw), overrides=cli)
+    result = run_with(*cli, cli=cli)
     overall = result.summary.loc["overall"].to_dict()
     folder = "?"
     if result.paths:
@@ -129,7 +120,6 @@ def table(dataset: str, cells: list[Cell]) -> str:
 
 
 def lever_effects(dataset: str, cells: list[Cell]) -> list[str]:
-    """What removing each lever does to the headline metric(s) of ``dataset``, from the table."""
     by_name = {cell.system: cell for cell in cells}
     full = by_name.get("mempp_plus")
     if full is None:
@@ -176,7 +166,6 @@ def target_lines(dataset: str, cells: list[Cell]) -> list[str]:
 
 
 def held_out_table(cells: list[Cell]) -> list[str]:
-    """The same systems over the LongMemEval_S questions after the first LME_TUNED (not tuned on)."""
     keys = METRICS["longmemeval_s"][:4]
     part = next(c.held_out for c in cells if c.held_out)
     last, n = LME_TUNED + int(part["n_questions"]), int(part["n_scored"])
@@ -187,9 +176,8 @@ def held_out_table(cells: list[Cell]) -> list[str]:
 
 
 def packing_sweep() -> list[str]:
-    """OrgMemBench at several character budgets, mempp_plus with packing off and on: packing moves
-    whole rows that fit ahead of the row the budget cuts, so more blocks *start* inside the budget
-    (in_budget_recall) while the characters read stay the same; in_budget_gold_chars tells which."""
+    """OrgMemBench at several budgets, packing off and on: packing lets more blocks *start* inside the
+    budget (in_budget_recall) for the same characters read; in_budget_gold_chars tells which."""
     keys = ["in_budget_recall", "in_budget_gold_chars"]
     lines = ["Budget packing across budgets (OrgMemBench, mempp_plus with packing off / on):", "",
              "| budget (chars) | " + " | ".join(f"{key} off | on" for key in keys) + " |", "|---:|" + "---:|---:|" * len(keys)]

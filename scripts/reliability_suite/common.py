@@ -93,6 +93,19 @@ class Tmpfs:
         subprocess.run(["umount", str(self.path)], check=False)
 
 
+def case_registry() -> tuple[dict[str, tuple[Case, bool]], Callable]:
+    """A module's cases in definition order, and ``@case(name, needs_root=False)`` to add one."""
+    cases: dict[str, tuple[Case, bool]] = {}
+
+    def case(name: str, needs_root: bool = False) -> Callable[[Case], Case]:
+        def add(function: Case) -> Case:
+            cases[name] = (function, needs_root)
+            return function
+        return add
+
+    return cases, case
+
+
 def measure(cases: dict[str, tuple[Case, bool]], code: Path, only: str = "", prefix: str = "mempp-hostile-") -> Rows:
     """Each case (name -> (case, needs root)) on the checkout ``code``, one row each, printed as measured."""
     rows = []

@@ -15,12 +15,15 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .common import GUARD_S, Tmpfs, last_json, python, run_py, stderr_shown
+from .common import GUARD_S, case_registry, Tmpfs, last_json, python, run_py, stderr_shown
 from .silent import frozen_clock
 
 FAKE_KEY = "sk-proj-hostileFakeKey0123456789abcdef"
 
+CASES, case = case_registry()
 
+
+@case("full disk during a history.jsonl append, then a normal run", needs_root=True)
 def torn_history(code: Path, scratch: Path) -> str:
     """Three appends to history.jsonl, the second on a full disk: which entries are readable after."""
     step = '''
@@ -55,6 +58,7 @@ def torn_history(code: Path, scratch: Path) -> str:
                 f"(1, 3); {len(lines) - len(readable)} broken line(s){'; fragment in history.jsonl.torn' if torn else ''}")
 
 
+@case("run.py with its results store on a full disk", needs_root=True)
 def run_on_full_disk(code: Path, scratch: Path) -> str:
     """``run.py`` whose results store is on a full disk: exit code, what the console says, temp files left."""
     with Tmpfs(scratch / "fs-run") as fs:
@@ -63,6 +67,7 @@ def run_on_full_disk(code: Path, scratch: Path) -> str:
         shown = "traceback" if "Traceback" in result["stderr_text"] else stderr_shown(result["stderr_text"])
         return f"exit {result['exit']}; stderr: {shown}; temp files left: {len(list(fs.path.rglob('*.tmp')))}"
 
+@case("make_tables over old tables, the 3rd file hits a full disk")
 def tables_on_full_disk(code: Path, scratch: Path) -> str:
     """make_tables over a previous set of tables, the third file failing with ENOSPC after 7 bytes."""
     script = '''
@@ -131,6 +136,7 @@ def tables_on_full_disk(code: Path, scratch: Path) -> str:
             f"{len(before) - len(changed)} old; temp files left: {len(temps)}")
 
 
+@case("two sweeps started in the same second")
 def sweeps_in_one_second(code: Path, scratch: Path) -> str:
     """Two one-job sweeps with Hydra's clock stopped at the same second: how many multirun folders."""
     folder = scratch / "sweeps"
@@ -148,6 +154,7 @@ def sweeps_in_one_second(code: Path, scratch: Path) -> str:
             f"left of 2 (exit codes {[p.returncode for p in procs]})")
 
 
+@case("a local request to the caching proxy without its token")
 def proxy_without_token(code: Path, scratch: Path) -> str:
     """A local request to the Mem0/Zep caching proxy that carries no token: status, and what reached upstream."""
     script = '''
@@ -174,6 +181,7 @@ def proxy_without_token(code: Path, scratch: Path) -> str:
     return f"HTTP {result['status']}; requests sent upstream on the owner's key: {result['upstream']}"
 
 
+@case("answerer.api_key_env=sk-… (the key itself)")
 def key_in_env_setting(code: Path, scratch: Path) -> str:
     """``run.py answerer.api_key_env=<a key>`` (answered by a local fake server): files and console holding the key."""
     script = f'''
@@ -196,13 +204,3 @@ def key_in_env_setting(code: Path, scratch: Path) -> str:
     return (f"exit {proc.stdout.strip().splitlines()[-1]}; {len(holding)} file(s) hold the key "
             f"({', '.join(sorted(set(holding))) or 'none'}); "
             f"console {'echoes it' if FAKE_KEY in proc.stderr else 'does not show it'}")
-
-
-CASES = {
-    "full disk during a history.jsonl append, then a normal run": (torn_history, True),
-    "run.py with its results store on a full disk": (run_on_full_disk, True),
-    "make_tables over old tables, the 3rd file hits a full disk": (tables_on_full_disk, False),
-    "two sweeps started in the same second": (sweeps_in_one_second, False),
-    "a local request to the caching proxy without its token": (proxy_without_token, False),
-    "answerer.api_key_env=sk-… (the key itself)": (key_in_env_setting, False),
-}

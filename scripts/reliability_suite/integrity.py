@@ -15,11 +15,13 @@ import textwrap
 import time
 from pathlib import Path
 
-from .common import ROOT, Tmpfs, last_json, python, run_py, stderr_shown
+from .common import ROOT, case_registry, Tmpfs, last_json, python, run_py, stderr_shown
 
 HEX_KEY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 AWS_KEY = "AKIAZ7QX4M2N6PLRT3VW"
 SENT_MIB = 256
+
+CASES, case = case_registry()
 
 # A writer of two runs of one configuration (3 and 73 questions) and a judge of what a folder holds.
 RUNS = '''
@@ -59,6 +61,7 @@ def _run(code: Path, body: str, cwd: Path, *args: str) -> subprocess.CompletedPr
     return python(code, _script(body), cwd, *args, with_tests=False)
 
 
+@case("4. a run folder rewritten on a full disk (every page count 0-47)", needs_root=True)
 def folder_on_full_disk(code: Path, scratch: Path) -> str:
     """A 73-question run written over a 3-question one on a disk with 0..47 pages free."""
     with Tmpfs(scratch / "fs") as fs:
@@ -93,6 +96,7 @@ def folder_on_full_disk(code: Path, scratch: Path) -> str:
             f"a mix of both {counts['mixed']}")
 
 
+@case("4. a run folder's writer killed (SIGKILL) at random moments")
 def folder_killed(code: Path, scratch: Path, kills: int = 20) -> str:
     """A writer rewriting the folder in a loop, SIGKILLed ``kills`` times at random moments."""
     writer = '''
@@ -122,6 +126,7 @@ def folder_killed(code: Path, scratch: Path, kills: int = 20) -> str:
     return f"{kills} kills: the previous run whole {seen['previous']}, the new run whole {seen['new']}, a mix {seen['mixed']}"
 
 
+@case("4. make_tables over a folder mixing two runs (records 73, metrics 3)")
 def tables_from_mixed_folder(code: Path, scratch: Path) -> str:
     """make_tables over the folder the issue found: records of 73 questions, metrics.json of an older 3."""
     body = '''
@@ -140,6 +145,7 @@ def tables_from_mixed_folder(code: Path, scratch: Path) -> str:
     return f"exit {proc.returncode}; stderr: {shown}"
 
 
+@case("6. answerer.api_key_env=<64 hex digits> / =<AKIA… key>")
 def key_without_prefix(code: Path, scratch: Path) -> str:
     """``run.py answerer.api_key_env=<64 hex digits>`` and ``=<AKIA… key>``: exit codes, files and console holding them."""
     found = []
@@ -155,6 +161,7 @@ def key_without_prefix(code: Path, scratch: Path) -> str:
     return "; ".join(found)
 
 
+@case("7. the proxy sent 1.5 GB (announced) without its token")
 def proxy_big_body(code: Path, scratch: Path) -> str:
     """A POST announcing 1.5 GB without the token, then 256 MiB streamed: the answer and the proxy's peak memory."""
     server = '''
@@ -206,6 +213,7 @@ def _rss_mib(pid: int, field: str) -> float:
     return float("nan")
 
 
+@case("8. run.py with store.cache_dir on a full disk", needs_root=True)
 def cache_on_full_disk(code: Path, scratch: Path) -> str:
     """``run.py`` whose ``store.cache_dir`` is on a disk with 40 pages free: exit code and what the console says."""
     with Tmpfs(scratch / "fs") as fs:
@@ -213,15 +221,6 @@ def cache_on_full_disk(code: Path, scratch: Path) -> str:
         result = run_py(code, ["dataset.limit=3", f"store.cache_dir={fs.path / 'cache'}"], scratch,
                         {"MEMPP_RESULTS_DIR": str(scratch / "runs")})
     return f"exit {result['exit']}; stderr: {stderr_shown(result['stderr_text'], scratch, 110)}"
-
-CASES = {
-    "4. a run folder rewritten on a full disk (every page count 0-47)": (folder_on_full_disk, True),
-    "4. a run folder's writer killed (SIGKILL) at random moments": (folder_killed, False),
-    "4. make_tables over a folder mixing two runs (records 73, metrics 3)": (tables_from_mixed_folder, False),
-    "6. answerer.api_key_env=<64 hex digits> / =<AKIA… key>": (key_without_prefix, False),
-    "7. the proxy sent 1.5 GB (announced) without its token": (proxy_big_body, False),
-    "8. run.py with store.cache_dir on a full disk": (cache_on_full_disk, True),
-}
 
 
 # What these cases measured on the code before issue 31's fix (main at 9efb619), case by case.

@@ -14,11 +14,13 @@ import sys
 import time
 from pathlib import Path
 
-from .common import GUARD_S, ROOT, last_json, python
+from .common import GUARD_S, case_registry, ROOT, last_json, python
 from .common import run_py as _run_py
 
 DATA = Path(os.environ.get("MEMPP_DATA_DIR", ROOT.parent / "shared" / "data"))
 CACHE = Path(os.environ.get("MEMPP_HOSTILE_CACHE", "/tmp/mempp-hostile-cache"))
+
+CASES, case = case_registry()
 
 
 def run_py(code: Path, args: list[str], cwd: Path, cache: Path = CACHE, script: str | None = None) -> dict:
@@ -46,14 +48,17 @@ def boolean_no(code: Path, scratch: Path, setting: list[str]) -> str:
     return f"{outcome(said)} (=false: {recall(false)}; =true: {recall(true)})"
 
 
+@case("system.conjunctive=no (orgmem)")
 def conjunctive_no(code: Path, scratch: Path) -> str:
     return boolean_no(code, scratch, ["system.conjunctive=no"])
 
 
+@case("system=bm25 system.respect_as_of=no (orgmem)")
 def respect_as_of_no(code: Path, scratch: Path) -> str:
     return boolean_no(code, scratch, ["system=bm25", "system.respect_as_of=no"])
 
 
+@case("estimate=no")
 def estimate_no(code: Path, scratch: Path) -> str:
     result = run_py(code, ["estimate=no", "dataset.limit=3"], scratch)
     dry = "a dry run" if "Dry run" in result["stdout"] else "a real run" if result["folder"] else "no run"
@@ -73,6 +78,7 @@ def flip_sign_bits(path: Path, tensors: int = 12) -> None:
     onnx.checker.check_model(str(path))
 
 
+@case("ONNX export with 12 sign-flipped weight tensors (LoCoMo, 100 questions, vector)")
 def tampered_onnx(code: Path, scratch: Path) -> str:
     """LoCoMo (first 100 questions, vector search) on the ONNX export, then on the same export with
     12 weight tensors' sign bits flipped and the embedding and retrieval caches emptied; then check_cache."""
@@ -94,6 +100,7 @@ def tampered_onnx(code: Path, scratch: Path) -> str:
             f"check_cache: exit {check.returncode}, {len(bad)} bad model(s)")
 
 
+@case("same request to a second local server on another port")
 def two_local_servers(code: Path, scratch: Path) -> str:
     """The same request and model name to server A, then to server B on another loopback port."""
     script = '''
@@ -119,6 +126,7 @@ def two_local_servers(code: Path, scratch: Path) -> str:
     return f"server B got {got['b_requests']} request(s) and the reply {got['b']!r} (server A said {got['a']!r}, B says 'three')"
 
 
+@case("same-size data edit with its mtime put back")
 def same_size_edit(code: Path, scratch: Path) -> str:
     """Run on a copy of OrgMemBench, edit one byte of a question (same size, mtime put back), run again."""
     data = scratch / "data"
@@ -148,14 +156,17 @@ def one_setting(code: Path, scratch: Path, args: list[str]) -> str:
     return outcome(result) if result["exit"] else f"exit 0, run folder {'written' if result['folder'] else 'none'}"
 
 
+@case("encoder.max_tokens=0")
 def max_tokens_zero(code: Path, scratch: Path) -> str:
     return one_setting(code, scratch, ["encoder.max_tokens=0"])
 
 
+@case("store.results_dir=/proc")
 def results_in_proc(code: Path, scratch: Path) -> str:
     return outcome(run_py(code, ["store.results_dir=/proc", "dataset.limit=3"], scratch))
 
 
+@case("store.cache_dir= (empty)")
 def empty_cache_dir(code: Path, scratch: Path) -> str:
     folder = scratch / "work"
     folder.mkdir()
@@ -164,6 +175,7 @@ def empty_cache_dir(code: Path, scratch: Path) -> str:
     return f"{outcome(result) if result['exit'] else 'exit 0'}; written into the working folder: {written or 'nothing'}"
 
 
+@case("dataset.categories=[]")
 def categories_empty(code: Path, scratch: Path) -> str:
     return one_setting(code, scratch, ["dataset.categories=[]"])
 
@@ -184,6 +196,7 @@ def frozen_clock(code: Path) -> str:
     '''
 
 
+@case("two single runs in the same second")
 def runs_in_one_second(code: Path, scratch: Path) -> str:
     """Two single runs with Hydra's clock stopped at the same second: how many Hydra run folders."""
     frozen = frozen_clock(code)
@@ -194,6 +207,7 @@ def runs_in_one_second(code: Path, scratch: Path) -> str:
     return f"{len(folders)} Hydra run folder(s) for 2 runs ({', '.join(folders)})"
 
 
+@case("LongMemEval gold session dated after its question")
 def late_gold(code: Path, scratch: Path) -> str:
     """LongMemEval entry whose answer session is dated after its question, BM25 honouring the date."""
     from tests.test_loaders_synthetic import lme_entry, write_lme
@@ -207,19 +221,3 @@ def late_gold(code: Path, scratch: Path) -> str:
     said = [line for line in result["stderr_lines"] if "late" in line]
     return (f"exit {result['exit']}, {recall(result)}; notes in metrics.json: {sorted(notes) or 'none'}; "
             f"{len(said)} stderr line(s) naming it")
-
-
-CASES = {
-    "system.conjunctive=no (orgmem)": (conjunctive_no, False),
-    "system=bm25 system.respect_as_of=no (orgmem)": (respect_as_of_no, False),
-    "estimate=no": (estimate_no, False),
-    "ONNX export with 12 sign-flipped weight tensors (LoCoMo, 100 questions, vector)": (tampered_onnx, False),
-    "same request to a second local server on another port": (two_local_servers, False),
-    "same-size data edit with its mtime put back": (same_size_edit, False),
-    "encoder.max_tokens=0": (max_tokens_zero, False),
-    "store.results_dir=/proc": (results_in_proc, False),
-    "store.cache_dir= (empty)": (empty_cache_dir, False),
-    "dataset.categories=[]": (categories_empty, False),
-    "two single runs in the same second": (runs_in_one_second, False),
-    "LongMemEval gold session dated after its question": (late_gold, False),
-}

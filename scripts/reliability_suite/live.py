@@ -73,9 +73,8 @@ def kills(suite: Suite) -> tuple[list[list[str]], Path]:
 
 
 def faults(suite: Suite, warm: Path) -> list[list[str]]:
-    from harness.compose import compose_config
-    from harness.config import RunConfig
     from harness.runner import run
+    from scripts.script_common import run_config
 
     os.environ[KEY_ENV] = FAKE_KEY
     cases = [
@@ -95,9 +94,7 @@ def faults(suite: Suite, warm: Path) -> list[list[str]]:
         suite.server.rule = rule
         suite.server.queue(*queued)
         try:
-            config = RunConfig.from_dict(compose_config(suite.overrides(cache, "dataset.limit=3")))
-            result = run(config)
-            stats = result.stats
+            stats = run(run_config(*suite.overrides(cache, "dataset.limit=3"))).stats
             outcome = (f"completed: {3 - stats['answer_failures']}/3 answers, "
                        f"{stats['judge_failures']} failed judge calls")
         except Exception as exc:  # the suite reports an aborted run; it must not happen
@@ -111,14 +108,10 @@ def faults(suite: Suite, warm: Path) -> list[list[str]]:
 
 def key_leaks(suite: Suite) -> list[list[str]]:
     sent = sum(1 for r in suite.server.requests if r.authorization == f"Bearer {FAKE_KEY}")
-    found = []
-    for path in suite.root.rglob("*"):
-        if path.is_file() and FAKE_KEY.encode() in path.read_bytes():
-            found.append(str(path.relative_to(suite.root)))
     hydra_logs = ROOT / "outputs" / "hydra"
-    for path in hydra_logs.rglob("*.log") if hydra_logs.exists() else []:
-        if FAKE_KEY.encode() in path.read_bytes():
-            found.append(str(path))
+    files = [p for p in suite.root.rglob("*") if p.is_file()] + list(hydra_logs.rglob("*.log"))
+    found = [str(p.relative_to(suite.root) if p.is_relative_to(suite.root) else p) for p in files
+             if FAKE_KEY.encode() in p.read_bytes()]
     found += ["console output" for text in suite.console if FAKE_KEY in text]
     return [[f"requests that carried the fake key: {sent}", "files searched under the run's folders and caches, "
              "Hydra logs, console output", f"{len(found)} leaks" + (f": {found[:5]}" if found else "")]]

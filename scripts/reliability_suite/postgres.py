@@ -32,14 +32,9 @@ from .common import ROOT, Rows
 
 def postgres_processes_of(data_dir: Path) -> list[psutil.Process]:
     """Live postgres processes whose working folder or command line names ``data_dir``."""
-    found = []
     target = str(data_dir.resolve())
-    for proc in psutil.process_iter(["name", "cmdline", "cwd"]):
-        if proc.info["name"] != "postgres":
-            continue
-        if proc.info["cwd"] == target or any(target in arg for arg in proc.info["cmdline"] or ()):
-            found.append(proc)
-    return found
+    return [proc for proc in psutil.process_iter(["name", "cmdline", "cwd"]) if proc.info["name"] == "postgres"
+            and (proc.info["cwd"] == target or any(target in arg for arg in proc.info["cmdline"] or ()))]
 
 
 def try_as_nobody(dsn: str) -> str:
@@ -57,10 +52,6 @@ def try_as_nobody(dsn: str) -> str:
     return as_user("nobody", attempt, refused)
 
 
-def socket_dir_of(dsn: str) -> Path:
-    return Path(unquote(parse_qs(urlparse(dsn).query)["host"][0]))
-
-
 def describe_dir(path: Path) -> str:
     info = path.stat()
     return f"{path} ({oct(info.st_mode & 0o777)}, owner {pwd.getpwuid(info.st_uid).pw_name})"
@@ -75,7 +66,7 @@ def socket_cases(root: Path) -> Rows:
         folder.parent.mkdir(parents=True, exist_ok=True)
         dsn = embedded_dsn(folder)
         try:
-            socket_dir = socket_dir_of(dsn)
+            socket_dir = Path(unquote(parse_qs(urlparse(dsn).query)["host"][0]))
             cases.append([f"socket folder, {label}", describe_dir(socket_dir)])
             cases.append([f"user nobody connects, {label}", try_as_nobody(dsn)])
             if label == "short cache path":  # the socket opened to all by hand: what the server's rules say
@@ -99,20 +90,15 @@ def permission_cases(root: Path) -> Rows:
     stop_embedded(cache / "postgres")
     after = {folder: folder.stat().st_mode & 0o777 for folder in parents}
     changed = [f"{folder.name} {oct(before[folder])}->{oct(after[folder])}" for folder in parents if before[folder] != after[folder]]
-    loose_files, loose_dirs, files, dirs = [], [], 0, 0
-    for dirpath, dirnames, filenames in os.walk(cache):
-        for name in dirnames:
-            dirs += 1
-            if os.lstat(os.path.join(dirpath, name)).st_mode & 0o077:
-                loose_dirs.append(name)
-        for name in filenames:
-            files += 1
-            if os.lstat(os.path.join(dirpath, name)).st_mode & 0o077:
-                loose_files.append(name)
+    walked = list(os.walk(cache))
+    dirs = [(name, os.lstat(os.path.join(path, name)).st_mode & 0o077) for path, names, _ in walked for name in names]
+    files = [(name, os.lstat(os.path.join(path, name)).st_mode & 0o077) for path, _, names in walked for name in names]
+    loose_dirs, loose_files = [name for name, loose in dirs if loose], [name for name, loose in files if loose]
     return [
         ["parents of the cache folder (0700 before the run)", "; ".join(changed) + " changed" if changed else "none changed"],
-        ["cache files readable by others", f"{len(loose_files)} of {files}" + (f" ({', '.join(sorted(set(loose_files))[:4])})" if loose_files else "")],
-        ["cache folders open to others", f"{len(loose_dirs)} of {dirs}"],
+        ["cache files readable by others", f"{len(loose_files)} of {len(files)}"
+         + (f" ({', '.join(sorted(set(loose_files))[:4])})" if loose_files else "")],
+        ["cache folders open to others", f"{len(loose_dirs)} of {len(dirs)}"],
     ]
 
 
@@ -132,10 +118,8 @@ RUN = textwrap.dedent(
 def kill_cases(root: Path) -> Rows:
     folder = root / "killed" / "postgres"
     folder.parent.mkdir(parents=True)
-    repo = str(ROOT)
-
     def run(hold: bool) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-c", RUN.format(repo=repo, folder=str(folder), hold=hold)],
+        return subprocess.Popen([sys.executable, "-c", RUN.format(repo=str(ROOT), folder=str(folder), hold=hold)],
                                 stdout=subprocess.PIPE, text=True)
 
     first = run(hold=True)

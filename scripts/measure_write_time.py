@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from script_common import ROOT, run_config
+from script_common import ROOT, pipe_table, run_config
 
 from harness.safe_write import atomic_write
 from harness.systems import write_time_kinds
@@ -96,23 +96,20 @@ def _measure(server: Any, dataset: str, system: str, scratch: Path, max_docs: in
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = [
-        "| dataset | system | docs | questions | write chat calls (sent) | per doc | read chat calls | per question "
-        "| at proxy | at server | ingest wall / CPU s | peak RSS MB |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    header = ["dataset", "system", "docs", "questions", "write chat calls (sent)", "per doc", "read chat calls",
+              "per question", "at proxy", "at server", "ingest wall / CPU s", "peak RSS MB"]
+    body = []
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['dataset']} | {r['system']} | failed: {r['error'].splitlines()[-1][:120]} |")
+            body.append([r["dataset"], r["system"], f"failed: {r['error'].splitlines()[-1][:120]}"])
             continue
         w, q = r["write"], r["read"]
-        proxy = "-" if r["proxy_total_chat"] is None else str(r["proxy_total_chat"])
-        lines.append(
-            f"| {r['episode']} | {r['system']} | {r['documents']} | {r['questions']} | {w['chat_calls']} ({w['chat']['requests_sent']}) "
-            f"| {w['chat_calls'] / max(r['documents'], 1):.2f} | {q['chat_calls']} | {q['chat_calls'] / max(r['questions'], 1):.2f} "
-            f"| {proxy} | {r['server_chat']} | {r['ingest_wall_s']} / {r['ingest_cpu_s']} | {r['peak_rss_mb']:,} |"
-        )
-    return "\n".join(lines)
+        body.append([r["episode"], r["system"], r["documents"], r["questions"],
+                     f"{w['chat_calls']} ({w['chat']['requests_sent']})", f"{w['chat_calls'] / max(r['documents'], 1):.2f}",
+                     q["chat_calls"], f"{q['chat_calls'] / max(r['questions'], 1):.2f}",
+                     "-" if r["proxy_total_chat"] is None else r["proxy_total_chat"], r["server_chat"],
+                     f"{r['ingest_wall_s']} / {r['ingest_cpu_s']}", f"{r['peak_rss_mb']:,}"])
+    return pipe_table(header, body, right=range(2, len(header)))
 
 
 def main() -> None:

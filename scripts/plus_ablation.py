@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from script_common import ROOT, run_with
+from script_common import ROOT, pipe_table, run_with
 
 from harness.compose import compose_config
 from harness.reports.lme_split import LME_TUNED, held_out_means  # shared with the leaderboard
@@ -111,12 +111,10 @@ def fmt(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.3f}"
 
 
-def table(dataset: str, cells: list[Cell]) -> str:
-    keys = METRICS[dataset]
-    lines = ["| system | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
-    for cell in cells:
-        lines.append(f"| {cell.system} | " + " | ".join(fmt(cell.values[key]) for key in keys) + " |")
-    return "\n".join(lines)
+def table(keys: list[str], cells: list[Cell], held_out: bool = False) -> str:
+    rows = [[c.system, *(fmt((c.held_out if held_out else c.values)[key]) for key in keys)] for c in cells
+            if c.held_out or not held_out]
+    return pipe_table(["system", *keys], rows, right=range(1, len(keys) + 1))
 
 
 def lever_effects(dataset: str, cells: list[Cell]) -> list[str]:
@@ -169,23 +167,22 @@ def held_out_table(cells: list[Cell]) -> list[str]:
     keys = METRICS["longmemeval_s"][:4]
     part = next(c.held_out for c in cells if c.held_out)
     last, n = LME_TUNED + int(part["n_questions"]), int(part["n_scored"])
-    lines = [f"Held out: questions {LME_TUNED + 1}-{last} by id ({n} scored), which no LongMemEval_S setting was chosen on:", "",
-             "| system | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
-    lines += [f"| {c.system} | " + " | ".join(fmt(c.held_out[key]) for key in keys) + " |" for c in cells if c.held_out]
-    return [*lines, ""]
+    return [f"Held out: questions {LME_TUNED + 1}-{last} by id ({n} scored), which no LongMemEval_S setting was chosen on:",
+            "", table(keys, cells, held_out=True), ""]
 
 
 def packing_sweep() -> list[str]:
     """OrgMemBench at several budgets, packing off and on: packing lets more blocks *start* inside the
     budget (in_budget_recall) for the same characters read; in_budget_gold_chars tells which."""
     keys = ["in_budget_recall", "in_budget_gold_chars"]
-    lines = ["Budget packing across budgets (OrgMemBench, mempp_plus with packing off / on):", "",
-             "| budget (chars) | " + " | ".join(f"{key} off | on" for key in keys) + " |", "|---:|" + "---:|---:|" * len(keys)]
+    rows = []
     for budget in PACKING_BUDGETS:
         extra = [f"dataset.context_budget={budget}"]
         off, on = (run_one("orgmem", system, extra).values for system in ("mempp_plus", "mempp_plus_packing"))
-        lines.append(f"| {budget:,} | " + " | ".join(f"{fmt(off[key])} | {fmt(on[key])}" for key in keys) + " |")
-    return [*lines, ""]
+        rows.append([f"{budget:,}", *(fmt(side[key]) for key in keys for side in (off, on))])
+    header = ["budget (chars)", *(name for key in keys for name in (f"{key} off", "on"))]
+    return ["Budget packing across budgets (OrgMemBench, mempp_plus with packing off / on):", "",
+            pipe_table(header, rows, right=range(len(header))), ""]
 
 
 def main() -> int:
@@ -207,7 +204,7 @@ def main() -> int:
         scope = f" (first {args.lme_limit} questions)" if extra else ""
         off = switched_off(dataset, extra)
         off_note = f"Off by this dataset's settings (their ablation equals mempp_plus): {', '.join(off)}." if off else ""
-        sections += [f"## {dataset}{scope}", "", table(dataset, cells), "", "Targets:", "", *target_lines(dataset, cells), "",
+        sections += [f"## {dataset}{scope}", "", table(METRICS[dataset], cells), "", "Targets:", "", *target_lines(dataset, cells), "",
                      "Measured effect of each lever (mempp_plus -> lever removed, or added when off by default):", "",
                      *lever_effects(dataset, cells), "",
                      *(packing_sweep() if dataset == "orgmem" else []),

@@ -16,7 +16,7 @@ import random
 import statistics
 import sys
 
-from script_common import run_with
+from script_common import pipe_table, run_with
 
 METRICS = ("in_budget_recall", "in_budget_gold_chars")
 
@@ -50,21 +50,18 @@ def main() -> int:
     parser.add_argument("--splits", type=int, default=20, help="random splits per fold count")
     args = parser.parse_args()
     scores = {w: per_question(w) for w in args.weights}
-    print("| lexical weight | " + " | ".join(METRICS) + " |")
-    print("|---:|" + "---:|" * len(METRICS))
-    for weight, values in scores.items():
-        means = [statistics.mean(v[m] for v in values.values()) for m in range(len(METRICS))]
-        print(f"| {weight:g} | " + " | ".join(f"{x:.3f}" for x in means) + " |")
-    print("\n| folds | splits | held-out " + " (mean, min-max) | held-out ".join(METRICS) + " (mean, min-max) | weights chosen |")
-    print("|---:|---:|" + "---|" * len(METRICS) + "---|")
+    means = [[f"{weight:g}", *(f"{statistics.mean(v[m] for v in values.values()):.3f}" for m in range(len(METRICS)))]
+             for weight, values in scores.items()]
+    print(pipe_table(["lexical weight", *METRICS], means, right=range(len(METRICS) + 1)))
+    rows = []
     for folds in args.folds:
         results = [cross_validated(scores, folds, seed) for seed in range(args.splits)]
-        cells = []
-        for m in range(len(METRICS)):
-            values = [r[0][m] for r in results]
-            cells.append(f"{statistics.mean(values):.3f} ({min(values):.3f}-{max(values):.3f})")
+        spans = [[r[0][m] for r in results] for m in range(len(METRICS))]
         picked = sorted({w for _, chosen in results for w in chosen})
-        print(f"| {folds} | {args.splits} | " + " | ".join(cells) + f" | {', '.join(f'{w:g}' for w in picked)} |")
+        rows.append([folds, args.splits, *(f"{statistics.mean(v):.3f} ({min(v):.3f}-{max(v):.3f})" for v in spans),
+                     ", ".join(f"{w:g}" for w in picked)])
+    header = ["folds", "splits", *(f"held-out {m} (mean, min-max)" for m in METRICS), "weights chosen"]
+    print("\n" + pipe_table(header, rows, right=(0, 1)))
     return 0
 
 

@@ -29,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from harness.safe_write import atomic_write  # noqa: E402
-from scripts.reliability_suite.common import GUARD_S, Suite, markdown, measure, stage, with_section  # noqa: E402
+from scripts.reliability_suite.common import GUARD_S, Suite, measure, stage, with_section  # noqa: E402
+from scripts.script_common import pipe_table as markdown  # noqa: E402
 
 RELIABILITY_MD = ROOT / "results" / "RELIABILITY.md"
 

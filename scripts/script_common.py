@@ -1,8 +1,10 @@
-"""What the measurement scripts share: this checkout on ``sys.path`` and a run composed as run.py does."""
+"""What the measurement scripts share: this checkout on ``sys.path``, a run composed as run.py does,
+and their Markdown pipe tables."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Container, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,3 +26,9 @@ def run_with(*overrides: str, cli: list[str] | None = None):
     from harness.runner import run
 
     return run(run_config(*overrides, "progress=false"), **({"overrides": cli} if cli is not None else {}))
+
+
+def pipe_table(header: Sequence[str], rows: Sequence[Sequence[object]], right: Container[int] = ()) -> str:
+    """A Markdown pipe table, unpadded; the columns numbered in ``right`` are right-aligned (``---:``)."""
+    rule = "|" + "".join("---:|" if i in right else "---|" for i in range(len(header)))
+    return "\n".join(["| " + " | ".join(header) + " |", rule, *("| " + " | ".join(map(str, row)) + " |" for row in rows)])

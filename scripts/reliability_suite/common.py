@@ -190,11 +190,6 @@ def copy_cache(source: Path, target: Path, names: tuple[str, ...]) -> Path:
 
 
 # ------------------------------------------------------------------ output
-def markdown(header: list[str], body: Rows) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in body])
-
-
 def with_section(document: str, text: str) -> str:
     """``document`` with the part between the suite's markers replaced by ``text`` (appended if none)."""
     block = f"{BEGIN}\n{text}\n{END}"

@@ -5,16 +5,13 @@
     python scripts/bench_scale.py --rows 100000 --ann hnsw,ivf --vectors clustered --out scale.json
     python scripts/bench_scale.py --rows 20000 --traced --out scale.json   # tracemalloc bytes per row
 
-Rows are LoCoMo turns repeated with varied authors and dates over three years, each with a random
-unit vector (so the encoder does not dominate); questions are LoCoMo's, half with an as-of date.
-Per size and backend: ``search`` wall p50/p95 and CPU (Postgres: client plus server backend), bulk
-``ingest`` and single ``add`` time, memory or table bytes per row; then numpy brute force, faiss
-IndexFlatIP, bm25s and rank-bm25 on the same questions (wall and CPU p50: on a shared machine CPU is
-the steadier figure). ``--ann`` adds the opt-in ANN vector leg's build time, search time and recall
-against the exact vector leg and fused top-k (set overlap). ``--vectors clustered`` draws vectors
-around 2,000 centres (cosine ~0.7), closer to a sentence encoder than uniform vectors (ANN's worst
-case). ``--threads N`` caps BLAS and faiss threads: a multi-threaded product can wait on a
-descheduled thread on a shared machine. For RSS per row in a fresh process, give one size a run.
+Rows: LoCoMo turns with varied authors and dates and random unit vectors (the encoder does not
+dominate); questions: LoCoMo's, half with an as-of date. Per size and backend: search wall and CPU
+(Postgres: client plus server), ingest and add time, bytes per row; then numpy, faiss, bm25s and
+rank-bm25 on the same questions (CPU is the steadier figure on a shared machine). ``--ann``: the
+ANN leg's build and search time and recall against the exact runs. ``--vectors clustered``: around
+2,000 centres (cosine ~0.7), unlike uniform vectors, ANN's worst case. ``--threads``: a threaded
+product can wait on a descheduled thread. One size a run gives RSS per row in a fresh process.
 """
 
 from __future__ import annotations
@@ -43,7 +40,7 @@ from memplusplus.text import content_terms, positional_stems  # noqa: E402
 
 
 class InjectedEncoder(CachedEncoder):
-    """Hands out precomputed unit vectors: rows in ingest order, questions by their text."""
+    """Precomputed unit vectors: rows in ingest order, questions by their text."""
 
     def __init__(self, rows: np.ndarray, questions: dict[str, np.ndarray]):
         super().__init__(None)

@@ -11,7 +11,7 @@ import argparse
 import sqlite3
 import sys
 import tempfile
-import time
+import timeit
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,12 +23,7 @@ from model_clients.kvstore import KVStore, embedding_store
 
 def best_of(repeat: int, read: Callable[[], object]) -> float:
     read()  # warm the page cache and the connection
-    timings = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        read()
-        timings.append(time.perf_counter() - start)
-    return min(timings)
+    return min(timeit.repeat(read, number=1, repeat=repeat))
 
 
 def unchecked_reader(path: Path, keys: list[str]) -> Callable[[], dict[str, bytes]]:

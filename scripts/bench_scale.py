@@ -11,7 +11,8 @@ dominate); questions: LoCoMo's, half with an as-of date. Per size and backend: s
 rank-bm25 on the same questions (CPU is the steadier figure on a shared machine). ``--ann``: the
 ANN leg's build and search time and recall against the exact runs. ``--vectors clustered``: around
 2,000 centres (cosine ~0.7), unlike uniform vectors, ANN's worst case. ``--threads``: a threaded
-product can wait on a descheduled thread. One size a run gives RSS per row in a fresh process.
+product can wait on a descheduled thread. One size a run gives RSS per row in a fresh process;
+``PYTHONPATH=<another checkout>`` times that copy.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import argparse
 import json
 import os
 import random
-import sys
 import tempfile
 import time
 from datetime import datetime, timedelta
@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from harness.safe_write import atomic_write  # noqa: E402
-from memplusplus import Document, MemPPConfig  # noqa: E402
-from memplusplus.encoder import CachedEncoder  # noqa: E402
-from memplusplus.text import content_terms, positional_stems  # noqa: E402
+import script_common  # noqa: F401 - this checkout on sys.path
+
+from harness.safe_write import atomic_write
+from memplusplus import Document, MemPPConfig
+from memplusplus.encoder import CachedEncoder
+from memplusplus.text import content_terms, positional_stems
 
 
 class InjectedEncoder(CachedEncoder):

@@ -1,15 +1,17 @@
-"""What the measurement scripts share: this checkout on ``sys.path``, a run composed as run.py does,
-and their Markdown pipe tables."""
+"""What the measurement scripts share: this checkout on ``sys.path`` (after ``$PYTHONPATH``, so a
+copy named there is the one measured), a run composed as run.py does, and their Markdown tables."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Container, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+_FIRST = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(1 + len(_FIRST) if _FIRST else 0, str(ROOT))
 
 
 def run_config(*overrides: str):

@@ -6,13 +6,11 @@
     python scripts/reliability.py --cases hostile --code /tmp/old-clone   # one group of cases on a checkout
     python scripts/reliability.py --cases silent|integrity|postgres [--only WORDS]
 
-The live stages run ``run.py`` against the local fault-injecting server of tests/fake_openai_server.py
-on OrgMemBench with a throwaway cache (fixture answers: plumbing, never scores): SIGKILLs in each stage
-then a resume, one bad reply of each kind, each meaningless setting or broken data file, and a search
-for the fake key. The case groups (issue 23: ``hostile``, ``postgres``; issue 31: ``silent``,
-``integrity``) run in subprocesses on ``--code`` so the same rows measure a checkout before a fix; the
-full-disk cases mount a 1 MiB tmpfs and the Postgres probe switches users, so both need root.
-Each table is printed (and with ``--write`` stored) as soon as measured; a failing stage is one row.
+The live stages run ``run.py`` on OrgMemBench against the fault-injecting server of
+tests/fake_openai_server.py (fixture answers: plumbing, never scores): SIGKILLs then a resume, one bad
+reply of each kind, each bad setting or data file, a search for the fake key. The case groups run in
+subprocesses on ``--code`` (the before column of a fix); full-disk cases and the Postgres probe need
+root. Each table is printed (``--write``: stored) as soon as measured; a failing stage is one row.
 """
 
 from __future__ import annotations

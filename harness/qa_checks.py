@@ -1,9 +1,5 @@
-"""Before and after the QA stage: settings checked before retrieval, failures told in the console.
-
-:func:`check_qa_ready` runs before any retrieval, so a missing key or a broken prompt file stops
-the run in one line instead of after an hour of embedding. :func:`failure_report` turns the failed
-calls of a run into a few console lines (the first distinct errors, with a hint) and
-:func:`all_failed` says when every answer or every judge call failed (the CLI then exits non-zero).
+"""Before and after the QA stage: settings checked before retrieval (a missing key or broken
+prompt file stops the run in one line, not after an hour of embedding), failures told in a few lines.
 """
 
 from __future__ import annotations
@@ -21,9 +17,8 @@ from memory_protocol import ConfigError
 from model_clients.model_listing import check_model_offered
 
 if TYPE_CHECKING:
+    from harness.benchmarks import Benchmark
     from harness.wording import ProtocolPrompts
-
-__all__ = ["check_qa_ready", "first_errors", "failure_report", "all_failed", "ALL_FAILED_KEY"]
 
 ALL_FAILED_KEY = "qa_all_failed"  # stats key: True when every answer or every judge call failed
 SHOWN_ERRORS = 3
@@ -41,8 +36,7 @@ def _answerer_is_local(config: RunConfig) -> bool:
 
 
 def _local_judge_options(config: RunConfig) -> str:
-    """The judge settings that keep a run with a local answerer offline (the judge config's
-    default is a hosted model, which needs a key)."""
+    """Judge settings that keep a run with a local answerer offline (the default judge is hosted)."""
     answerer = config.answerer
     assert answerer is not None
     model = answerer.model if answerer.local is None else "<model>"
@@ -67,10 +61,8 @@ def _check_key(role: str, spec: ModelSpec, config: RunConfig) -> None:
 
 
 def _check_batchable(config: RunConfig, prompts: ProtocolPrompts) -> None:
-    """A role with ``batch=true`` whose provider cannot take its requests stops the run here, in
-    one line, before anything is sent: the provider's SDK (an optional extra) is not installed, or
-    the role's requests carry what the provider refuses (Anthropic: a judge's JSON mode, no
-    ``max_tokens``)."""
+    """A ``batch=true`` role its provider cannot serve stops here: SDK (an extra) not installed, or
+    requests the provider refuses (Anthropic: a judge's JSON mode, no ``max_tokens``)."""
     from model_clients.batch.runner import refusal, unavailable
 
     assert config.answerer is not None
@@ -88,17 +80,14 @@ def _check_batchable(config: RunConfig, prompts: ProtocolPrompts) -> None:
             raise ConfigError(reason)
 
 
-def check_qa_ready(config: RunConfig) -> ProtocolPrompts | None:
-    """The prompts the QA stage will send (None without an answerer); raise :class:`ConfigError`
-    (one line) when the QA stage of ``config`` cannot run:
-    an API key missing from the environment (unless the endpoint is local, ``cache_only`` or
-    ``estimate``), a model its endpoint does not list at ``/models`` (``UnknownModelError``; not
-    in ``cache_only`` or ``estimate``), a prompt file missing or lacking its placeholders, a role with
-    ``batch=true`` its batch provider cannot serve (:func:`_check_batchable`), or what the benchmark's own
-    check asks for (e.g. the data an answer metric needs)."""
+def check_qa_ready(config: RunConfig, benchmark: Benchmark | None = None) -> ProtocolPrompts | None:
+    """The prompts the QA stage will send (None without an answerer); a one-line ConfigError when
+    it cannot run: a missing API key (not needed locally, with ``cache_only`` or ``estimate``), a
+    model its endpoint does not list, a broken prompt file, a batch provider that cannot serve a
+    role, or the benchmark's own check (e.g. data an answer metric needs)."""
     if config.answerer is None:
         return None
-    benchmark = config.dataset.describe()
+    benchmark = benchmark or config.dataset.describe()
     roles = [("answerer", config.answerer)] + ([("judge", config.judge)] if config.judge is not None else [])
     for role, spec in roles:
         _check_key(role, spec, config)
@@ -131,8 +120,7 @@ def all_failed(n_answers: int, answer_failures: int, n_judge_calls: int, judge_f
 
 
 def _server_exit_notes(role: str) -> list[str]:
-    """What became of a local server (``model_clients.local_server``) whose URL ``role`` names, when
-    it exited during the run: its exit code and log tail (none when no local server was started)."""
+    """Exit code and log tail of a local server whose URL ``role`` names, when it died during the run."""
     local_server = sys.modules.get("model_clients.local_server")  # imported only when one was started
     if local_server is None:
         return []

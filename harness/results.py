@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,18 @@ def safe_part(text: Any, fallback: str = "run") -> str:
     cleaned = re.sub(r"\.{2,}", "_", cleaned)  # no '..' anywhere
     cleaned = cleaned.strip("._-")
     return cleaned[:MAX_NAME_CHARS] or fallback
+
+
+@dataclass
+class RunResult:
+    paths: RunPaths | None
+    summary: pd.DataFrame | None
+    table: str
+    records: list[dict[str, Any]]
+    stats: dict[str, Any] = field(default_factory=dict)
+    estimates: list[Any] = field(default_factory=list)  # estimate=true: CostEstimate and WriteTimeEstimate
+    embedding_estimate: Any = None  # estimate=true: texts still to embed, priced (an EmbeddingEstimate)
+    console: str = ""  # the table as the console prints it by default (headline columns, <= 120 characters a line)
 
 
 class _InRoot:

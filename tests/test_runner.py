@@ -153,9 +153,11 @@ def test_a_multirun_sweep_runs_every_job(shared):
 
 @pytest.mark.parametrize("failure", [KeyboardInterrupt, RuntimeError])
 def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatch, failure):
-    import harness.runner as runner
+    import dataclasses
+
+    import harness.plan as plan
     from harness.errors import RunInterrupted
-    from harness.systems import BuiltSystem
+    from harness.systems import REGISTRY, BuiltSystem
 
     closed = []
 
@@ -171,7 +173,8 @@ def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatc
         def close(self):
             closed.append(True)
 
-    monkeypatch.setattr(runner, "build_system", lambda context: BuiltSystem(Failing()))
+    failing = lambda spec: dataclasses.replace(REGISTRY[spec.kind], build=lambda context: BuiltSystem(Failing()))  # noqa: E731
+    monkeypatch.setattr(plan, "entry_for", failing)
     with pytest.raises(RunInterrupted if failure is KeyboardInterrupt else RuntimeError):
         run(config(tmp_path, "dataset.limit=1"))
     assert closed == [True]

@@ -4,10 +4,9 @@ declared by family (``mempp_family``, ``baselines``, ``thirdparty``), or a user'
 
 from __future__ import annotations
 
-from harness.config import SystemSpec
 from harness.systems import baselines, mempp_family, thirdparty
 from harness.systems.custom import is_target, target_entry
-from harness.systems.registry import BuiltSystem, RunContext, SystemEntry, registry_of
+from harness.systems.registry import BuiltSystem, RunContext, SystemEntry, SystemSpec, registry_of
 from memory_protocol import ConfigError
 
 __all__ = ["REGISTRY", "BuiltSystem", "RunContext", "SystemEntry", "build_system", "entry_for", "write_time_kinds"]

@@ -1,9 +1,6 @@
-"""The run's three caches under ``store.cache_dir``, opened with the run's repair setting.
-
-``embeddings.sqlite`` holds float32 vectors (NaN/inf refused at write and read),
-``retrieval.sqlite`` rankings and ``llm.sqlite`` replies; every entry is checked against its
-digest on read (``model_clients.kvstore``). ``store.repair_cache=true`` drops a bad entry so it is
-recomputed; otherwise a bad entry stops the run in one line naming the file and the key.
+"""The run's three caches under ``store.cache_dir``: embeddings (float32, NaN/inf refused), rankings
+and LLM replies, each entry checked against its digest on read; ``store.repair_cache=true`` drops a
+bad entry (recomputed), else it stops the run in one line naming the file and key.
 """
 
 from __future__ import annotations
@@ -19,7 +16,6 @@ LLM_REPLIES = "llm.sqlite"
 
 
 def run_cache(config: RunConfig, name: str) -> KVStore:
-    """One of the run's caches (``EMBEDDINGS``, ``RETRIEVALS`` or ``LLM_REPLIES``)."""
     path = Path(config.cache_dir()) / name
     if name == EMBEDDINGS:
         return embedding_store(path, repair=config.store.repair_cache)

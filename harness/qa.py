@@ -56,15 +56,23 @@ class QAOutcome:
     stats: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def all_failed(self) -> bool:
+        return bool(self.stats.get(ALL_FAILED_KEY))
+
+    @property
     def metric_keys(self) -> list[str]:
         """Summary columns, the main metric first (``n_scored`` counts its parsed grades)."""
         keys = [self.metric, f"{self.metric}_paper"] + [f"{self.metric}_run{run}" for run in range(self.runs)]
         return keys + (list(self.benchmark.extra_metrics) if self.benchmark else [])
 
+    @property
+    def exclude_from_overall(self) -> list[str]:
+        return self.benchmark.overall_excludes(answered=True) if self.benchmark else []
+
 
 @contextlib.contextmanager
 def local_servers(*specs: ModelSpec | None) -> Iterator[dict[str, str]]:
-    """Start one local OpenAI-compatible server per local backend named in ``specs``; yield their URLs."""
+    """One local OpenAI-compatible server per local backend in ``specs``; their URLs."""
     local = [spec for spec in specs if spec is not None and spec.local]
     unknown = {spec.local for spec in local} - set(LOCAL_BACKENDS)
     if unknown:
@@ -173,18 +181,7 @@ def run_qa(plan: RunPlan, items: list[QAItem]) -> QAOutcome:
         for item, result in zip(items, answers):
             item.record["answer"] = result.text if result.ok else None
             item.record["answer_error"] = result.error
-        verdicts: dict[int, list[dict[str, Any]]] = {}
-        unparsed = 0
-        for (index, run), result in zip(graded, grades):
-            if not result.ok:
-                verdicts.setdefault(index, []).append({"run": run, "score": None, "error": result.error})
-                continue
-            verdict = judge.parse(result.text, items[index].question)
-            unparsed += not verdict.parsed
-            verdicts.setdefault(index, []).append({"run": run, "score": verdict.score, "label": verdict.label,
-                                                   "parsed": verdict.parsed, "raw": result.text, "detail": verdict.detail})
-        for index, item in enumerate(items):
-            score_record(item, judge, verdicts.get(index, []), metric, judge_spec.runs, benchmark)
+        unparsed = score_records(items, judge, graded, grades, benchmark, judge_spec.runs)
         answerer = plan.config.answerer
         assert answerer is not None
         outcome.stats = _stats(answers, grades, unparsed, session.answer_client, session.judge_client, judge_spec.runs,
@@ -195,7 +192,7 @@ def run_qa(plan: RunPlan, items: list[QAItem]) -> QAOutcome:
 
 
 def _in_flight(answer_client: LLMClient, judge_client: LLMClient) -> dict[str, Any]:
-    """What the endpoints' limits of requests in flight did (settings and 429s; not the run's identity)."""
+    """What the endpoints' limits of requests in flight did (settings and 429s)."""
     shared = answer_client.limit is judge_client.limit
     return {"answers": answer_client.limit.stats().as_dict(), "judge": judge_client.limit.stats().as_dict(),
             "shared": shared}
@@ -228,6 +225,25 @@ def _stats(answers, grades, unparsed, answer_client, judge_client, runs: int, pl
         "qa_errors": lines,
         ALL_FAILED_KEY: failed_all,
     }
+
+
+def score_records(items: list[QAItem], judge: Judge, graded: list[tuple[int, int]], grades: list[ChatResult],
+                  benchmark: Benchmark, runs: int) -> int:
+    """Parse each grade (``graded``: its question index and run) and score every item; the number
+    of unparsable grades."""
+    verdicts: dict[int, list[dict[str, Any]]] = {}
+    unparsed = 0
+    for (index, run), result in zip(graded, grades):
+        if not result.ok:
+            verdicts.setdefault(index, []).append({"run": run, "score": None, "error": result.error})
+            continue
+        verdict = judge.parse(result.text, items[index].question)
+        unparsed += not verdict.parsed
+        verdicts.setdefault(index, []).append({"run": run, "score": verdict.score, "label": verdict.label,
+                                               "parsed": verdict.parsed, "raw": result.text, "detail": verdict.detail})
+    for index, item in enumerate(items):
+        score_record(item, judge, verdicts.get(index, []), benchmark.headline, runs, benchmark)
+    return unparsed
 
 
 def score_record(item: QAItem, judge: Judge, grades: list[dict[str, Any]], metric: str, runs: int,
@@ -264,8 +280,7 @@ def _answer_metric(name: str) -> Callable[[Any, Any], float]:
 
 
 def add_judge_columns(summary: pd.DataFrame, metric: str, runs: int) -> pd.DataFrame:
-    """Replace the per-run columns by ``<metric>_std``: the population standard deviation over
-    judge runs of each row's mean score."""
+    """The per-run columns replaced by ``<metric>_std`` (population std over runs of each row's mean)."""
     columns = [f"{metric}_run{run}" for run in range(runs) if f"{metric}_run{run}" in summary.columns]
     if not columns:
         return summary
@@ -275,8 +290,7 @@ def add_judge_columns(summary: pd.DataFrame, metric: str, runs: int) -> pd.DataF
 
 
 def with_task_average(summary: pd.DataFrame, metrics: list[str], row_name: str, abstention_row: str | None) -> pd.DataFrame:
-    """A task-averaged row ``row_name``: the unweighted mean over the question-type rows (the
-    abstention row and the overall rows are not question types)."""
+    """A row ``row_name``: the unweighted mean over the question-type rows (not abstention, not overall)."""
     types = [name for name in summary.index if not str(name).startswith("overall") and name != abstention_row]
     row = {column: float("nan") for column in summary.columns}
     row["n"] = int(summary.loc[types, "n"].sum())
@@ -285,7 +299,7 @@ def with_task_average(summary: pd.DataFrame, metrics: list[str], row_name: str, 
 
 
 def qa_summary(summary: pd.DataFrame, outcome: QAOutcome) -> pd.DataFrame:
-    """The per-category summary with the judge's std column (and the benchmark's task average)."""
+    """The summary with the judge's std column (and the benchmark's task average)."""
     summary = add_judge_columns(summary, outcome.metric, outcome.runs)
     benchmark = outcome.benchmark
     if benchmark is not None and benchmark.task_averaged_row:

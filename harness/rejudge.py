@@ -61,7 +61,7 @@ def rejudge(run: RunData, options: dict[str, str]) -> Path:
     from harness.compose import compose_config
     from harness.config import RunConfig
     from harness.plan import build_plan
-    from harness.qa import QAItem, QAOutcome, judge_requests, qa_summary, score_record
+    from harness.qa import QAItem, QAOutcome, judge_requests, qa_summary, score_records
     from harness.answering import make_client
     from harness.results import RunPaths, write_run
     from judges.aggregate import format_table, summarize
@@ -94,21 +94,11 @@ def rejudge(run: RunData, options: dict[str, str]) -> Path:
                 owners.append((len(items) - 1, request.run_index))
     client = make_client(spec, spec.max_tokens, plan.config.cache_only, plan.llm_cache(), role="judge")
     replies = client.complete_many(requests, desc="judge", progress=False)
-    grades: dict[int, list[dict[str, Any]]] = {}
-    for (index, run_index), reply in zip(owners, replies):
-        if not reply.ok:
-            grades.setdefault(index, []).append({"run": run_index, "score": None, "error": reply.error})
-            continue
-        verdict = judge.parse(reply.text, items[index].question)
-        grades.setdefault(index, []).append({"run": run_index, "score": verdict.score, "label": verdict.label,
-                                             "parsed": verdict.parsed, "raw": reply.text})
-    for index, item in enumerate(items):
-        score_record(item, judge, grades.get(index, []), benchmark.headline, spec.runs, benchmark)
+    score_records(items, judge, owners, replies, benchmark, spec.runs)
     records = [item.record for item in items]
     outcome = QAOutcome(metric=benchmark.headline, runs=spec.runs, benchmark=benchmark)
     flat = [{"category": r["category"], **r["metrics"]} for r in records]
-    excluded = benchmark.overall_excludes(answered=True)
-    summary = qa_summary(summarize(flat, outcome.metric_keys, exclude_from_overall=excluded), outcome)
+    summary = qa_summary(summarize(flat, outcome.metric_keys, exclude_from_overall=outcome.exclude_from_overall), outcome)
     folder = run.folder.parent / f"{run.folder.name}__rejudge-{_label(raw, options)}"
     stats = {**(run.metrics.get("stats") or {}), "rejudged_from": str(run.folder), "judge_requests": len(requests),
              "judge_failures": sum(1 for r in replies if not r.ok)}

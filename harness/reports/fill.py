@@ -71,8 +71,8 @@ def _sweep_values(job: Job) -> tuple[tuple[str, str], ...]:
 
 
 def fill_commands(jobs: Sequence[Job]) -> list[str]:
-    """The fewest preset commands that run exactly ``jobs``: per preset, jobs that share every
-    sweep choice but one are merged into ``key=a,b`` (a Hydra multirun takes the product)."""
+    """The fewest preset commands running exactly ``jobs``: jobs sharing every sweep choice but one
+    merge into ``key=a,b`` (a Hydra multirun takes the product)."""
     groups: dict[str, list[tuple[tuple[str, str], ...]]] = {}
     for job in jobs:
         groups.setdefault(job.table, []).append(_sweep_values(job))
@@ -138,8 +138,7 @@ def _quiet(name: str):
 
 
 def estimate_job(job: Job) -> tuple[float | None, int]:
-    """One job's dry run, as ``python run.py <overrides> estimate=true`` would do it: (dollars or None
-    when a price is unknown, answer and judge calls)."""
+    """One job's dry run as ``python run.py <overrides> estimate=true``: (dollars or None, calls)."""
     from harness.compose import compose_config
     from harness.config import RunConfig
     from harness.estimate import dry_run

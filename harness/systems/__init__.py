@@ -1,6 +1,4 @@
-"""Memory systems as the harness knows them: one :class:`SystemEntry` per kind (see ``registry``),
-declared by family (``mempp_family``, ``baselines``, ``thirdparty``), or a user's own through a
-``_target_`` (``custom``). Everything else reads entries from :func:`entry_for`."""
+"""Memory systems as entries (:class:`SystemEntry`), by family, or a user's own ``_target_``."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,35 +52,21 @@ class RunPlan:
     episodes: list[Episode]
     data_root: Path | None
     data_files: dict[str, str]
+    encoder: CachedEncoder
+    retrievals: KVStore
     started: float  # perf_counter at the start of the run
     loaded: float  # ... once the data was loaded
-    identity: dict[str, Any] = field(default_factory=dict)
-
-    @cached_property
-    def encoder(self) -> CachedEncoder:
-        spec = self.config.encoder
-        return build_encoder(spec.backend, spec.params, cache=run_cache(self.config, EMBEDDINGS))
-
-    @cached_property
-    def retrievals(self) -> KVStore:
-        return run_cache(self.config, RETRIEVALS)
-
-    @cached_property
-    def sessions(self) -> bool:
-        """Some episode is scored by the benchmark's own (session) scorer."""
-        return any(self.benchmark.scorer_for(ep) is not None for ep in self.episodes)
-
-    @property
-    def ks(self) -> list[int]:
-        return sorted(set(self.config.dataset.ks))
+    identity: dict[str, Any]  # what names the system's output (retrieval keys)
+    ks: list[int]
+    sessions: bool  # some episode is scored by the benchmark's own (session) scorer
+    notes: dict[str, Any]  # known upstream quirks, questions without gold, questions dated before their documents
 
     def llm_cache(self) -> KVStore:
         return run_cache(self.config, LLM_REPLIES)
 
     def new_stats(self) -> dict[str, Any]:
-        # dataset_notes: known upstream quirks, questions without gold, questions dated before their documents
         return {"episodes": len(self.episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0,
-                "dataset_notes": dataset_notes(self.episodes).as_dict()}
+                "dataset_notes": dict(self.notes)}
 
 
 def build_plan(config: RunConfig) -> RunPlan:
@@ -99,7 +84,10 @@ def build_plan(config: RunConfig) -> RunPlan:
         episodes = load_dataset(benchmark.loader, data_dir=root, limit=dataset.limit, categories=dataset.categories,
                                 **dataset.options)
     loaded = time.perf_counter()
+    notes = dataset_notes(episodes).as_dict()
     files = file_hashes(set(read_files), root, Path(config.cache_dir()) / "data_hashes.json")
+    encoder = build_encoder(config.encoder.backend, config.encoder.params, cache=run_cache(config, EMBEDDINGS))
     entry = entry_for(config.system)
-    return RunPlan(config, benchmark, entry, prompts, episodes, root, files, started, loaded,
-                   system_identity(config.system, entry))
+    return RunPlan(config, benchmark, entry, prompts, episodes, root, files, encoder, run_cache(config, RETRIEVALS),
+                   started, loaded, system_identity(config.system, entry), sorted(set(dataset.ks)),
+                   any(benchmark.scorer_for(ep) is not None for ep in episodes), notes)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.config import RunConfig
+from harness.config import StoreSpec
 from model_clients.kvstore import KVStore, embedding_store
 
 EMBEDDINGS = "embeddings.sqlite"
@@ -15,8 +15,6 @@ RETRIEVALS = "retrieval.sqlite"
 LLM_REPLIES = "llm.sqlite"
 
 
-def run_cache(config: RunConfig, name: str) -> KVStore:
-    path = Path(config.cache_dir()) / name
-    if name == EMBEDDINGS:
-        return embedding_store(path, repair=config.store.repair_cache)
-    return KVStore(path, repair=config.store.repair_cache)
+def run_cache(store: StoreSpec, name: str) -> KVStore:
+    path = Path(store.cache_dir).expanduser() / name
+    return (embedding_store if name == EMBEDDINGS else KVStore)(path, repair=store.repair_cache)

@@ -62,7 +62,7 @@ class RunPlan:
     notes: dict[str, Any]  # known upstream quirks, questions without gold, questions dated before their documents
 
     def llm_cache(self) -> KVStore:
-        return run_cache(self.config, LLM_REPLIES)
+        return run_cache(self.config.store, LLM_REPLIES)
 
     def new_stats(self) -> dict[str, Any]:
         return {"episodes": len(self.episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0,
@@ -86,8 +86,8 @@ def build_plan(config: RunConfig) -> RunPlan:
     loaded = time.perf_counter()
     notes = dataset_notes(episodes).as_dict()
     files = file_hashes(set(read_files), root, Path(config.cache_dir()) / "data_hashes.json")
-    encoder = build_encoder(config.encoder.backend, config.encoder.params, cache=run_cache(config, EMBEDDINGS))
+    encoder = build_encoder(config.encoder.backend, config.encoder.params, cache=run_cache(config.store, EMBEDDINGS))
     entry = entry_for(config.system)
-    return RunPlan(config, benchmark, entry, prompts, episodes, root, files, encoder, run_cache(config, RETRIEVALS),
+    return RunPlan(config, benchmark, entry, prompts, episodes, root, files, encoder, run_cache(config.store, RETRIEVALS),
                    started, loaded, system_identity(config.system, entry), sorted(set(dataset.ks)),
                    any(benchmark.scorer_for(ep) is not None for ep in episodes), notes)

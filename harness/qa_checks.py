@@ -30,15 +30,8 @@ def _is_local(url: str | None) -> bool:
     return host == "localhost" or host.startswith("127.") or host in ("::1", "0.0.0.0")
 
 
-def _answerer_is_local(config: RunConfig) -> bool:
-    answerer = config.answerer
-    return answerer is not None and (answerer.local is not None or _is_local(answerer.base_url))
-
-
-def _local_judge_options(config: RunConfig) -> str:
+def _local_judge_options(answerer: ModelSpec) -> str:
     """Judge settings that keep a run with a local answerer offline (the default judge is hosted)."""
-    answerer = config.answerer
-    assert answerer is not None
     model = answerer.model if answerer.local is None else "<model>"
     url = answerer.base_url if answerer.local is None and answerer.base_url else "http://host:port/v1"
     return (f"the answerer is local, so the judge can be too: judge=openai_compatible judge.model={model} "
@@ -46,8 +39,8 @@ def _local_judge_options(config: RunConfig) -> str:
             f"not a grade)")
 
 
-def _check_key(role: str, spec: ModelSpec, config: RunConfig) -> None:
-    if not spec.api_key_env or spec.local or config.cache_only or config.estimate or _is_local(spec.base_url):
+def _check_key(role: str, spec: ModelSpec, answerer: ModelSpec, offline: bool) -> None:
+    if not spec.api_key_env or spec.local or offline or _is_local(spec.base_url):
         return
     if os.environ.get(spec.api_key_env):
         return
@@ -55,23 +48,22 @@ def _check_key(role: str, spec: ModelSpec, config: RunConfig) -> None:
     if spec.base_url:  # only a server of one's own may need no key; the provider's default endpoint always does
         options.append(f"{role}.api_key_env=null for a server that needs no key")
     hint = ", or ".join(options)
-    if role == "judge" and _answerer_is_local(config):
-        hint = f"{_local_judge_options(config)}; else {hint}"
+    if role == "judge" and (answerer.local is not None or _is_local(answerer.base_url)):
+        hint = f"{_local_judge_options(answerer)}; else {hint}"
     raise ConfigError(f"{role} {display_name(spec)} needs an API key in ${spec.api_key_env}, which is not set; {hint}")
 
 
-def _check_batchable(config: RunConfig, prompts: ProtocolPrompts) -> None:
+def _check_batchable(answerer: ModelSpec, judge: ModelSpec | None, answer_tokens: int,
+                     prompts: ProtocolPrompts) -> None:
     """A ``batch=true`` role its provider cannot serve stops here: SDK (an extra) not installed, or
     requests the provider refuses (Anthropic: a judge's JSON mode, no ``max_tokens``)."""
     from model_clients.batch.runner import refusal, unavailable
 
-    assert config.answerer is not None
-    answer_tokens = config.answerer.max_tokens or config.dataset.answer_max_tokens
-    shapes: list[tuple[str, ModelSpec, int | None, dict[str, Any]]] = [("answerer", config.answerer, answer_tokens, {})]
-    if config.judge is not None and prompts.judge is not None:
+    shapes: list[tuple[str, ModelSpec, int | None, dict[str, Any]]] = [("answerer", answerer, answer_tokens, {})]
+    if judge is not None and prompts.judge is not None:
         params = prompts.judge.params
-        judge_tokens = params.max_tokens if params.max_tokens is not None else config.judge.max_tokens
-        shapes.append(("judge", config.judge, judge_tokens, params.extra()))
+        judge_tokens = params.max_tokens if params.max_tokens is not None else judge.max_tokens
+        shapes.append(("judge", judge, judge_tokens, params.extra()))
     for role, spec, max_tokens, extra in shapes:
         if not spec.batch:
             continue
@@ -85,17 +77,18 @@ def check_qa_ready(config: RunConfig, benchmark: Benchmark | None = None) -> Pro
     it cannot run: a missing API key (not needed locally, with ``cache_only`` or ``estimate``), a
     model its endpoint does not list, a broken prompt file, a batch provider that cannot serve a
     role, or the benchmark's own check (e.g. data an answer metric needs)."""
-    if config.answerer is None:
+    answerer, judge, offline = config.answerer, config.judge, config.cache_only or config.estimate
+    if answerer is None:
         return None
     benchmark = benchmark or config.dataset.describe()
-    roles = [("answerer", config.answerer)] + ([("judge", config.judge)] if config.judge is not None else [])
+    roles = [("answerer", answerer)] + ([("judge", judge)] if judge is not None else [])
     for role, spec in roles:
-        _check_key(role, spec, config)
+        _check_key(role, spec, answerer, offline)
     from harness.wording import choose_prompts
 
     prompts = choose_prompts(config)  # a broken prompt file or a changed official file stops the run here
-    if not (config.cache_only or config.estimate):
-        _check_batchable(config, prompts)
+    if not offline:
+        _check_batchable(answerer, judge, answerer.max_tokens or config.dataset.answer_max_tokens, prompts)
         for role, spec in roles:
             if spec.local is None:  # a server the harness starts serves the configured name
                 check_model_offered(spec, role)  # one GET /models per endpoint: a wrong name stops here

@@ -61,13 +61,7 @@ class FillPlan:
 
 def _sweep_values(job: Job) -> tuple[tuple[str, str], ...]:
     """The job's sweep choices (``key=value`` overrides past ``+experiment=``), as (key, value) pairs."""
-    pairs = []
-    for override in job.overrides:
-        if override.startswith("+experiment="):
-            continue
-        key, _, value = override.partition("=")
-        pairs.append((key, value))
-    return tuple(pairs)
+    return tuple((o.partition("=")[0], o.partition("=")[2]) for o in job.overrides if not o.startswith("+experiment="))
 
 
 def fill_commands(jobs: Sequence[Job]) -> list[str]:

@@ -25,7 +25,7 @@ from model_clients.kvstore import KVStore
 
 if TYPE_CHECKING:
     from harness.benchmarks import Benchmark
-    from harness.wording import ProtocolPrompts
+    from harness.prompts import ProtocolPrompts
 
 
 def settings_identity(params: dict[str, Any]) -> dict[str, Any]:

@@ -21,8 +21,8 @@ from harness.answering import make_client
 from harness.benchmarks import Benchmark
 from harness.config import ModelSpec
 from harness.misses import attribute
+from harness.prompts import ProtocolPrompts
 from harness.qa_checks import ALL_FAILED_KEY, all_failed, failure_report
-from harness.wording import ProtocolPrompts
 from judges.graders import Judge
 from judges.metrics.registry import lookup
 from memory_protocol import Question

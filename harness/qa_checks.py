@@ -18,7 +18,7 @@ from model_clients.model_listing import check_model_offered
 
 if TYPE_CHECKING:
     from harness.benchmarks import Benchmark
-    from harness.wording import ProtocolPrompts
+    from harness.prompts import ProtocolPrompts
 
 ALL_FAILED_KEY = "qa_all_failed"  # stats key: True when every answer or every judge call failed
 SHOWN_ERRORS = 3
@@ -84,9 +84,11 @@ def check_qa_ready(config: RunConfig, benchmark: Benchmark | None = None) -> Pro
     roles = [("answerer", answerer)] + ([("judge", judge)] if judge is not None else [])
     for role, spec in roles:
         _check_key(role, spec, answerer, offline)
-    from harness.wording import choose_prompts
+    from harness.prompts import choose_prompts
 
-    prompts = choose_prompts(config)  # a broken prompt file or a changed official file stops the run here
+    # a broken prompt file or a changed official file stops the run here
+    prompts = choose_prompts(benchmark, answerer, judge, recipe=config.answer_recipe, system_kind=config.system.kind,
+                             context_budget=config.dataset.context_budget, official_dir=config.official_dir)
     if not offline:
         _check_batchable(answerer, judge, answerer.max_tokens or config.dataset.answer_max_tokens, prompts)
         for role, spec in roles:

@@ -18,18 +18,15 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness.hydra_resolvers import register_resolvers  # ${sweep_id:} in configs/config.yaml
 
-# Under hydra/launcher=ray, Ray folds lines of different jobs that look alike once digits are ignored into one
-# "[repeated Nx across cluster]" line, which garbles every job's table. The folding happens in this process (the
-# driver prints what the workers write: ray/_private/worker.py, print_to_stdstream), and Ray reads the switch once,
-# when it is imported (ray/_private/ray_constants.py, RAY_DEDUP_LOGS), so it is set here, before any import of Ray.
-# A user who exports RAY_DEDUP_LOGS keeps their own value.
+# Under hydra/launcher=ray, Ray folds alike lines of different jobs into "[repeated Nx across cluster]", garbling
+# every job's table; the driver (this process) reads RAY_DEDUP_LOGS once, on import (ray/_private/ray_constants.py),
+# so it is set before any import of Ray. A user's own value is kept.
 os.environ.setdefault("RAY_DEDUP_LOGS", "0")
 
 
 class RefuseKeysInEnvSettings(Callback):
-    """Before Hydra writes its .hydra/ files or makes a run or sweep folder: an ``*_env`` setting
-    holding a key (``answerer.api_key_env=sk-...``) ends the command in one line, exit code 2
-    (registered first under ``hydra.callbacks`` in configs/config.yaml)."""
+    """Before Hydra writes anything: an ``*_env`` setting holding a key (``answerer.api_key_env=sk-...``)
+    ends the command in one line, exit code 2."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         self._check(config)
@@ -52,8 +49,7 @@ class RefuseKeysInEnvSettings(Callback):
 
 
 class SweepSummary(Callback):
-    """End of a ``-m`` sweep: one table over the jobs' run folders, and a dry run's grand total
-    (registered under ``hydra.callbacks`` in configs/config.yaml)."""
+    """End of a ``-m`` sweep: one table over the jobs' run folders, and a dry run's grand total."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from harness.sweep_summary import sweep_report

@@ -1,9 +1,6 @@
-"""The answer stage: one chat request per question, built from the evidence the answerer reads.
-
-Each benchmark answers by its own rule (:class:`harness.benchmarks.AnswerRule`: its prompt,
-whether the question's date is shown, how an empty context reads, whether the answerer cuts the
-context at ``dataset.context_budget``). ``answerer.prompt_file`` replaces the wording (e.g. the
-official prompt verbatim, with ``{context}`` and ``{question}``).
+"""The answer request: one chat request per question, by the benchmark's answer rule (prompt,
+question date, empty-context line, cut at ``dataset.context_budget``) or official texts;
+``answerer.prompt_file`` replaces the wording (with ``{context}`` and ``{question}``).
 """
 
 from __future__ import annotations
@@ -24,8 +21,7 @@ from memory_protocol.documents import Hit
 
 
 class OfficialAnswer(Protocol):
-    """An answer request read from official texts (OrgMemBench's answerer, the authors' template,
-    mem0's answer prompts): its wording, request settings and messages."""
+    """An answer request read from official texts (OrgMemBench, the authors' template, mem0's)."""
 
     wording: Wording
     params: RequestParams
@@ -33,25 +29,19 @@ class OfficialAnswer(Protocol):
     def messages(self, question: Question, context: str, hits: Sequence[Hit] | None) -> list[dict[str, str]]: ...
 
 
-def llm_config(spec: ModelSpec, max_tokens: int | None, cache_only: bool, base_url: str | None = None) -> LLMConfig:
-    """The client settings of an answerer or judge: its endpoint fields, with the stage's
-    ``max_tokens``, the run's ``cache_only`` and ``base_url`` overridden (e.g. a local server)."""
-    endpoint = {f.name: getattr(spec, f.name) for f in fields(LLMConfig)}
-    return LLMConfig(**{**endpoint, "max_tokens": max_tokens, "cache_only": cache_only, "base_url": base_url or spec.base_url})
-
-
 def make_client(spec: ModelSpec, max_tokens: int | None, cache_only: bool, cache: KVStore, base_url: str | None = None,
                 role: str = "answerer", limits: EndpointLimits | None = None) -> LLMClient:
-    """The role's client; with ``limits``, holding the limit of requests in flight it shares with
-    the other clients of its endpoint."""
-    config = llm_config(spec, max_tokens, cache_only, base_url)
+    """The role's client over its endpoint fields (``base_url`` overridden for a local server);
+    ``limits``: the limit of requests in flight shared with its endpoint's other clients."""
+    endpoint = {f.name: getattr(spec, f.name) for f in fields(LLMConfig)}
+    config = LLMConfig(**{**endpoint, "max_tokens": max_tokens, "cache_only": cache_only,
+                          "base_url": base_url or spec.base_url})
     limit = limits.for_endpoint(config.resolved_base_url, config.api_key_env, config.concurrency) if limits else None
     return LLMClient(config, cache, role=role, limit=limit)
 
 
 def display_name(spec: ModelSpec | None) -> str:
-    """The name to show in titles and tables: the model itself for a generic endpoint config
-    (``openai_compatible``), else the config's name; ``none`` without a model."""
+    """The name for titles: the model for a generic ``openai_compatible`` config, else the config's name."""
     if spec is None:
         return "none"
     return spec.model if spec.name == "openai_compatible" else spec.name
@@ -72,12 +62,8 @@ def date_line(question: Question) -> str:
 
 @dataclass(frozen=True)
 class Answerer:
-    """A benchmark's answer prompt and its context rule; ``budget`` is the dataset's
-    ``context_budget`` (characters, None: no cut). ``wording`` says where the words come from.
-
-    With ``upstream`` (official texts: OrgMemBench's ``basic_answer``, the authors' template, mem0's
-    answer prompts) the request is what that upstream code sends for the question and the hits (or
-    the rendered context); the template and rule are then not used."""
+    """A benchmark's answer prompt and context rule (``budget``: characters, None: no cut), or with
+    ``upstream`` the request that official code sends for the question and hits."""
 
     template: PromptTemplate | None
     rule: AnswerRule = AnswerRule()

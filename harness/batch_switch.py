@@ -1,18 +1,10 @@
 """The ``batch`` switch: which roles send their calls through a provider's batch API.
 
-Top-level ``batch`` is ``false``, ``true`` or ``status`` (list the batches still pending and exit,
-:mod:`harness.batch_status`); ``batch_poll_s`` is the time between two polls. Each role may set
-its own ``batch`` (``answerer.batch``, ``judge.batch``, ``system.llm.batch``); ``null`` there
-means the top-level value, and a role's own value wins.
-
-What is batched: the answerer's and the judge's calls of a stage (``LLMClient.complete_many``).
-What is not: a local server's calls (no batch API there: the top-level switch leaves them live,
-``<role>.batch=true`` is refused), and a system's write-time calls (``system.llm``), which are made
-one at a time through ``LLMClient.complete`` inside the system's ingest (Mem0's and Zep's own
-libraries make theirs, and there each call reads what the ones before wrote; Mem^g++ likewise):
-they go live, at the live price, with one stderr line saying so (:func:`write_time_note`). The
-fact index's per-document extractions are independent of each other and could be gathered into a
-batch; they are not yet.
+Top-level ``batch`` is true, false or ``status`` (list pending batches, run nothing); a role's own
+``batch`` (``answerer.batch``, ``judge.batch``, ``system.llm.batch``) wins, null meaning the top-level
+value. Batched: the answerer's and judge's calls. Live: a local server's (no batch API), and a system's
+write-time calls, made one at a time inside its ingest where each reads what the ones before wrote
+(Mem0, Zep, Mem^g++), at the live price with one stderr line saying so.
 """
 
 from __future__ import annotations
@@ -21,8 +13,6 @@ from typing import Any
 
 from harness.validate import number, show
 from memory_protocol import ConfigError
-
-__all__ = ["STATUS", "role_batch", "switch", "write_time_note"]
 
 STATUS = "status"
 
@@ -42,8 +32,8 @@ def poll_interval(value: Any) -> float:
 
 
 def role_batch(section: str, raw: dict[str, Any], batch: bool, poll_s: float) -> dict[str, Any]:
-    """An answerer's or judge's settings with ``batch`` resolved (its own, else the top-level
-    value; never for a local server) and ``batch_poll_s`` filled in when it gives none."""
+    """A role's settings with ``batch`` resolved (its own, else the top-level value; never on a local
+    server) and ``batch_poll_s`` filled in."""
     own = raw.get("batch")
     if own is not None and not isinstance(own, bool):
         raise ConfigError(f"{section}.batch={show(own)}: must be true, false or null (the top-level batch)")
@@ -59,8 +49,7 @@ def role_batch(section: str, raw: dict[str, Any], batch: bool, poll_s: float) ->
 
 
 def write_time_batch(system_params: dict[str, Any], batch: bool) -> bool:
-    """Whether batch calls were asked for the system's write-time model (``system.llm.batch``,
-    else the top-level value); False for a system without a write-time model."""
+    """Batch asked for the system's write-time model (``system.llm.batch``, else the top-level value)."""
     llm = system_params.get("llm")
     if not isinstance(llm, dict):
         return False
@@ -71,7 +60,7 @@ def write_time_batch(system_params: dict[str, Any], batch: bool) -> bool:
 
 
 def write_time_note(system_name: str, asked: bool) -> str | None:
-    """The one stderr line when batch calls were asked for write-time calls, which go live."""
+    """The stderr line when batch was asked for write-time calls, which go live."""
     if not asked:
         return None
     return (f"batch: the write-time calls of {system_name} (system.llm) are made one by one "

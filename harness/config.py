@@ -9,6 +9,7 @@ from typing import Any
 from harness.batch_switch import poll_interval, role_batch, switch, write_time_batch
 from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
 from harness.encoders import check_encoder_keys, encoder_config
+from harness.systems.registry import SystemSpec
 from harness.env_settings import check_env_settings
 from memplusplus.encoder import DEFAULT_MODEL
 from memory_protocol.paths import cache_root
@@ -124,16 +125,6 @@ class DatasetSpec:
     def describe(self) -> Benchmark:
         """The benchmark this dataset is (loader, answer rule, judge, metrics, rows, labels)."""
         return load_benchmark(benchmark_path(self))
-
-
-@dataclass(frozen=True)
-class SystemSpec:
-    """``kind`` picks the implementation; ``params`` are its constructor settings."""
-
-    name: str
-    kind: str
-    k: int
-    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,6 @@
-"""Retrieval metrics on the errata's corrected evidence ids (LoCoMo, locomo-audit).
-
-A record keeps its hits (up to 100, each with the documents it holds), so ``recall_any@k`` can be
-recomputed with the corrected gold ids of the audited questions, and the run's score on the original
-and on the corrected evidence printed side by side. The recomputation over the original ids must
-equal the recorded value, which :func:`corrected_recall` checks for every question.
+"""``recall_any@k`` on the errata's corrected evidence ids (LoCoMo, locomo-audit), beside the
+recorded value, from each record's kept hits; the recomputation over the original ids must equal
+the recorded value (checked for every question).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Why a question's gold evidence was found or lost, stored in its record (``gold_docs``).
-
-For each gold document: a short text, its 1-based rank in the system's ranking down to the
-explanation depth (the deepest of ``dataset.ks`` and ``dataset.metric_depth``) or None, its rank
-among the returned hits, whether the answerer read it or the context budget cut it, and, for a
-system that reports them (Mem++: ``diagnose``), its rank in every leg and in the fused list.
+"""Why a question's gold evidence was found or lost (its record's ``gold_docs``): each gold
+document's rank down to the explanation depth, its rank among the hits, whether the answerer read it
+or the budget cut it, and its rank in every leg for a system that reports them (Mem++ ``diagnose``).
 """
 
 from __future__ import annotations
@@ -20,7 +17,6 @@ GOLD_TEXT_CHARS = 200  # enough to recognise the turn; records stay small
 
 
 def explanation_depth(ks: Sequence[int], metric_depth: int | None) -> int:
-    """How deep ranks are looked for: the metrics' deepest cut-off."""
     return max([*ks, metric_depth or 0])
 
 
@@ -47,7 +43,6 @@ def gold_docs(
     depth: int,
     placements: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """One entry per gold document id of ``question`` (see the module's docstring)."""
     ranking = metric_ranking(hits, deeper)
     returned = ranked_ids(hits)
     entries = []

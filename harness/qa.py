@@ -1,18 +1,9 @@
 """Answer and judge stages: every call through the cached LLM client, every grade re-scorable.
 
-Answers are keyed by the answer request (model, prompt template hash, evidence, question), so a
-change of judge re-uses every answer; judge calls add the run index (and a per-run seed) to the
-key, so ``judge.runs`` independent grades are cached apart. A failed call is recorded on its
-question and the run goes on.
-
-Two numbers per benchmark (``<metric>`` is the benchmark's headline metric):
-``<metric>`` averages the parsed grades only (an unparsable grade or failed call is left out and
-counted in the stats); ``<metric>_paper`` is the paper-comparable number, 100/N x the grades over
-all N questions of a row, an unparsable grade, a failed judge call or a failed answer counting 0.
-What differs per benchmark comes from its description (:mod:`harness.benchmarks`): an abstention
-row kept apart from ``overall`` (``overall (all)`` then covers every question), a task-averaged
-row, the answer metrics computed per graded question (e.g. F1 and BLEU-1), the line graded in
-place of an empty answer.
+Answers are keyed by the answer request, so a change of judge re-uses every answer; judge calls add
+the run index (and a per-run seed), so ``judge.runs`` grades are cached apart. ``<metric>`` averages
+the parsed grades only; ``<metric>_paper`` is 100/N x the grades over all N questions of a row
+(unparsable grades, failed calls and failed answers count 0), as the paper reports it.
 """
 
 from __future__ import annotations
@@ -22,26 +13,26 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from harness.answering import make_client
 from harness.benchmarks import Benchmark
-from harness.config import ModelSpec, RunConfig
-from model_clients.kvstore import KVStore
-from model_clients.cost import CostEstimate, actual_spend, estimate
-from model_clients.chat_types import CallsInterrupted, ChatRequest, ChatResult
-from model_clients.endpoint_limit import EndpointLimits
-from model_clients.llm_client import LLMClient
+from harness.config import ModelSpec
 from harness.misses import attribute
-from harness.qa_checks import ALL_FAILED_KEY, all_failed, check_qa_ready, failure_report
 from harness.prompts import ProtocolPrompts
+from harness.qa_checks import ALL_FAILED_KEY, all_failed, failure_report
 from judges.graders import Judge
 from judges.metrics.registry import lookup
 from memory_protocol import Question
+from model_clients.chat_types import CallsInterrupted, ChatRequest, ChatResult
+from model_clients.cost import actual_spend
+from model_clients.endpoint_limit import EndpointLimits
+from model_clients.llm_client import LLMClient
 
-__all__ = ["QAItem", "QAOutcome", "check_qa_ready", "local_servers", "qa_summary", "run_qa"]
+if TYPE_CHECKING:
+    from harness.plan import RunPlan
 
 LOCAL_BACKENDS = ("smollm2",)
 
@@ -56,15 +47,13 @@ class QAItem:
 
 @dataclass
 class QAOutcome:
-    """What the QA stage adds to a run. ``stats[ALL_FAILED_KEY]`` (``qa_all_failed``) is True
-    when every answer or every judge call failed: the CLI should exit non-zero."""
+    """What the QA stage adds to a run (``stats[ALL_FAILED_KEY]``: every answer or judge call failed)."""
 
     metric: str
     runs: int
     benchmark: Benchmark | None = None
     prompts: ProtocolPrompts | None = None
     stats: dict[str, Any] = field(default_factory=dict)
-    estimates: list[CostEstimate] = field(default_factory=list)
 
     @property
     def all_failed(self) -> bool:
@@ -83,7 +72,7 @@ class QAOutcome:
 
 @contextlib.contextmanager
 def local_servers(*specs: ModelSpec | None) -> Iterator[dict[str, str]]:
-    """Start one local OpenAI-compatible server per local backend named in ``specs``; yield their URLs."""
+    """One local OpenAI-compatible server per local backend in ``specs``; their URLs."""
     local = [spec for spec in specs if spec is not None and spec.local]
     unknown = {spec.local for spec in local} - set(LOCAL_BACKENDS)
     if unknown:
@@ -102,7 +91,7 @@ def _judge_seed(spec: ModelSpec, run: int) -> int | None:
     return None if spec.seed is None else spec.seed + run
 
 
-def _judge_requests(judge: Judge, spec: ModelSpec, question: Question, answer: str) -> list[ChatRequest]:
+def judge_requests(judge: Judge, spec: ModelSpec, question: Question, answer: str) -> list[ChatRequest]:
     """One request per judge run, with the settings the judge's wording prescribes."""
     messages = judge.request(question, answer)
     template_hash = judge.template_hash(question)
@@ -112,22 +101,22 @@ def _judge_requests(judge: Judge, spec: ModelSpec, question: Question, answer: s
             for run in range(spec.runs)]
 
 
-def _answer_and_judge(items: list[QAItem], answer_requests: list[ChatRequest], answer_client: LLMClient,
-                      judge_client: LLMClient, judge: Judge, spec: ModelSpec, benchmark: Benchmark,
+def _answer_and_judge(items: list[QAItem], session: QASession, benchmark: Benchmark,
                       progress: bool) -> tuple[list[ChatResult], list[tuple[int, int]], list[ChatResult]]:
-    """Every answer, and ``(question index, run)`` with the grade of each judged answer, in
-    question order. An answer's judge calls are submitted the moment it arrives, so judging runs
-    alongside answering instead of after the last answer; the order replies come in changes nothing."""
+    """Every answer, and ``(question index, run)`` with each grade, in question order. An answer's
+    judge calls are submitted the moment it arrives, so judging runs alongside answering."""
     answers: list[ChatResult | None] = [None] * len(items)
     judged: dict[int, tuple[list[ChatRequest], tuple[str, ...]]] = {}
-    with answer_client.pool("answers", progress=progress) as answering, \
-            judge_client.pool("judge", progress=progress) as judging:
+    judge = session.prompts.judge
+    assert judge is not None
+    with session.answer_client.pool("answers", progress=progress) as answering, \
+            session.judge_client.pool("judge", progress=progress) as judging:
         stage = answering
         try:
-            for index, result in answering.arrivals(answer_requests):
+            for index, result in answering.arrivals(session.requests):
                 answers[index] = result
                 if result.ok and judge.is_graded(items[index].question):
-                    requests = _judge_requests(judge, spec, items[index].question, benchmark.graded_text(result.text))
+                    requests = session.judge_requests(items[index].question, result.text, benchmark)
                     judged[index] = (requests, judging.submit(requests))
             stage = judging
             graded = [(index, request.run_index) for index in sorted(judged) for request in judged[index][0]]
@@ -140,62 +129,70 @@ def _answer_and_judge(items: list[QAItem], answer_requests: list[ChatRequest], a
     return [result for result in answers if result is not None], graded, grades
 
 
-def run_qa(config: RunConfig, items: list[QAItem], cache: KVStore) -> QAOutcome:
-    """Answer every question, judge each answer ``judge.runs`` times, write results into records."""
-    assert config.answerer is not None and config.judge is not None
-    benchmark = config.dataset.describe()
-    prompts = check_qa_ready(config)
-    assert prompts is not None  # run_qa is called only with an answerer
-    metric = benchmark.headline
+@dataclass
+class QASession:
+    """The QA stage's clients (local servers started) and its answer requests, one per item."""
+
+    answer_client: LLMClient
+    judge_client: LLMClient
+    requests: list[ChatRequest]
+    prompts: ProtocolPrompts
+    judge_spec: ModelSpec
+
+    def judge_requests(self, question: Question, answer: str, benchmark: Benchmark) -> list[ChatRequest]:
+        assert self.prompts.judge is not None
+        return judge_requests(self.prompts.judge, self.judge_spec, question, benchmark.graded_text(answer))
+
+
+@contextlib.contextmanager
+def qa_session(plan: RunPlan, items: list[QAItem]) -> Iterator[QASession]:
+    config, prompts = plan.config, plan.prompts
     answerer, judge_spec = config.answerer, config.judge
+    assert answerer is not None and judge_spec is not None and prompts is not None and prompts.judge is not None
     for note in prompts.notes:
         print(note, file=sys.stderr)
-    outcome = QAOutcome(metric=metric, runs=judge_spec.runs, benchmark=benchmark, prompts=prompts)
-    prompt, judge = prompts.answerer, prompts.judge
-    assert judge is not None
+    cache = plan.llm_cache()
     with local_servers(answerer, judge_spec) as urls:
         answer_tokens = answerer.max_tokens or config.dataset.answer_max_tokens
         limits = EndpointLimits()  # the answerer and the judge on one endpoint share its limit of requests in flight
         answer_client = make_client(answerer, answer_tokens, config.cache_only, cache, urls.get(answerer.local or ""),
                                     limits=limits)
-        judge_client = make_client(judge_spec, judge_spec.max_tokens, config.cache_only, cache, urls.get(judge_spec.local or ""),
-                                   role="judge", limits=limits)
-        answer_requests = [prompt.request(item.question, item.context, item.hits) for item in items]
+        judge_client = make_client(judge_spec, judge_spec.max_tokens, config.cache_only, cache,
+                                   urls.get(judge_spec.local or ""), role="judge", limits=limits)
+        requests = [prompts.answerer.request(item.question, item.context, item.hits) for item in items]
         if answerer.local:
             from model_clients.local_server import fit_requests, window_of
 
-            answer_requests = fit_requests(answer_requests, urls[answerer.local], window_of(answerer), answer_tokens)
-        if config.estimate:
-            outcome.estimates = _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec, benchmark)
-            return outcome
+            requests = fit_requests(requests, urls[answerer.local], window_of(answerer), answer_tokens)
+        yield QASession(answer_client, judge_client, requests, prompts, judge_spec)
+
+
+def run_qa(plan: RunPlan, items: list[QAItem]) -> QAOutcome:
+    """Answer every question, judge each answer ``judge.runs`` times, write results into records."""
+    benchmark, progress = plan.benchmark, plan.config.progress
+    metric = benchmark.headline
+    with qa_session(plan, items) as session:
+        judge, judge_spec = session.prompts.judge, session.judge_spec
+        assert judge is not None
+        outcome = QAOutcome(metric=metric, runs=judge_spec.runs, benchmark=benchmark, prompts=session.prompts)
         started = time.perf_counter()
-        answers, graded, grades = _answer_and_judge(items, answer_requests, answer_client, judge_client, judge, judge_spec,
-                                                    benchmark, config.progress)
+        answers, graded, grades = _answer_and_judge(items, session, benchmark, progress)
         seconds = time.perf_counter() - started
         for item, result in zip(items, answers):
             item.record["answer"] = result.text if result.ok else None
             item.record["answer_error"] = result.error
-        verdicts: dict[int, list[dict[str, Any]]] = {}
-        unparsed = 0
-        for (index, run), result in zip(graded, grades):
-            if not result.ok:
-                verdicts.setdefault(index, []).append({"run": run, "score": None, "error": result.error})
-                continue
-            verdict = judge.parse(result.text, items[index].question)
-            unparsed += not verdict.parsed
-            verdicts.setdefault(index, []).append({"run": run, "score": verdict.score, "label": verdict.label,
-                                                   "parsed": verdict.parsed, "raw": result.text, "detail": verdict.detail})
-        for index, item in enumerate(items):
-            _score_record(item, judge, verdicts.get(index, []), metric, judge_spec.runs, benchmark)
-        outcome.stats = _stats(answers, grades, unparsed, answer_client, judge_client, judge_spec.runs,
+        unparsed = score_records(items, judge, graded, grades, benchmark, judge_spec.runs)
+        answerer = plan.config.answerer
+        assert answerer is not None
+        outcome.stats = _stats(answers, grades, unparsed, session.answer_client, session.judge_client, judge_spec.runs,
                                bool(answerer.local or judge_spec.local))
-        outcome.stats["in_flight"] = _in_flight(answer_client, judge_client)
+        outcome.stats["in_flight"] = _in_flight(session.answer_client, session.judge_client)
         outcome.stats["seconds_answer_and_judge"] = round(seconds, 3)
     return outcome
 
 
 def _in_flight(answer_client: LLMClient, judge_client: LLMClient) -> dict[str, Any]:
-    """What the endpoints' limits of requests in flight did (settings and 429s; not the run's identity)."""
+    """What the endpoints' limits of requests in flight did (settings and 429s)."""
     shared = answer_client.limit is judge_client.limit
     return {"answers": answer_client.limit.stats().as_dict(), "judge": judge_client.limit.stats().as_dict(),
             "shared": shared}
@@ -230,7 +227,26 @@ def _stats(answers, grades, unparsed, answer_client, judge_client, runs: int, pl
     }
 
 
-def _score_record(item: QAItem, judge: Judge, grades: list[dict[str, Any]], metric: str, runs: int,
+def score_records(items: list[QAItem], judge: Judge, graded: list[tuple[int, int]], grades: list[ChatResult],
+                  benchmark: Benchmark, runs: int) -> int:
+    """Parse each grade (``graded``: its question index and run) and score every item; the number
+    of unparsable grades."""
+    verdicts: dict[int, list[dict[str, Any]]] = {}
+    unparsed = 0
+    for (index, run), result in zip(graded, grades):
+        if not result.ok:
+            verdicts.setdefault(index, []).append({"run": run, "score": None, "error": result.error})
+            continue
+        verdict = judge.parse(result.text, items[index].question)
+        unparsed += not verdict.parsed
+        verdicts.setdefault(index, []).append({"run": run, "score": verdict.score, "label": verdict.label,
+                                               "parsed": verdict.parsed, "raw": result.text, "detail": verdict.detail})
+    for index, item in enumerate(items):
+        score_record(item, judge, verdicts.get(index, []), benchmark.headline, runs, benchmark)
+    return unparsed
+
+
+def score_record(item: QAItem, judge: Judge, grades: list[dict[str, Any]], metric: str, runs: int,
                   benchmark: Benchmark) -> None:
     record, metrics, question = item.record, item.record["metrics"], item.question
     record["judge"] = grades
@@ -263,27 +279,8 @@ def _answer_metric(name: str) -> Callable[[Any, Any], float]:
     return metric.compute
 
 
-def _estimate(items, answer_requests, answer_client, judge_client, judge, judge_spec, benchmark) -> list[CostEstimate]:
-    """Exact answer calls; judge calls for cached answers exactly, for the rest with the gold
-    answer standing in for the answer text (so the count is exact and the tokens close)."""
-    plan = answer_client.plan(answer_requests)
-    judge_requests: list[ChatRequest] = []
-    for item, key in zip(items, plan.keys):
-        if not judge.is_graded(item.question):
-            continue
-        cached = plan.hits.get(key)
-        text = cached.get("text") if cached else None
-        answer = text if text is not None else str(item.question.answer)
-        judge_requests += _judge_requests(judge, judge_spec, item.question, benchmark.graded_text(answer))
-    return [
-        estimate(answer_requests, answer_client, expected_completion_tokens=None, role="answerer"),
-        estimate(judge_requests, judge_client, expected_completion_tokens=None, role="judge"),
-    ]
-
-
 def add_judge_columns(summary: pd.DataFrame, metric: str, runs: int) -> pd.DataFrame:
-    """Replace the per-run columns by ``<metric>_std``: the population standard deviation over
-    judge runs of each row's mean score."""
+    """The per-run columns replaced by ``<metric>_std`` (population std over runs of each row's mean)."""
     columns = [f"{metric}_run{run}" for run in range(runs) if f"{metric}_run{run}" in summary.columns]
     if not columns:
         return summary
@@ -293,8 +290,7 @@ def add_judge_columns(summary: pd.DataFrame, metric: str, runs: int) -> pd.DataF
 
 
 def with_task_average(summary: pd.DataFrame, metrics: list[str], row_name: str, abstention_row: str | None) -> pd.DataFrame:
-    """A task-averaged row ``row_name``: the unweighted mean over the question-type rows (the
-    abstention row and the overall rows are not question types)."""
+    """A row ``row_name``: the unweighted mean over the question-type rows (not abstention, not overall)."""
     types = [name for name in summary.index if not str(name).startswith("overall") and name != abstention_row]
     row = {column: float("nan") for column in summary.columns}
     row["n"] = int(summary.loc[types, "n"].sum())
@@ -303,7 +299,7 @@ def with_task_average(summary: pd.DataFrame, metrics: list[str], row_name: str, 
 
 
 def qa_summary(summary: pd.DataFrame, outcome: QAOutcome) -> pd.DataFrame:
-    """The per-category summary with the judge's std column (and the benchmark's task average)."""
+    """The summary with the judge's std column (and the benchmark's task average)."""
     summary = add_judge_columns(summary, outcome.metric, outcome.runs)
     benchmark = outcome.benchmark
     if benchmark is not None and benchmark.task_averaged_row:

@@ -1,9 +1,5 @@
-"""Before and after the QA stage: settings checked before retrieval, failures told in the console.
-
-:func:`check_qa_ready` runs before any retrieval, so a missing key or a broken prompt file stops
-the run in one line instead of after an hour of embedding. :func:`failure_report` turns the failed
-calls of a run into a few console lines (the first distinct errors, with a hint) and
-:func:`all_failed` says when every answer or every judge call failed (the CLI then exits non-zero).
+"""Before and after the QA stage: settings checked before retrieval (a missing key or broken
+prompt file stops the run in one line, not after an hour of embedding), failures told in a few lines.
 """
 
 from __future__ import annotations
@@ -21,9 +17,8 @@ from memory_protocol import ConfigError
 from model_clients.model_listing import check_model_offered
 
 if TYPE_CHECKING:
+    from harness.benchmarks import Benchmark
     from harness.prompts import ProtocolPrompts
-
-__all__ = ["check_qa_ready", "first_errors", "failure_report", "all_failed", "ALL_FAILED_KEY"]
 
 ALL_FAILED_KEY = "qa_all_failed"  # stats key: True when every answer or every judge call failed
 SHOWN_ERRORS = 3
@@ -35,16 +30,8 @@ def _is_local(url: str | None) -> bool:
     return host == "localhost" or host.startswith("127.") or host in ("::1", "0.0.0.0")
 
 
-def _answerer_is_local(config: RunConfig) -> bool:
-    answerer = config.answerer
-    return answerer is not None and (answerer.local is not None or _is_local(answerer.base_url))
-
-
-def _local_judge_options(config: RunConfig) -> str:
-    """The judge settings that keep a run with a local answerer offline (the judge config's
-    default is a hosted model, which needs a key)."""
-    answerer = config.answerer
-    assert answerer is not None
+def _local_judge_options(answerer: ModelSpec) -> str:
+    """Judge settings that keep a run with a local answerer offline (the default judge is hosted)."""
     model = answerer.model if answerer.local is None else "<model>"
     url = answerer.base_url if answerer.local is None and answerer.base_url else "http://host:port/v1"
     return (f"the answerer is local, so the judge can be too: judge=openai_compatible judge.model={model} "
@@ -52,8 +39,8 @@ def _local_judge_options(config: RunConfig) -> str:
             f"not a grade)")
 
 
-def _check_key(role: str, spec: ModelSpec, config: RunConfig) -> None:
-    if not spec.api_key_env or spec.local or config.cache_only or config.estimate or _is_local(spec.base_url):
+def _check_key(role: str, spec: ModelSpec, answerer: ModelSpec, offline: bool) -> None:
+    if not spec.api_key_env or spec.local or offline or _is_local(spec.base_url):
         return
     if os.environ.get(spec.api_key_env):
         return
@@ -61,25 +48,22 @@ def _check_key(role: str, spec: ModelSpec, config: RunConfig) -> None:
     if spec.base_url:  # only a server of one's own may need no key; the provider's default endpoint always does
         options.append(f"{role}.api_key_env=null for a server that needs no key")
     hint = ", or ".join(options)
-    if role == "judge" and _answerer_is_local(config):
-        hint = f"{_local_judge_options(config)}; else {hint}"
+    if role == "judge" and (answerer.local is not None or _is_local(answerer.base_url)):
+        hint = f"{_local_judge_options(answerer)}; else {hint}"
     raise ConfigError(f"{role} {display_name(spec)} needs an API key in ${spec.api_key_env}, which is not set; {hint}")
 
 
-def _check_batchable(config: RunConfig, prompts: ProtocolPrompts) -> None:
-    """A role with ``batch=true`` whose provider cannot take its requests stops the run here, in
-    one line, before anything is sent: the provider's SDK (an optional extra) is not installed, or
-    the role's requests carry what the provider refuses (Anthropic: a judge's JSON mode, no
-    ``max_tokens``)."""
+def _check_batchable(answerer: ModelSpec, judge: ModelSpec | None, answer_tokens: int,
+                     prompts: ProtocolPrompts) -> None:
+    """A ``batch=true`` role its provider cannot serve stops here: SDK (an extra) not installed, or
+    requests the provider refuses (Anthropic: a judge's JSON mode, no ``max_tokens``)."""
     from model_clients.batch.runner import refusal, unavailable
 
-    assert config.answerer is not None
-    answer_tokens = config.answerer.max_tokens or config.dataset.answer_max_tokens
-    shapes: list[tuple[str, ModelSpec, int | None, dict[str, Any]]] = [("answerer", config.answerer, answer_tokens, {})]
-    if config.judge is not None and prompts.judge is not None:
+    shapes: list[tuple[str, ModelSpec, int | None, dict[str, Any]]] = [("answerer", answerer, answer_tokens, {})]
+    if judge is not None and prompts.judge is not None:
         params = prompts.judge.params
-        judge_tokens = params.max_tokens if params.max_tokens is not None else config.judge.max_tokens
-        shapes.append(("judge", config.judge, judge_tokens, params.extra()))
+        judge_tokens = params.max_tokens if params.max_tokens is not None else judge.max_tokens
+        shapes.append(("judge", judge, judge_tokens, params.extra()))
     for role, spec, max_tokens, extra in shapes:
         if not spec.batch:
             continue
@@ -88,28 +72,25 @@ def _check_batchable(config: RunConfig, prompts: ProtocolPrompts) -> None:
             raise ConfigError(reason)
 
 
-def check_qa_ready(config: RunConfig) -> ProtocolPrompts | None:
-    """The prompts the QA stage will send (None without an answerer); raise :class:`ConfigError`
-    (one line) when the QA stage of ``config`` cannot run:
-    an API key missing from the environment (unless the endpoint is local, ``cache_only`` or
-    ``estimate``), a model its endpoint does not list at ``/models`` (``UnknownModelError``; not
-    in ``cache_only`` or ``estimate``), a prompt file missing or lacking its placeholders, a role with
-    ``batch=true`` its batch provider cannot serve (:func:`_check_batchable`), or what the benchmark's own
-    check asks for (e.g. the data an answer metric needs)."""
-    if config.answerer is None:
+def check_qa_ready(config: RunConfig, benchmark: Benchmark | None = None) -> ProtocolPrompts | None:
+    """The prompts the QA stage will send (None without an answerer); a one-line ConfigError when
+    it cannot run: a missing API key (not needed locally, with ``cache_only`` or ``estimate``), a
+    model its endpoint does not list, a broken prompt file, a batch provider that cannot serve a
+    role, or the benchmark's own check (e.g. data an answer metric needs)."""
+    answerer, judge, offline = config.answerer, config.judge, config.cache_only or config.estimate
+    if answerer is None:
         return None
-    benchmark = config.dataset.describe()
-    roles = [("answerer", config.answerer)] + ([("judge", config.judge)] if config.judge is not None else [])
+    benchmark = benchmark or config.dataset.describe()
+    roles = [("answerer", answerer)] + ([("judge", judge)] if judge is not None else [])
     for role, spec in roles:
-        _check_key(role, spec, config)
+        _check_key(role, spec, answerer, offline)
     from harness.prompts import choose_prompts
 
     # a broken prompt file or a changed official file stops the run here
-    prompts = choose_prompts(benchmark, config.answerer, config.judge, recipe=config.answer_recipe,
-                             system_kind=config.system.kind, context_budget=config.dataset.context_budget,
-                             official_dir=config.official_dir)
-    if not (config.cache_only or config.estimate):
-        _check_batchable(config, prompts)
+    prompts = choose_prompts(benchmark, answerer, judge, recipe=config.answer_recipe, system_kind=config.system.kind,
+                             context_budget=config.dataset.context_budget, official_dir=config.official_dir)
+    if not offline:
+        _check_batchable(answerer, judge, answerer.max_tokens or config.dataset.answer_max_tokens, prompts)
         for role, spec in roles:
             if spec.local is None:  # a server the harness starts serves the configured name
                 check_model_offered(spec, role)  # one GET /models per endpoint: a wrong name stops here
@@ -134,8 +115,7 @@ def all_failed(n_answers: int, answer_failures: int, n_judge_calls: int, judge_f
 
 
 def _server_exit_notes(role: str) -> list[str]:
-    """What became of a local server (``model_clients.local_server``) whose URL ``role`` names, when
-    it exited during the run: its exit code and log tail (none when no local server was started)."""
+    """Exit code and log tail of a local server whose URL ``role`` names, when it died during the run."""
     local_server = sys.modules.get("model_clients.local_server")  # imported only when one was started
     if local_server is None:
         return []

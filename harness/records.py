@@ -43,8 +43,7 @@ def _gold(question: Question) -> list[str]:
 
 
 def block_layouts(hits: Sequence[Hit]) -> list[BlockLayout]:
-    """Where each hit's block and its documents' own text sit in ``render(hits)``'s full text
-    (a stored row's text is its block's tail; a chunk's documents start at their source offsets)."""
+    """Where each hit's block and its documents' text sit in ``render(hits)``'s full text."""
     layouts: list[BlockLayout] = []
     offset = 0
     for rank, hit in enumerate(hits, start=1):
@@ -67,16 +66,10 @@ def episode_metrics(
     lengths: Mapping[str, int] | None = None,
     layouts: Sequence[list[BlockLayout]] | None = None,
 ) -> list[dict[str, float]]:
-    """Every retrieval metric of each question of one episode (lists aligned with ``questions``).
-
-    With ``scorer`` (a benchmark's own retrieval scoring, see ``Benchmark.official_scorer``): its
-    scores over the ranking extended by ``deeper`` (a deeper ranking of the same system). Otherwise
-    standard recall / nDCG (trec_eval, one batch per episode). Both add ``in_budget_recall``, and
-    every registered ranking metric with a per-question compute that the scorer did not give
-    (recall over everything the system returned, ``@all``, among them); with ``lengths`` (each
-    document's text length) also ``in_budget_gold_chars``, over ``layouts`` (where each hit's text
-    sits, for a system with its own context layout) or the ranked blocks' layout.
-    """
+    """Every retrieval metric of each question of one episode: the benchmark's ``scorer`` over the
+    ranking extended by ``deeper``, else trec_eval's recall / nDCG; plus ``in_budget_recall``, the
+    registered ranking metrics the scorer did not give (``@all``), and with ``lengths``
+    ``in_budget_gold_chars`` over ``layouts`` (a system's own layout) or the ranked blocks'."""
     golds = [_gold(q) for q in questions]
     ranked = [ranked_ids(h) for h in hits]
     if scorer is None:
@@ -96,8 +89,7 @@ def episode_metrics(
 
 
 def hits_per_leg(hits: Sequence[Hit]) -> dict[str, int]:
-    """How many of the returned hits each leg ranked (Mem++: lexical / tag / vector, a hit may count
-    in several; Mem0: each speaker's memories, ``mem0:<speaker>``; Zep: ``zep:fact`` / ``zep:entity``)."""
+    """How many hits each leg ranked (Mem++ legs, ``mem0:<speaker>``, ``zep:fact`` / ``zep:entity``)."""
     counts: dict[str, int] = {}
     for hit in hits:
         for leg in hit.leg_ranks:
@@ -115,8 +107,7 @@ def build_record(
     explain_depth: int | None = None,
     leg_sizes: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """``gold_docs``: why each gold document was found or lost (``harness.explanations``), ranked
-    down to ``explain_depth``; ``leg_sizes``: how many rows each leg returned (Mem++)."""
+    """``gold_docs``: why each gold document was found or lost; ``leg_sizes``: rows per leg (Mem++)."""
     read_chars = len(context.text)
     return {
         "episode": episode.episode_id,

@@ -1,19 +1,12 @@
-"""A published per-question LoCoMo results file scored as our runs are scored.
-
-The file's questions are mapped onto our LoCoMo question ids (:mod:`loaders.match`), each becomes a
-record shaped like ours (``episode``, ``qid``, ``category``, ``metrics``: ``llm_judge`` the mean of
-its judge runs x 100, ``llm_judge_run<i>``, ``llm_judge_paper``), and the records go through the
-same aggregation as a run (:func:`judges.aggregate.summarize`, the judge-run spread of
-:func:`harness.qa.add_judge_columns`) and the same intervals (:mod:`harness.stats.records`).
-With errata, each record also says whether its gold is sound, giving the score on the sound golds
-and the ceiling (the share of sound golds) per row.
+"""A published per-question LoCoMo results file (or one of our judged runs) scored as our runs are:
+questions mapped onto our ids (:mod:`loaders.match`), records shaped like ours, the same aggregation
+and intervals; with errata, the score on the sound golds and the ceiling per row.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -72,8 +65,7 @@ def published_records(run: PublishedRun, episodes: list[Episode]) -> list[dict[s
 
 
 def mark_errata(records: list[dict[str, Any]], errata: list[Erratum], episodes: list[Episode]) -> None:
-    """Add ``erratum`` (its type and corrected answer) to each audited record, and ``llm_judge_sound``
-    (the score where the gold is sound, NaN where it is wrong)."""
+    """``erratum`` on each audited record, and ``llm_judge_sound`` (None where the gold is wrong)."""
     questions = match_keys([(e.conversation, e.question, e.gold) for e in errata], episodes, "errata")
     audited = {q.qid: e for q, e in zip(questions, errata)}
     for record in records:
@@ -87,8 +79,7 @@ def mark_errata(records: list[dict[str, Any]], errata: list[Erratum], episodes: 
 
 
 def run_records(run: RunData) -> tuple[PublishedRun, list[dict[str, Any]], int]:
-    """One of our LoCoMo run folders as rescore's input: its judged records (adversarial left out),
-    each with its majority-vote column."""
+    """One of our judged LoCoMo runs as input: its graded records, each with its majority vote."""
     if run.dataset != "locomo" or not run.answered:
         raise ValueError(f"{run.folder}: rescore reads judged LoCoMo runs (this one: {run.dataset}, "
                          f"{'answered' if run.answered else 'retrieval only'})")
@@ -140,8 +131,7 @@ def _get(record: dict[str, Any], key: str) -> float:
 
 
 def metadata_check(rescored: Rescored, tolerance: float = 0.01) -> list[str]:
-    """Where our figures differ from the file's own metadata by more than ``tolerance`` points
-    (empty: every per-run accuracy, the mean, the std and every per-category mean agree)."""
+    """Where our figures differ from the file's own metadata by more than ``tolerance`` points."""
     meta = rescored.published.metadata
     if not meta:
         return []

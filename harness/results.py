@@ -1,20 +1,13 @@
-"""The results store: one folder per run with its config, per-question records and summary.
-
-A run is written as one unit: its files fill a staging folder, sealed with a manifest, that then
-replaces the run folder whole (:mod:`harness.run_folder`), so a killed run or a full disk leaves the
-previous folder whole and readers refuse a folder whose files do not match its manifest.
-Every label that becomes part of a path (dataset, system, ``run_name``, overrides) is reduced to a
-safe path part first, so no setting can place a folder outside ``results_dir``.
-
-A run folder keeps the first run's cost and timing in ``metrics.json``; each later run of the same
-configuration (typically a cached re-run) appends its own to ``history.jsonl`` instead.
+"""The results store: one folder per run (config, per-question records, summary), written as one
+unit (:mod:`harness.run_folder`); every label in a path is reduced to a safe part first. Later runs of
+the same configuration keep the first run's cost and timing and append theirs to ``history.jsonl``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,19 +22,26 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._=,+@-]+")
 
 
 def safe_part(text: Any, fallback: str = "run") -> str:
-    """``text`` as one harmless path component: no separators, no leading dots, bounded length.
-
-    ``../../x`` -> ``x``; ``/abs/path`` -> ``abs_path``; an empty result becomes ``fallback``.
-    """
+    """``text`` as one harmless path component (``../../x`` -> ``x``; ``/abs/path`` -> ``abs_path``)."""
     cleaned = _UNSAFE.sub("_", str(text))
     cleaned = re.sub(r"\.{2,}", "_", cleaned)  # no '..' anywhere
     cleaned = cleaned.strip("._-")
     return cleaned[:MAX_NAME_CHARS] or fallback
 
 
-class _InRoot:
-    """A file of the run folder: ``paths.config`` is ``paths.root / "config.json"``."""
+@dataclass
+class RunResult:
+    paths: RunPaths | None
+    summary: pd.DataFrame | None
+    table: str
+    records: list[dict[str, Any]]
+    stats: dict[str, Any] = field(default_factory=dict)
+    estimates: list[Any] = field(default_factory=list)  # estimate=true: CostEstimate and WriteTimeEstimate
+    embedding_estimate: Any = None  # estimate=true: texts still to embed, priced (an EmbeddingEstimate)
+    console: str = ""  # the table as the console prints it by default (headline columns, <= 120 characters a line)
 
+
+class _InRoot:
     def __init__(self, filename: str) -> None:
         self.filename = filename
 
@@ -67,11 +67,7 @@ _IN_LABEL = ("system", "answerer")
 
 
 def readable_suffix(overrides: list[str] | None) -> str:
-    """The command-line overrides that changed the run, as a folder-name part (may be empty).
-
-    ``["system.conjunctive=false", "dataset.limit=3", "progress=false"]`` ->
-    ``system.conjunctive=false,dataset.limit=3``.
-    """
+    """The overrides that changed the run, as a folder-name part (``progress=false`` etc. left out)."""
     kept = []
     for item in overrides or []:
         item = item.lstrip("+~")
@@ -107,10 +103,8 @@ def write_run(
     summary_text: str,
     extra: dict[str, Any],
 ) -> None:
-    """Write the run as one unit (:mod:`harness.run_folder`): every file, the history line included,
-    goes to a staging folder that replaces the run folder whole, so a kill or a full disk leaves the
-    previous folder as it was. ``extra`` holds ``stats`` and ``provenance``; when the folder already
-    holds the same summary, its first run's stats and provenance stay and this run goes to history only."""
+    """Write the run as one unit, the history line included. ``extra``: ``stats`` and ``provenance``;
+    a folder already holding the same summary keeps its first run's, this run goes to history only."""
     summary_json = json.loads(summary.to_json(orient="index"))
     metrics = {"summary": summary_json, **extra}
     with folder_lock(paths.root):
@@ -135,14 +129,13 @@ def write_run(
 
 
 def append_history(paths: RunPaths, entry: dict[str, Any]) -> None:
-    """One line per run of this folder (first run included), appended whole: one write, fsynced; a
-    line torn by an earlier crash or full disk is set aside in ``history.jsonl.torn`` first."""
+    """One line per run of this folder, appended whole (a torn line is set aside first)."""
     with folder_lock(paths.root):
         append_line(paths.history, json.dumps(entry, sort_keys=True, default=str))
 
 
 def read_history(paths: RunPaths) -> list[dict[str, Any]]:
-    """The runs recorded in ``history.jsonl``, oldest first (a torn last line is set aside, not read)."""
+    """The runs recorded in ``history.jsonl``, oldest first."""
     return [json.loads(line) for line in read_lines(paths.history) if line.strip()]
 
 

@@ -1,16 +1,10 @@
 """A run folder written as one unit, and the check every reader makes before trusting one.
 
-Writing: the files of a run go to a hidden staging folder beside the run folder
-(``.<name>.<pid>.<random>.staging``), which is sealed with ``manifest.json`` (each file's size and
-sha256) and then swapped with the run folder in one ``renameat2(RENAME_EXCHANGE)`` call. A kill or a
-full disk at any moment before the swap leaves the previous folder as it was, whole; after it, the
-new one is whole. The swap needs Linux; elsewhere (or on a file system that refuses the exchange)
-the old folder is renamed aside and the new one renamed in: between the two renames the run folder
-is briefly absent, never mixed.
-
-Reading: :func:`check_run_folder` refuses, in one line, a folder whose files do not match its
-manifest (or, for a folder written before manifests, whose ``metrics.json`` counts other questions
-than its ``records.jsonl`` holds): such a folder mixes two runs' files.
+The files go to a hidden staging folder, sealed with ``manifest.json`` (each file's size and sha256),
+then swapped with the run folder in one ``renameat2(RENAME_EXCHANGE)``; a kill or full disk before the
+swap leaves the previous folder whole. Without that call (not Linux, or refused) the old folder is
+renamed aside and the new one in. :func:`check_run_folder` refuses a folder whose files do not match
+its manifest (older folders: whose metrics count other questions than its records hold).
 """
 
 from __future__ import annotations
@@ -42,15 +36,14 @@ _FIX = "re-run its configuration (finished steps are cached) or delete the folde
 
 
 class HalfWrittenRun(ValueError):
-    """A run folder whose files come from different writes: one line naming the folder and the file."""
+    """A run folder whose files come from different writes."""
 
 
 def is_staging(path: Path) -> bool:
-    """A folder a writer is filling (or a killed writer left): never a run to read."""
+    """A folder a writer is filling (or a killed writer left)."""
     return path.name.startswith(".")
 
 
-# ------------------------------------------------------------------------------------------ reading
 def _sha256(path: Path) -> str:
     with path.open("rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
@@ -61,11 +54,8 @@ def _refuse(folder: Path, what: str) -> HalfWrittenRun:
 
 
 def check_run_folder(folder: str | Path, hashed: Iterable[str] | None = None) -> None:
-    """Raise :class:`HalfWrittenRun` unless every file of ``folder`` is the one its manifest lists.
-
-    Sizes are compared for every file; contents (sha256) for the files in ``hashed`` (all when None),
-    so a reader that needs only ``config.json`` and ``metrics.json`` does not hash the records.
-    """
+    """Raise :class:`HalfWrittenRun` unless every file of ``folder`` is the one its manifest lists:
+    sizes for every file, sha256 for those in ``hashed`` (all when None)."""
     folder = Path(folder)
     manifest_path = folder / MANIFEST
     if not manifest_path.is_file():
@@ -106,7 +96,6 @@ def _check_legacy(folder: Path) -> None:
         raise _refuse(folder, f"metrics.json counts {questions} questions, records.jsonl holds {lines}")
 
 
-# ------------------------------------------------------------------------------------------ writing
 def seal(folder: str | Path) -> Path:
     """Write ``folder``'s manifest: the size and sha256 of each of its run files present."""
     folder = Path(folder)
@@ -133,7 +122,7 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
     return True
 
 
@@ -147,8 +136,8 @@ def _clear_abandoned(folder: Path) -> None:
 
 @contextmanager
 def staged_folder(folder: Path) -> Iterator[Path]:
-    """A new empty hidden sibling of ``folder`` to fill; removed when the block ends (after a swap
-    it holds the previous folder). A full disk while filling it is reported against ``folder``."""
+    """A new empty hidden sibling of ``folder`` to fill, removed at the end (after a swap it holds
+    the previous folder); a full disk is reported against ``folder``."""
     _clear_abandoned(folder)
     stage = folder.with_name(f".{folder.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}{STAGING_SUFFIX}")
     try:
@@ -200,11 +189,7 @@ def swap_in(stage: Path, folder: Path) -> None:
     """Make the filled ``stage`` the run ``folder``; the previous folder, if any, ends up at ``stage``."""
     for path in stage.iterdir():  # every file durable before it becomes visible
         if path.is_file():
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            _fsync(path)
     if not folder.exists():
         os.rename(stage, folder)
     elif not _exchange(stage, folder):
@@ -216,7 +201,11 @@ def swap_in(stage: Path, folder: Path) -> None:
             os.rename(aside, folder)
             raise
         os.rename(aside, stage)
-    fd = os.open(folder.parent, os.O_RDONLY)
+    _fsync(folder.parent)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:

@@ -1,19 +1,12 @@
-"""What a dry run (``estimate=true``) says about embeddings: how many texts are not yet in the
-embedding cache, and what embedding them costs on a remote endpoint (or that it runs locally).
+"""A dry run's embeddings: texts not yet in the embedding cache, their tokens, price and time.
 
-A remote encoder's tokens are counted offline in its model's own encoding (cl100k_base for the
-text-embedding-3 models; :class:`~model_clients.token_count.TokenCounter`), of each text cut as the
-encoder cuts it; a local encoder's are approximated as characters / 4 (its rate was measured so).
-The only price known is text-embedding-3-small's on OpenAI's own endpoint: $0.02 per 1M input tokens, standard tier (tokenprice.fyi/models/text-embedding-3-small, quoting
-developers.openai.com on 2026-07-03; tokenmix.ai 2026-04-25 agrees). Any other endpoint costs 0.
-
-A dry run computes no embedding, so the time is estimated, not measured: a local encoder at
-``LOCAL_TOKENS_PER_SECOND`` (all-MiniLM-L6-v2 on CPU, measured here: 292 OrgMemBench documents,
-73,522 tokens counted as characters / 4 and at most its 256-token window a text, embedded in
-50.1 s = 5.8 texts/s on this 2-core machine shared with other jobs, 2026-12-01; other local
-encoders are timed at that rate), a remote
-one at ``REMOTE_SECONDS_PER_REQUEST`` per request of ``batch_size`` texts (an assumption: no
-endpoint was timed, the SDK's retries and rate limits are not counted).
+A remote encoder's tokens are counted offline in its model's encoding (cl100k_base for
+text-embedding-3), a local one's as characters / 4. Only text-embedding-3-small on OpenAI's endpoint
+is priced: $0.02 per 1M input tokens (tokenprice.fyi quoting developers.openai.com, 2026-07-03;
+tokenmix.ai 2026-04-25 agrees). Time is estimated: a local encoder at ``LOCAL_TOKENS_PER_SECOND``
+(all-MiniLM-L6-v2 measured on this shared 2-core CPU, 2026-12-01: 292 OrgMemBench documents, 73,522
+tokens, at most 256 a text, in 50.1 s = 5.8 texts/s), a remote one at an assumed
+``REMOTE_SECONDS_PER_REQUEST`` per request of ``batch_size`` texts (retries, rate limits not counted).
 """
 
 from __future__ import annotations
@@ -29,7 +22,7 @@ from model_clients.cost import CHARS_PER_TOKEN
 from model_clients.token_count import TokenCounter
 
 EMBEDDING_PRICES = {"text-embedding-3-small": 0.02}  # USD per 1M input tokens on api.openai.com
-LOCAL_TOKENS_PER_SECOND = 1_470  # all-MiniLM-L6-v2 on this machine's CPU (see above)
+LOCAL_TOKENS_PER_SECOND = 1_470  # all-MiniLM-L6-v2 on a 2-core CPU (see above)
 LOCAL_WINDOW_TOKENS = 256  # MiniLM reads at most this many tokens of a text
 REMOTE_SECONDS_PER_REQUEST = 1.0  # assumed, not measured
 
@@ -40,7 +33,7 @@ def _duration(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class EmbeddingEstimate:
-    """Texts a run would embed (not in the cache), where, and at what price (``usd`` None = unknown)."""
+    """Texts a run would embed (not cached), where, and at what price (``usd`` None: unknown)."""
 
     encoder: str
     remote: bool
@@ -106,12 +99,9 @@ def estimate_embeddings(encoder: CachedEncoder, texts: Sequence[str], approximat
 
 @dataclass(frozen=True)
 class EmbedRule:
-    """What a memory system embeds: its documents, the questions it is asked, and more views of
-    either (``document_views``: e.g. each sentence of a document; ``question_views``: e.g. each
-    clause of a question). ``approximate``: the system embeds pieces of these texts (RAG chunks),
-    so the count is an approximation. ``history_views``: the texts embedded from an episode's
-    documents taken together, given the run's encoder (RAG: each chunk whole on a remote encoder,
-    else the chunks' windows), exactly as the system will send them."""
+    """What a memory system embeds: documents, questions, views of either (a document's sentences,
+    a question's clauses), or ``history_views`` of an episode's documents given the encoder (RAG's
+    chunks, exactly as sent). ``approximate``: the system embeds pieces of these texts."""
 
     documents: bool = False
     questions: bool = False
@@ -124,9 +114,8 @@ class EmbedRule:
 def texts_to_embed(
     rule: EmbedRule, episodes: Sequence, needs_retrieval, encoder: CachedEncoder | None = None
 ) -> list[str]:
-    """The texts a run embeds, by the system's ``rule``, for episodes with a question not yet
-    retrieved (``needs_retrieval(episode) -> questions``); an episode fully retrieved embeds nothing.
-    ``encoder`` is the run's (needed by a rule with ``history_views``)."""
+    """The texts a run embeds by ``rule`` for episodes with questions not yet retrieved
+    (``needs_retrieval(episode) -> questions``); ``encoder``: the run's (for ``history_views``)."""
     texts: list[str] = []
     for episode in episodes:
         questions = needs_retrieval(episode)

@@ -98,7 +98,7 @@ def test_a_local_dry_run_embeds_nothing_and_prints_the_count_and_the_time(answer
     texts = [d.text for d in episode.documents] + [q.text for q in episode.questions]
     window = sum(min(math.ceil(len(t) / 4), 256) for t in texts)  # what MiniLM reads of each text
     assert f"time to embed ~{window / 1470:.0f} s ({window:,} tokens read at 1,470 tokens/s, as measured" in out
-    assert len(run_cache(RunConfig.from_dict(raw), EMBEDDINGS)) == 0  # nothing computed, nothing stored
+    assert len(run_cache(RunConfig.from_dict(raw).store, EMBEDDINGS)) == 0  # nothing computed, nothing stored
     assert not (tmp_path / "runs").exists()
     if answerer != "none":  # answers priced over contexts of the size retrieval would give
         assert "gpt-4.1-mini" in out and "total for this configuration: $" in out

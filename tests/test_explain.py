@@ -84,7 +84,7 @@ def test_recorded_ranks_equal_mempps_own_legs(runs):
     (episode,) = load_dataset("locomo", data_dir=data, limit=3)
     question = next(q for q in episode.questions if q.qid == QID)
     memory = MemPlusPlus(mempp_settings(config.system), encoder=build_encoder(
-        config.encoder.backend, config.encoder.params, run_cache(config, EMBEDDINGS)))  # the run's vectors, not recomputed
+        config.encoder.backend, config.encoder.params, run_cache(config.store, EMBEDDINGS)))  # the run's vectors, not recomputed
     memory.ingest(episode.documents)
     before = [h.doc_id for h in memory.retrieve(question.text, question.as_of, 50)]
     rankings = memory.leg_rankings(question.text, memory.scope_mask(question.as_of))

@@ -75,7 +75,7 @@ def test_the_recorded_ranks_are_those_of_plus_own_legs(plus_run):
     data = prepare_data_dir("locomo", config.dataset.data_dir, config.dataset.options, progress=False)
     (episode,) = load_dataset("locomo", data_dir=data, limit=3)
     question = next(q for q in episode.questions if q.qid == QID)
-    encoder = build_encoder(config.encoder.backend, config.encoder.params, run_cache(config, EMBEDDINGS))
+    encoder = build_encoder(config.encoder.backend, config.encoder.params, run_cache(config.store, EMBEDDINGS))
     memory = build_system(RunContext(config.system, encoder, str(cache))).memory
     assert isinstance(memory, PlusMemory) and not memory.options.thread_expansion
     memory.ingest(episode.documents)

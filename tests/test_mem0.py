@@ -22,7 +22,8 @@ from mem0 import Memory  # noqa: E402
 
 from harness.config import SystemSpec  # noqa: E402
 from harness.records import hits_per_leg  # noqa: E402
-from harness.runner import _contexts  # noqa: E402
+from harness.retrieval import contexts_of  # noqa: E402
+from harness.systems import entry_for  # noqa: E402
 from memory_protocol.protocol import MemorySystem  # noqa: E402
 from model_clients.kvstore import KVStore  # noqa: E402
 from model_clients.llm_client import LLMClient, LLMConfig  # noqa: E402
@@ -117,7 +118,8 @@ def test_mem0_searches_each_speaker_top_30_and_the_answerer_reads_their_layout(
 
     spec = SystemSpec(name="mem0", kind="mem0", k=3, params={})
     config = SimpleNamespace(system=spec, dataset=SimpleNamespace(context_budget=None))
-    (context,), layouts = _contexts(config, [hits])  # what the runner gives the answerer
+    # what the runner gives the answerer
+    (context,), layouts = contexts_of(entry_for(config.system).context, config.dataset.context_budget, [hits])
     lines = {speaker: [h.text for h in hits if f"mem0:{speaker}" in h.leg_ranks] for speaker in ("Caroline", "Melanie")}
     assert context.text == (f"Caroline's memories:\n\n{json.dumps(lines['Caroline'], indent=4)}\n\n"
                             f"Melanie's memories:\n\n{json.dumps(lines['Melanie'], indent=4)}")

@@ -7,7 +7,7 @@ import pytest
 
 from harness.benchmarks.locomo import BENCHMARK as LOCOMO
 from harness.benchmarks.longmemeval_s import BENCHMARK as LONGMEMEVAL_S
-from harness.qa import QAItem, QAOutcome, _score_record, qa_summary
+from harness.qa import QAItem, QAOutcome, score_record, qa_summary
 from judges.aggregate import summarize
 from judges.graders import LoCoMoJudge, LongMemEvalJudge
 from memory_protocol import Question
@@ -29,7 +29,7 @@ def lme_summary(items_and_grades):
     outcome = QAOutcome(metric="accuracy", runs=RUNS, benchmark=LONGMEMEVAL_S)
     judge = LongMemEvalJudge()
     for item, entries in items_and_grades:
-        _score_record(item, judge, entries, "accuracy", RUNS, LONGMEMEVAL_S)
+        score_record(item, judge, entries, "accuracy", RUNS, LONGMEMEVAL_S)
     rows = [{"category": item.record["category"], **item.record["metrics"]} for item, _ in items_and_grades]
     return qa_summary(summarize(rows, outcome.metric_keys, exclude_from_overall=outcome.exclude_from_overall), outcome)
 
@@ -65,7 +65,7 @@ def test_unparsable_grades_are_left_out_of_the_score_and_count_zero_in_the_paper
 
 def test_abstention_record_keeps_its_question_type():
     item = lme_item("x_abs", "knowledge-update", abstention=True)
-    _score_record(item, LongMemEvalJudge(), grades(1.0, 1.0, 1.0), "accuracy", RUNS, LONGMEMEVAL_S)
+    score_record(item, LongMemEvalJudge(), grades(1.0, 1.0, 1.0), "accuracy", RUNS, LONGMEMEVAL_S)
     assert item.record["category"] == "abstention" and item.record["question_type"] == "knowledge-update"
 
 
@@ -73,13 +73,13 @@ def test_locomo_records_both_f1_definitions_and_skip_adversarial():
     judge = LoCoMoJudge()
     question = Question(qid="c:1", text="?", category="single-hop", answer="the cat sat", meta={"category_id": 4})
     item = QAItem(question, "", {"category": "single-hop", "metrics": {}, "answer": "The cat, the cat."})
-    _score_record(item, judge, grades(1.0), "llm_judge", 1, LOCOMO)
+    score_record(item, judge, grades(1.0), "llm_judge", 1, LOCOMO)
     # multiset (paper eq. 8): 4/7; set (mem0): 4/5 -- see tests/test_lexical.py for the arithmetic
     assert item.record["metrics"]["f1"] == pytest.approx(400 / 7)
     assert item.record["metrics"]["f1_set"] == pytest.approx(80.0)
     adversarial = Question(qid="c:2", text="?", category="adversarial", answer="x", meta={"category_id": 5})
     skipped = QAItem(adversarial, "", {"category": "adversarial", "metrics": {}, "answer": "x"})
-    _score_record(skipped, judge, [], "llm_judge", 1, LOCOMO)
+    score_record(skipped, judge, [], "llm_judge", 1, LOCOMO)
     metrics = skipped.record["metrics"]
     assert metrics["llm_judge"] is None and metrics["llm_judge_paper"] is None and metrics["f1"] is None
 

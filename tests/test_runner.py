@@ -153,9 +153,11 @@ def test_a_multirun_sweep_runs_every_job(shared):
 
 @pytest.mark.parametrize("failure", [KeyboardInterrupt, RuntimeError])
 def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatch, failure):
-    import harness.runner as runner
+    import dataclasses
+
+    import harness.plan as plan
     from harness.errors import RunInterrupted
-    from harness.systems import BuiltSystem
+    from harness.systems import REGISTRY, BuiltSystem
 
     closed = []
 
@@ -171,7 +173,8 @@ def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatc
         def close(self):
             closed.append(True)
 
-    monkeypatch.setattr(runner, "build_system", lambda context: BuiltSystem(Failing()))
+    failing = lambda spec: dataclasses.replace(REGISTRY[spec.kind], build=lambda context: BuiltSystem(Failing()))  # noqa: E731
+    monkeypatch.setattr(plan, "entry_for", failing)
     with pytest.raises(RunInterrupted if failure is KeyboardInterrupt else RuntimeError):
         run(config(tmp_path, "dataset.limit=1"))
     assert closed == [True]
@@ -194,3 +197,24 @@ def test_no_retrieval_at_all_is_not_reported_as_every_retrieval_coming_from_the_
 
     # Issue 24: dataset.limit=0 printed "every retrieval came from the cache" after no retrieval.
     assert format_model_calls(ModelCallTally().as_dict(), retrieval_cache_hits=0) == ""
+
+
+def test_a_run_resolves_its_benchmark_and_system_entry_once(tmp_path, monkeypatch):
+    """Issue 33: the plan resolves the benchmark and the system entry once; the stages read the plan."""
+    import harness.plan as plan
+    from harness.config import DatasetSpec
+
+    calls = {"describe": 0, "entry_for": 0}
+    describe, entry_for = DatasetSpec.describe, plan.entry_for
+
+    def counted(name, function):
+        def wrapper(*args):
+            calls[name] += 1
+            return function(*args)
+        return wrapper
+
+    cfg = config(tmp_path, "system=bm25", "dataset.limit=2")
+    monkeypatch.setattr(DatasetSpec, "describe", counted("describe", describe))
+    monkeypatch.setattr(plan, "entry_for", counted("entry_for", entry_for))
+    result = run(cfg)
+    assert calls == {"describe": 1, "entry_for": 1} and result.stats["questions"] == 2

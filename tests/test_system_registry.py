@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.retrieval_cache import retrieval_key
-from harness.runner import run_identity, system_identity
+from harness.plan import system_identity
+from harness.retrieval import retrieval_key
+from harness.runner import run_identity
 from harness.systems import REGISTRY, entry_for, write_time_kinds
 from loaders import load_dataset
 from memory_protocol import Question
@@ -21,7 +22,7 @@ def config(*overrides: str) -> RunConfig:
 
 
 def key(cfg: RunConfig) -> str:
-    return retrieval_key(system_identity(cfg), "encoder", "corpus", QUESTION)
+    return retrieval_key(system_identity(cfg.system), "encoder", "corpus", QUESTION)
 
 
 def test_a_dry_run_of_mempp_plus_counts_its_sentence_and_clause_views():
@@ -63,9 +64,9 @@ def test_mem0_and_zep_keys_do_not_hold_the_cache_folder_or_cache_only():
 def test_tuning_one_dataset_leaves_the_other_datasets_mempp_plus_identity_alone():
     orgmem = config("dataset=orgmem", "system=mempp_plus")
     assert "by_dataset" not in orgmem.system.params and orgmem.system.params["plus"]["lexical_weight"] == 8.0
-    assert "locomo" not in str(system_identity(orgmem)) and "longmemeval" not in str(system_identity(orgmem))
+    assert "locomo" not in str(system_identity(orgmem.system)) and "longmemeval" not in str(system_identity(orgmem.system))
     retuned = config("dataset=orgmem", "system=mempp_plus", "dataset.mempp.plus.lexical_weight=4.0")
     assert retuned.system.params["plus"]["lexical_weight"] == 4.0 and key(orgmem) != key(retuned)
     locomo = config("dataset=locomo", "system=mempp_plus")
     assert locomo.system.params["plus"]["lexical_weight"] == 2.0
-    assert system_identity(orgmem)["version"] == REGISTRY["mempp_plus"].version
+    assert system_identity(orgmem.system)["version"] == REGISTRY["mempp_plus"].version

@@ -45,13 +45,15 @@ def test_mempp_makes_no_write_time_call(tmp_path, monkeypatch):
 def test_before_retrieval_answers_are_priced_over_the_episodes_own_text(tmp_path):
     from loaders import load_dataset
     from model_clients.token_count import TokenCounter
-    from harness.write_time_estimate import approximate_context, approximate_context_chars
+    from harness.estimate import approximate_context, approximate_context_chars
+    from harness.systems import entry_for
 
     config = RunConfig.from_dict(compose_config([f"dataset.limit={QUESTIONS}", "answerer=gpt-4.1-mini",
                                                  f"store.cache_dir={tmp_path}/cache"]))
     episode = load_dataset("orgmem", limit=QUESTIONS)[0]
-    context = approximate_context(config, episode)
-    assert len(context) == approximate_context_chars(config, episode) == 40_000  # k = 50 documents, cut at the budget
+    parts = (entry_for(config.system), config.system, config.dataset.context_budget, episode)
+    context = approximate_context(*parts)
+    assert len(context) == approximate_context_chars(*parts) == 40_000  # k = 50 documents, cut at the budget
     assert context.startswith(episode.documents[0].text)
     counter = TokenCounter("gpt-4.1-mini")
     # Real text is about twice as dense in tokens as a filler of one repeated letter.

@@ -21,7 +21,8 @@ from baselines.thirdparty.context import ZEP_ENTITIES_HEADER, ZEP_FACTS_HEADER, 
 from baselines.thirdparty.zep import ZepMemory  # noqa: E402
 from harness.config import SystemSpec  # noqa: E402
 from harness.records import hits_per_leg  # noqa: E402
-from harness.runner import _contexts  # noqa: E402
+from harness.retrieval import contexts_of  # noqa: E402
+from harness.systems import entry_for  # noqa: E402
 from memory_protocol.protocol import MemorySystem  # noqa: E402
 from model_clients.kvstore import KVStore  # noqa: E402
 from model_clients.llm_client import LLMClient, LLMConfig  # noqa: E402
@@ -45,7 +46,7 @@ def context_of(hits: list[Any]) -> str:
     """The text the runner hands the answerer for these hits."""
     config = SimpleNamespace(system=SystemSpec(name="zep", kind="zep", k=5, params={}),
                              dataset=SimpleNamespace(context_budget=None))
-    (context,), _ = _contexts(config, [hits])
+    (context,), _ = contexts_of(entry_for(config.system).context, config.dataset.context_budget, [hits])
     return context.text
 
 

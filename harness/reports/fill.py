@@ -1,15 +1,8 @@
-"""What would fill a table's empty judged cells: the preset command for the jobs no answered run
-fills, and its dollars.
+"""What would fill a table's empty judged cells: the preset command for the missing jobs, and its dollars.
 
-The command is the table's preset (``configs/experiment/``) narrowed to the missing jobs, e.g.
-``python run.py +experiment=table2 system=mempp,rag_4096 answerer=gpt-4.1-mini,gpt-4o-mini``. The
-dollars come from the dry-run machinery (``estimate=true``: ``harness.runner.run`` prices every
-answer and judge call, cache hits free, and never embeds nor sends anything). A dry run loads the
-dataset and counts every prompt's tokens: measured on LoCoMo with 2 shared cores, 1.5-8 s a
-retrieval-based job and 1-1.5 minutes a Full Context job, 4 min 14 s for Table 2's 14 jobs
-($106.81, 91,854 calls, with an empty cache). That is too slow for every rebuild of the tables, so by
-default a table prints the ``estimate=true`` command that prints the dollars, and
-``make_tables.py --estimate`` runs those dry runs in-process and prints the figure itself.
+Dollars come from dry runs (``harness.estimate``). Measured on LoCoMo with 2 shared cores: 1.5-8 s a
+retrieval-based job, 1-1.5 min a Full Context job, 4 min 14 s for Table 2's 14 jobs; too slow for
+every rebuild, so a table prints the ``estimate=true`` command and ``make_tables.py --estimate`` runs it.
 """
 
 from __future__ import annotations
@@ -68,18 +61,12 @@ class FillPlan:
 
 def _sweep_values(job: Job) -> tuple[tuple[str, str], ...]:
     """The job's sweep choices (``key=value`` overrides past ``+experiment=``), as (key, value) pairs."""
-    pairs = []
-    for override in job.overrides:
-        if override.startswith("+experiment="):
-            continue
-        key, _, value = override.partition("=")
-        pairs.append((key, value))
-    return tuple(pairs)
+    return tuple((o.partition("=")[0], o.partition("=")[2]) for o in job.overrides if not o.startswith("+experiment="))
 
 
 def fill_commands(jobs: Sequence[Job]) -> list[str]:
-    """The fewest preset commands that run exactly ``jobs``: per preset, jobs that share every
-    sweep choice but one are merged into ``key=a,b`` (a Hydra multirun takes the product)."""
+    """The fewest preset commands running exactly ``jobs``: jobs sharing every sweep choice but one
+    merge into ``key=a,b`` (a Hydra multirun takes the product)."""
     groups: dict[str, list[tuple[tuple[str, str], ...]]] = {}
     for job in jobs:
         groups.setdefault(job.table, []).append(_sweep_values(job))
@@ -145,14 +132,13 @@ def _quiet(name: str):
 
 
 def estimate_job(job: Job) -> tuple[float | None, int]:
-    """One job's dry run, as ``python run.py <overrides> estimate=true`` would do it: (dollars or None
-    when a price is unknown, answer and judge calls)."""
+    """One job's dry run as ``python run.py <overrides> estimate=true``: (dollars or None, calls)."""
     from harness.compose import compose_config
     from harness.config import RunConfig
-    from harness.runner import run
+    from harness.estimate import dry_run
+    from harness.plan import build_plan
 
-    raw = compose_config([*job.overrides, "estimate=true", "progress=false"])
-    result = run(RunConfig.from_dict(raw), list(job.overrides))
+    result = dry_run(build_plan(RunConfig.from_dict(compose_config([*job.overrides, "estimate=true", "progress=false"]))))
     priced = ([result.embedding_estimate] if result.embedding_estimate is not None else []) + list(result.estimates)
     dollars = [e.usd for e in priced]
     calls = sum(getattr(e, "calls", 0) for e in result.estimates)

@@ -1,13 +1,10 @@
-"""Memory systems as the harness knows them: one :class:`SystemEntry` per kind (see ``registry``),
-declared by family (``mempp_family``, ``baselines``, ``thirdparty``), or a user's own through a
-``_target_`` (``custom``). Everything else reads entries from :func:`entry_for`."""
+"""Memory systems as entries (:class:`SystemEntry`), by family, or a user's own ``_target_``."""
 
 from __future__ import annotations
 
-from harness.config import SystemSpec
 from harness.systems import baselines, mempp_family, thirdparty
 from harness.systems.custom import is_target, target_entry
-from harness.systems.registry import BuiltSystem, RunContext, SystemEntry, registry_of
+from harness.systems.registry import BuiltSystem, RunContext, SystemEntry, SystemSpec, registry_of
 from memory_protocol import ConfigError
 
 __all__ = ["REGISTRY", "BuiltSystem", "RunContext", "SystemEntry", "build_system", "entry_for", "write_time_kinds"]

@@ -1,11 +1,6 @@
-"""A user's own memory, named by a Hydra-style ``_target_`` in their own system config.
-
-``configs/system/<name>.yaml`` in the user's config folder (``--config-dir``) holds
-``_target_: package.module.Name``, ``name``, ``k`` and any keyword settings; ``Name`` is either a
-:class:`~harness.systems.registry.SystemEntry` (full control: what it embeds, its version, ...) or
-a class / factory called as ``Name(k=k, **settings)`` that returns a
-``memory_protocol.MemorySystem``. The module is imported from ``sys.path``; the current folder is
-tried too, so a module beside the config folder works when run from there.
+"""A user's own memory, named by ``_target_: package.module.Name`` in their system config: a
+:class:`SystemEntry`, or a class / factory called as ``Name(k=k, **settings)``. The current folder is
+tried on ``sys.path`` too, so a module beside the config folder works when run from there.
 """
 
 from __future__ import annotations
@@ -18,11 +13,9 @@ from typing import Any
 from harness.systems.registry import BuiltSystem, RunContext, SystemEntry
 from memory_protocol import ConfigError
 
-TARGET_KEY = "_target_"
-
 
 def is_target(kind: str) -> bool:
-    """A kind that names an importable object (``module.Name``) rather than a registered kind."""
+    """A kind naming an importable object (``module.Name``), not a registered kind."""
     return "." in kind
 
 
@@ -41,9 +34,7 @@ def _resolve(target: str) -> Any:
 
 
 def target_entry(target: str) -> SystemEntry:
-    """The entry of a ``_target_``: the object itself when it is an entry, else one that builds it
-    with the system's settings (it embeds nothing the harness could price, and calls no model the
-    harness could count)."""
+    """The entry of a ``_target_``: the object when it is one, else an entry building it (nothing to price)."""
     found = _resolve(target)
     if isinstance(found, SystemEntry):
         return found

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.config import SystemSpec
-from harness.systems.registry import BuiltSystem, RunContext, SystemEntry, write_time_client, write_time_endpoint, written_documents
+from harness.systems.registry import (BuiltSystem, RunContext, SystemEntry, SystemSpec, write_time_client,
+                                     write_time_endpoint, written_documents)
 from harness.validate import check_mempp
 from memory_protocol import ConfigError, Episode
 from memplusplus.legs import LEGS

@@ -13,16 +13,25 @@ Only the harness imports this package (baselines and memplusplus never import ha
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from harness.config import SystemSpec
 from harness.validate import check_model
 from memory_protocol import ConfigError, Episode, MemorySystem
 from model_clients.embedding_cost import EmbedRule
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import LLMClient, LLMConfig
 from model_clients.model_listing import check_model_offered
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """``kind`` picks the implementation; ``params`` are its constructor settings."""
+
+    name: str
+    kind: str
+    k: int
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

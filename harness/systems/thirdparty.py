@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.systems.registry import BuiltSystem, RunContext, SystemEntry, write_time_client, write_time_endpoint, written_documents
-from harness.config import SystemSpec
+from harness.systems.registry import (BuiltSystem, RunContext, SystemEntry, write_time_client, write_time_endpoint,
+                                     written_documents)
 from memory_protocol import ConfigError, Episode
 
 
@@ -28,10 +28,6 @@ def _thirdparty(module: str, class_name: str):
     return build
 
 
-def _check(spec: SystemSpec) -> None:
-    write_time_endpoint(spec)
-
-
 def _mem0_calls(params: dict[str, Any], episode: Episode) -> tuple[list[str], str]:
     """One extraction call per add(): every batch of ``turns_per_add`` turns of a session goes to
     each speaker's user (mem0's add.py), or once to the shared user for authored documents."""
@@ -48,28 +44,26 @@ def _zep_calls(params: dict[str, Any], episode: Episode) -> tuple[list[str], str
     return [d.text for d in written_documents(episode)] * 4, "about 4 per document (measured against fixture replies)"
 
 
-def _mem0_context(hits, budget):
-    from baselines.thirdparty.context import render_mem0
+def _context(name: str):
+    """The library's own context layout, imported when first used."""
+    def layout(hits, budget):
+        from baselines.thirdparty import context
 
-    return render_mem0(hits, budget)
+        return getattr(context, name)(hits, budget)
 
-
-def _zep_context(hits, budget):
-    from baselines.thirdparty.context import render_zep
-
-    return render_zep(hits, budget)
+    return layout
 
 
 # version 1: one user per speaker, batches of two turns, top 30 per speaker, mem0's context layout
 # (mem0) / facts and entities, "Speaker: text" bodies, the cosine floor, no future date (zep).
 ENTRIES = (
-    SystemEntry("mem0", _thirdparty("mem0", "Mem0Memory"), write_calls=_mem0_calls, check=_check, version=1,
-                context=_mem0_context,
+    SystemEntry("mem0", _thirdparty("mem0", "Mem0Memory"), write_calls=_mem0_calls, check=write_time_endpoint, version=1,
+                context=_context("render_mem0"),
                 not_comparable="the paper's Mem0 row is the hosted Mem0 platform driven by mem0's own LoCoMo "
                                "scripts (evaluation/src/memzero/ calls MemoryClient); ours is the open-source "
                                "mem0ai library run locally"),
-    SystemEntry("zep", _thirdparty("zep", "ZepMemory"), write_calls=_zep_calls, check=_check, version=1,
-                context=_zep_context,
+    SystemEntry("zep", _thirdparty("zep", "ZepMemory"), write_calls=_zep_calls, check=write_time_endpoint, version=1,
+                context=_context("render_zep"),
                 not_comparable="the paper's Zep row is the hosted Zep cloud driven by mem0's LoCoMo scripts "
                                "(evaluation/src/zep/ calls zep_cloud); ours is the open-source graphiti-core "
                                "library on an embedded Kuzu database"),

@@ -45,7 +45,7 @@ from model_clients.kvstore import CacheDiskFull, CacheIntegrityError, stable_has
 from model_clients.chat_types import EXTRA_FIELDS, CacheMissError, ChatRequest, MissingAPIKeyError
 from model_clients.llm_client import LLMClient
 from model_clients.loopback import LoopbackServer, ServedOnLoopback, read_body, send_json
-from model_clients.tally import Tally
+from model_clients.call_counts import Tally
 
 __all__ = ["LLMProxy", "ProxyCounters", "ProxyError", "chat_request_from_body"]
 

@@ -1,19 +1,12 @@
 """A content-addressed key-value store on disk (SQLite), safe for concurrent writers.
 
-Every expensive stage (embeddings, retrieval, LLM calls) keys its output by a hash of its inputs
-and keeps it here, so a killed run resumes and a repeated run recomputes nothing. Each put is its
-own committed transaction: a crash loses at most the write in flight, never earlier ones.
-
-Integrity: every row carries a sha256 digest of its key and its bytes (``entry_digest``), written with
-the value and checked on every read, so a value edited on disk, overwritten with other bytes or
-moved under another key is an error naming the file and the key -- never a silently changed
-number. A store may also check what its values mean (``value_check``: the embedding store refuses
-NaN/inf vectors), at write and at read. With ``repair=True`` a bad entry is dropped instead (one
-warning line each) and reads as missing, so its caller recomputes it.
-
-Schema: ``PRAGMA user_version`` 2 marks a file with digests. A file from before (no digest column)
-is refused in one line unless it is empty; ``adopt_legacy`` (``scripts/check_cache.py --adopt``)
-checksums its entries as they stand, for a cache its owner trusts.
+Every expensive stage (embeddings, retrieval, LLM calls) keys its output by a hash of its inputs and
+keeps it here, each put its own committed transaction, so a killed run resumes and a repeated one
+recomputes nothing. Every row carries a sha256 of its key and bytes, checked on every read (and a
+store may check what its values mean, ``value_check``): a value edited on disk or moved under another
+key is an error naming the file and the key, never a silently changed number; ``repair=True`` drops
+it instead, so its caller recomputes it. ``PRAGMA user_version`` 2 marks a file with digests; an
+older one is refused unless empty, or adopted as it stands (``scripts/check_cache.py --adopt``).
 """
 
 from __future__ import annotations
@@ -26,7 +19,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,9 +77,8 @@ class CacheIntegrityError(ConfigError):
 
 
 class CacheDiskFull(OSError):
-    """SQLite could not write a cache file because its disk (or the temporary folder) is full: one
-    line naming the file. An ``OSError`` with ``ENOSPC``, so the command line reports it as any full
-    disk (exit 2); the transaction was rolled back, so the file holds every entry written before."""
+    """SQLite could not write a cache file, its disk (or the temporary folder) full: one line naming the
+    file; an ``OSError`` with ``ENOSPC`` (exit 2). The transaction was rolled back: earlier entries stay."""
 
     def __init__(self, path: Path, cause: sqlite3.Error) -> None:
         message = (f"the disk under the cache {path} is full ({cause}); its earlier entries are intact: free "
@@ -102,24 +94,19 @@ class CacheIOError(ConfigError):
     """SQLite could not read or write a cache file (an I/O error with room on the disk): one line."""
 
 
-def _free_bytes(path: Path) -> int | None:
-    try:
-        stats = os.statvfs(path.parent)
-    except OSError:
-        return None
-    return stats.f_bavail * stats.f_frsize
-
-
 def disk_full(exc: BaseException, path: Path) -> bool:
     """True for SQLite's 'database or disk is full' (SQLITE_FULL), and for an I/O error
     (SQLITE_IOERR_*: the WAL index could not grow, say) while the disk under ``path`` is full."""
     code = getattr(exc, "sqlite_errorcode", None)
     if not isinstance(code, int):
         return isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)
-    if code & 0xFF == SQLITE_FULL:
-        return True
-    free = _free_bytes(path)
-    return code & 0xFF == SQLITE_IOERR and free is not None and free < NEARLY_FULL_BYTES
+    if code & 0xFF != SQLITE_IOERR:
+        return code & 0xFF == SQLITE_FULL
+    try:
+        stats = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < NEARLY_FULL_BYTES
 
 
 @contextmanager
@@ -318,14 +305,8 @@ def adopt_legacy(path: Path, value_check: ValueCheck | None = None) -> list[Entr
     """Give a pre-checksum file digests for its entries as they stand (trusting them); entries
     failing ``value_check`` are dropped and returned. One transaction: a crash or a full disk
     (:class:`CacheDiskFull`) leaves the old file."""
-    with naming_full_disk(path):
-        return _adopt(path, value_check)
-
-
-def _adopt(path: Path, value_check: ValueCheck | None) -> list[EntryReport]:
-    conn = sqlite3.connect(path, timeout=60.0)
     dropped: list[EntryReport] = []
-    try:
+    with naming_full_disk(path), closing(sqlite3.connect(path, timeout=60.0)) as conn:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("CREATE TABLE kv_checked (key TEXT PRIMARY KEY, value BLOB NOT NULL, digest BLOB NOT NULL)")
         rows = [(key, _as_bytes(value)) for key, value in conn.execute("SELECT key, value FROM kv").fetchall()]
@@ -333,15 +314,10 @@ def _adopt(path: Path, value_check: ValueCheck | None) -> list[EntryReport]:
         for (key, value), wrong in zip(rows, wrongs):
             if wrong:
                 dropped.append(EntryReport(key, f"holds {wrong}"))
-                continue
-            conn.execute("INSERT INTO kv_checked VALUES (?, ?, ?)", (key, value, entry_digest(key, value)))
+            else:
+                conn.execute("INSERT INTO kv_checked VALUES (?, ?, ?)", (key, value, entry_digest(key, value)))
         conn.execute("DROP TABLE kv")
         conn.execute("ALTER TABLE kv_checked RENAME TO kv")
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.commit()
-    except BaseException:
-        conn.rollback()
-        raise
-    finally:
-        conn.close()
+        conn.commit()  # not reached on an error: closing the connection rolls the transaction back
     return dropped

@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from model_clients.batch.anthropic_batches import INSTALL_HINT, AnthropicBatches, UnbatchableRequest, message_params
 from model_clients.batch.journal import DONE, OPEN, BatchJob, BatchJournal, JournalLine, now_utc
-from model_clients.batch.openai_batches import CHAT_ENDPOINT, OpenAIBatches
+from model_clients.batch.openai_batches import OpenAIBatches
 from model_clients.batch.provider import BatchLine, BatchProvider, BatchState, LineOutcome
 from model_clients.chat_types import ChatClient, ChatRequest, ChatResult, LLMConfig
 
@@ -122,19 +122,13 @@ def split_lines(lines: Sequence[BatchLine], max_lines: int, max_bytes: int,
 class _BatchRun:
     def __init__(self, client: ChatClient, provider: BatchProvider, options: BatchOptions, desc: str,
                  progress: bool, sleep: Callable[[float], None]) -> None:
-        self.client = client
-        self.provider = provider
-        self.options = options
-        self.desc = desc
-        self.progress = progress
-        self.sleep = sleep
+        self.client, self.provider, self.options = client, provider, options
+        self.desc, self.progress, self.sleep = desc, progress, sleep
         self.journal = BatchJournal(client.cache.path)
-        self.endpoint = client.config.endpoint
-        self.model = client.config.model
+        self.endpoint, self.model = client.config.endpoint, client.config.model
         self.max_lines = min(provider.max_lines, options.max_lines or provider.max_lines)
         self.max_bytes = min(provider.max_bytes, options.max_bytes or provider.max_bytes)
 
-    # ------------------------------------------------------------------ the stage
     def run(self, wanted: Mapping[str, ChatRequest]) -> dict[str, ChatResult]:
         resumed = self._resume(wanted)
         covered = {line.key for job in resumed for line in self.journal.lines_of(job.batch_id)}
@@ -193,21 +187,13 @@ class _BatchRun:
         if not lines:
             return []
         meta = {line.key: line for line in lines}
-        groups: dict[tuple[str, str], list[BatchLine]] = {}
-        for line in lines:
-            body = self.client.request_body(wanted[line.key])
-            groups.setdefault((str(body["model"]), CHAT_ENDPOINT), []).append(BatchLine(line.key, body))
+        batch_lines = [BatchLine(line.key, self.client.request_body(wanted[line.key])) for line in lines]
         jobs: list[BatchJob] = []
-        for group in groups.values():
-            for chunk in split_lines(group, self.max_lines, self.max_bytes, self.provider.line_bytes):
-                try:
-                    batch_id = self.provider.submit(chunk)
-                except Exception as exc:  # the SDK's retries are spent: nothing was submitted
-                    raise BatchError(self._problem(f"submitting a batch of {len(chunk)} lines failed", exc)) from exc
-                job = BatchJob(batch_id, self.provider.name, self.endpoint, self.model, len(chunk), attempt,
-                               now_utc(), OPEN)
-                self.journal.record(job, [meta[line.key] for line in chunk])
-                jobs.append(job)
+        for chunk in split_lines(batch_lines, self.max_lines, self.max_bytes, self.provider.line_bytes):
+            batch_id = self._ask(f"submitting a batch of {len(chunk)} lines", lambda: self.provider.submit(chunk))
+            job = BatchJob(batch_id, self.provider.name, self.endpoint, self.model, len(chunk), attempt, now_utc(), OPEN)
+            self.journal.record(job, [meta[line.key] for line in chunk])
+            jobs.append(job)
         return jobs
 
     def _wait(self, jobs: list[BatchJob], wanted: Mapping[str, ChatRequest]) -> _Round:
@@ -223,12 +209,13 @@ class _BatchRun:
             while active:
                 running: list[tuple[BatchJob, BatchState]] = []
                 for job in list(active):
-                    state = self._poll(job)
+                    state = self._ask(f"polling batch {job.batch_id}", lambda: self.provider.poll(job.batch_id))
                     done[job.batch_id] = min(state.done, job.lines)
                     if state.status == "pending":
                         running.append((job, state))
                         continue
-                    self._absorb(job, state, self._collect(job), wanted, outcome)
+                    outcomes = self._ask(f"collecting batch {job.batch_id}", lambda: self.provider.collect(job.batch_id))
+                    self._absorb(job, state, outcomes, wanted, outcome)
                     self.journal.set_status(job.batch_id, DONE, state.status)
                     done[job.batch_id] = job.lines
                     active.remove(job)
@@ -277,23 +264,15 @@ class _BatchRun:
             else:
                 into.results[line.key] = self.client.failure(line.key, error)
 
-    def _poll(self, job: BatchJob) -> BatchState:
+    def _ask(self, what: str, call: Callable[[], Any]) -> Any:
+        """``call`` to the provider; a failure (the SDK's retries spent) is one :class:`BatchError`."""
         try:
-            return self.provider.poll(job.batch_id)
+            return call()
         except Exception as exc:
-            raise BatchError(self._problem(f"polling batch {job.batch_id} failed", exc)) from exc
-
-    def _collect(self, job: BatchJob) -> list[LineOutcome]:
-        try:
-            return self.provider.collect(job.batch_id)
-        except Exception as exc:
-            raise BatchError(self._problem(f"collecting batch {job.batch_id} failed", exc)) from exc
-
-    def _problem(self, what: str, exc: Exception) -> str:
-        return self.client.redact(
-            f"{self.provider.name} batch API for model {self.model!r} at {self.client.config.resolved_base_url}: "
-            f"{what}; submitted batches are kept in {self.journal.path}: re-run to resume them "
-            f"({type(exc).__name__}: {exc})")
+            raise BatchError(self.client.redact(
+                f"{self.provider.name} batch API for model {self.model!r} at {self.client.config.resolved_base_url}: "
+                f"{what} failed; submitted batches are kept in {self.journal.path}: re-run to resume them "
+                f"({type(exc).__name__}: {exc})")) from exc
 
 
 def run_batches(client: ChatClient, wanted: Mapping[str, ChatRequest], *, desc: str = "LLM", progress: bool = True,

@@ -1,11 +1,8 @@
-"""One stage's calls to one client, sent as they are submitted and collected in the order asked.
-
-Requests come in as many ``submit`` calls as the caller likes (the judge's pool gets each answer's
-requests the moment it arrives); what is cached is served at once, a key asked twice is sent once,
-the rest go on at most ``concurrency`` daemon threads, each holding a place of the endpoint's limit.
-With ``config.batch`` the uncached requests go as provider batches when results are first wanted.
-Daemon threads, not a ThreadPoolExecutor: Python joins an executor's threads at exit, so after Ctrl-C
-each request in flight held the exit for its timeout (22 s seen); every reply already arrived is cached.
+"""One stage's calls to one client, submitted in parts (the judge's as each answer arrives) and
+collected in the order asked: cached ones served at once, a key asked twice sent once, the rest on at
+most ``concurrency`` daemon threads (or as provider batches with ``config.batch``). Daemon threads, not
+an executor: Python joins an executor's threads at exit, so after Ctrl-C each request in flight held
+the exit for its timeout (22 s seen); every reply already arrived is cached.
 """
 
 from __future__ import annotations
@@ -50,11 +47,9 @@ class CallPool:
         self._stop.set()  # nothing queued starts; requests in flight end with the process or on their own
         self._bar.close()
 
-    # ------------------------------------------------------------------ submitting
     def submit(self, requests: Sequence[ChatRequest]) -> tuple[str, ...]:
-        """Take ``requests`` in: cached ones are served now, the others queued (or held for a
-        batch). Returns their cache keys. With ``cache_only`` a miss raises :class:`CacheMissError`
-        before anything is sent."""
+        """Serve the cached ``requests`` now, queue (or hold for a batch) the others; their keys. With
+        ``cache_only`` a miss raises :class:`CacheMissError` before anything is sent."""
         plan = self.client.plan(requests)
         new: list[int] = []
         seen_now: set[str] = set()
@@ -112,11 +107,9 @@ class CallPool:
             self._results[key] = result
             self._bar.update(self._wanted[key])
 
-    # ------------------------------------------------------------------ collecting
     def arrivals(self, requests: Sequence[ChatRequest]) -> Iterator[tuple[int, ChatResult]]:
-        """Submit ``requests`` and yield ``(index, result)`` for each as soon as it is known: the
-        cached ones first, in order, then the others as their replies arrive (the bar closes after
-        the last)."""
+        """Submit ``requests``; yield ``(index, result)`` as each is known: the cached ones first, in
+        order, then the others as their replies arrive."""
         keys = self.submit(requests)
         positions: dict[str, list[int]] = {}
         for index, key in enumerate(keys):

@@ -1,11 +1,7 @@
-"""How many requests one endpoint gets at once: a ceiling, lowered on HTTP 429 and raised back.
-
-Additive increase, multiplicative decrease, as in TCP congestion control and in adaptive clients of
-rate-limited model APIs (inspect_ai's adaptive connections): a 429 halves the limit, at most once per
-round of requests sent before the previous cut (one burst of 429s is one cut, not thirty); each
-success adds ``1 / limit``, up to the ceiling. A 429's ``Retry-After`` (or ``retry-after-ms``) also
-holds every new request until it has passed. The answerer and the judge on one endpoint share one
-limit (:class:`EndpointLimits`). It decides when a request is sent, never what it asks (no key).
+"""How many requests one endpoint gets at once: additive increase, multiplicative decrease (as TCP, and
+inspect_ai's adaptive connections): a 429 halves the limit once per round of requests sent before the
+previous cut (a burst of 429s is one cut), each success adds ``1 / limit`` up to the ceiling, and a
+429's Retry-After holds new requests. The roles on one endpoint share one limit (no cache key effect).
 """
 
 from __future__ import annotations

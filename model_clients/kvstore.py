@@ -1,12 +1,8 @@
-"""A content-addressed key-value store on disk (SQLite), safe for concurrent writers.
-
-Every expensive stage (embeddings, retrieval, LLM calls) keys its output by a hash of its inputs and
-keeps it here, each put its own committed transaction, so a killed run resumes and a repeated one
-recomputes nothing. Every row carries a sha256 of its key and bytes, checked on every read (and a
-store may check what its values mean, ``value_check``): a value edited on disk or moved under another
-key is an error naming the file and the key, never a silently changed number; ``repair=True`` drops
-it instead, so its caller recomputes it. ``PRAGMA user_version`` 2 marks a file with digests; an
-older one is refused unless empty, or adopted as it stands (``scripts/check_cache.py --adopt``).
+"""A content-addressed key-value store on disk (SQLite, one committed transaction per put), safe for
+concurrent writers: every expensive stage keeps its outputs here, so a killed run resumes. Each row
+carries a sha256 of its key and bytes, checked on every read: a value edited on disk or moved under
+another key is an error naming the file and the key (``repair=True`` drops it to be recomputed).
+``PRAGMA user_version`` 2 marks digests; an older file is refused unless empty, or adopted as it stands.
 """
 
 from __future__ import annotations

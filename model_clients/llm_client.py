@@ -1,13 +1,7 @@
-"""The one cached client of OpenAI-compatible chat completion APIs: every chat call goes through it.
-
-A completion is keyed by ``stable_hash`` of the canonical request (model, endpoint identity, messages,
-sampling parameters, template hash, run index; never the key) and stored the moment it arrives, so
-a repeated run sends nothing and a killed one resumes. Transport retries are the ``openai`` SDK's
-(408/409/429/5xx, timeouts, connection errors; Retry-After honoured); a 200 reply that is unusable
-(not JSON, no choices, no text), which real endpoints send transiently, is asked again here. A
-failure is returned as ``ChatResult(error=...)``, never cached. Live requests hold a place of the
-endpoint's shared :class:`~model_clients.endpoint_limit.EndpointLimit`; with ``config.batch`` a
-stage's uncached requests go as provider batches (:mod:`model_clients.batch.runner`).
+"""The one cached client of OpenAI-compatible chat APIs: every chat call of the harness goes through it.
+A completion is keyed by its canonical request (never the key) and stored the moment it arrives, so a
+repeated run sends nothing; transport retries are the SDK's, an unusable 200 reply (no choices, no
+text) is asked again here, and a failure is an uncached ``ChatResult(error=...)``.
 """
 
 from __future__ import annotations
@@ -44,13 +38,9 @@ if TYPE_CHECKING:  # the SDK costs ~0.4 s to import: loaded on the first request
 
 
 class LLMClient(HoldsSDK):
-    """Chat completions through the ``openai`` SDK, with a content-addressed cache and re-asks.
-
-    The SDK client is built on the first request that needs the network (cache-only runs need no
-    key), after asking the endpoint's model list once: a model it does not offer raises
-    ``UnknownModelError`` naming ``role``. ``limit``: the endpoint's limit shared with its other
-    clients (:class:`~model_clients.endpoint_limit.EndpointLimits`); its own when None.
-    """
+    """Chat completions through the ``openai`` SDK, built on the first request that needs the network
+    (after the endpoint's model list, :mod:`~model_clients.model_listing`). ``limit``: the endpoint's
+    limit shared with its other clients (:class:`~model_clients.endpoint_limit.EndpointLimits`)."""
 
     def __init__(self, config: LLMConfig, cache: KVStore, *, sleep: Callable[[float], None] = time.sleep,
                  rng: random.Random | None = None, role: str = "model", batch_options: BatchOptions | None = None,
@@ -76,7 +66,6 @@ class LLMClient(HoldsSDK):
     def count(self, **deltas: int) -> None:
         self._counting.add(**deltas)
 
-    # ------------------------------------------------------------------ keys and plans
     def resolved_parameters(self, request: ChatRequest) -> dict[str, Any]:
         """The sampling parameters sent for ``request``: its overrides, else the config's."""
         cfg = self.config
@@ -125,7 +114,6 @@ class LLMClient(HoldsSDK):
         body.update(request.extra)
         return body
 
-    # ------------------------------------------------------------------ calls
     def complete(self, request: ChatRequest) -> ChatResult:
         """One completion: from the cache, else from the API (stored as soon as it arrives)."""
         key = self.cache_key(request)
@@ -157,7 +145,7 @@ class LLMClient(HoldsSDK):
         self._client()
 
     def sdk_for_batches(self) -> openai.OpenAI:
-        """An SDK client for the batch and file endpoints (their calls stay out of ``requests_sent``)."""
+        """An SDK client for the batch and file endpoints, outside ``requests_sent``."""
         return self._new_sdk(self.api_key(self.config.where))
 
     def _build_sdk(self) -> openai.OpenAI:

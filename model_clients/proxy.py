@@ -1,17 +1,9 @@
-"""A local OpenAI-compatible HTTP proxy in front of the harness's cached LLM client and encoder.
-
-Third-party memories (Mem0, Graphiti) bring their own ``openai`` client; pointed at
-:class:`LLMProxy`, every chat completion goes through :class:`~model_clients.llm_client.LLMClient`
-(cached, counted, priced, replayable with ``cache_only``) and every embedding through the harness
-encoder. Routes: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``GET /v1/models``.
-
-Only the libraries it serves may spend through it: each proxy draws a random bearer token that the
-adapters give them as their ``api_key``; a request without it (another local user's, say) is answered
-401 from its headers alone, its body never read, and a body declared over ``MAX_BODY_BYTES`` 413
-unread. ``response_format``, ``tools``, ``tool_choice`` and ``parallel_tool_calls`` travel upstream as
-they are (keyed) and ``tool_calls`` come back as given; an earlier assistant tool call is written
-into its message's text, a ``tool`` result becomes a user message naming its call id. ``rewrite`` may
-edit each chat body before it is keyed (an adapter pins the "current date" a library writes).
+"""A local OpenAI-compatible proxy (chat, embeddings, models) in front of the cached LLM client and the
+encoder, for third-party memories (Mem0, Graphiti) that bring their own ``openai`` client: their calls
+are cached, counted, priced and replayable. Only the libraries it serves may spend through it: a
+request without the proxy's random bearer token is answered 401 unread, a body over ``MAX_BODY_BYTES``
+413 unread. JSON mode and tools travel upstream as given (keyed); a tool call or result in the history
+is written into message text. ``rewrite`` may edit a body before it is keyed (a pinned "current date").
 """
 
 from __future__ import annotations

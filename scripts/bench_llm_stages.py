@@ -1,10 +1,7 @@
-"""How close the answer and judge stages come to the latency limit of an endpoint (issue 30).
-
-A local OpenAI-compatible server answers every request after ``--latency`` seconds (0.5, as a hosted
-API takes). The harness answers and judges OrgMemBench from an empty LLM cache (retrieval cached
-first, so only the LLM stages are timed), then a plain asyncio client sends the very same bodies with
-as many in flight as the harness kept (``--in-flight`` overrides), and both times and their ratio are
-printed. The replies are fixtures (tests/qa_replies.py): scores are plumbing, times are the measure.
+"""How close the answer and judge stages come to an endpoint's latency limit (issue 30): a local server
+answers every request after ``--latency`` s; the harness answers and judges OrgMemBench from an empty
+LLM cache, then a plain asyncio client sends the same bodies with as many in flight; both times and
+their ratio are printed (fixture replies: the times are the measure, not the scores).
 
     PYTHONPATH=$PWD python scripts/bench_llm_stages.py [--latency 0.5] [--limit N] [--in-flight N]
 """

@@ -1,9 +1,6 @@
-"""A stand-in OpenAI-compatible server for smoke runs (CI's fresh-install phase, ``.ci/run``): stdlib
-and the package's loopback server only, on 127.0.0.1 at a free port, until SIGTERM or Ctrl-C.
-
-``GET /v1/models`` lists the ``--model`` ids; a chat completion gets a short fixed answer, or for
-OrgMemBench's rubric judge (official or our wording) half marks for each rubric id in the prompt,
-or for any other JSON request ``{"label": "CORRECT"}``: plumbing only, it grades nothing.
+"""A stand-in OpenAI-compatible server for CI's smoke run (stdlib and the package's loopback server only):
+models listed from ``--model``, a fixed short answer, half marks for each rubric id an OrgMemBench judge
+prompt names, ``{"label": "CORRECT"}`` for other JSON requests. Plumbing only; runs until SIGTERM.
 
     python scripts/serve_fake_llm.py --model fake-llm --url-file /tmp/url
 """

@@ -1,19 +1,11 @@
-"""Anthropic's Message Batches as a :class:`~model_clients.batch.provider.BatchProvider`.
-
-Claude is reached live through Anthropic's OpenAI-compatible endpoint, which has no batches; batches
-go to the native Messages API beside it through the ``anthropic`` SDK (an optional extra, imported on
-first use). A line's OpenAI-form body is translated by :func:`message_params` so that Claude receives
-what the compatible endpoint would have given it live; the line's cache key is its ``custom_id``.
-Documented limits, cited where used:
-
-* Batch processing guide, "Batch limitations": at most 100,000 requests or 256 MB per batch; results
-  within 24 hours; errored, canceled and expired requests are not billed.
-  https://platform.claude.com/docs/en/build-with-claude/batch-processing
-* "Create a Message Batch": ``custom_id`` unique in the batch, 1-64 of ``[A-Za-z0-9_-]``;
-  ``max_tokens`` required. https://platform.claude.com/docs/en/api/messages/batches/create
-* OpenAI SDK compatibility page (what the live path does with the same body): system and developer
-  messages hoisted and joined with a newline; ``temperature`` capped at 1; ``seed`` and
-  ``response_format`` ignored. https://platform.claude.com/docs/en/api/openai-sdk
+"""Anthropic's Message Batches as a batch provider, through the ``anthropic`` SDK (an optional extra):
+Claude is reached live through Anthropic's OpenAI-compatible endpoint, which has no batches, so each
+line is translated (:func:`message_params`) to what that endpoint would have given Claude. Sources:
+batch limits (100,000 requests or 256 MB; 24 hours; failed lines not billed):
+https://platform.claude.com/docs/en/build-with-claude/batch-processing; ``custom_id`` and ``max_tokens``
+rules: https://platform.claude.com/docs/en/api/messages/batches/create; what the compatible endpoint
+does (system/developer messages joined, temperature capped at 1, seed and response_format ignored):
+https://platform.claude.com/docs/en/api/openai-sdk
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""OpenAI's Batch API as a :class:`~model_clients.batch.provider.BatchProvider`, through the SDK: the
-lines as one JSONL file (``files.create(purpose="batch")``), then ``batches.create``; collected from
-the output file (answered lines) and the error file (failed lines).
-
-Limits of one batch (API reference, "Create batch", input_file_id, also in the SDK's
-``openai/types/batch_create_params.py``): at most 50,000 requests and 200 MB (read as 200,000,000
-bytes, the smaller reading). https://platform.openai.com/docs/api-reference/batch/create
-A line's outcome: a usable completion is a result; a 200 without choices or text, HTTP 408/409/429/5xx
-and the line error codes ``batch_expired`` / ``batch_cancelled`` / ``request_timeout`` are retryable;
-any other status is final, and so is every line of a batch that ``failed`` as a whole. Lines missing
-from both files (an expired or cancelled batch) are the runner's to mark.
+"""OpenAI's Batch API as a batch provider: the lines as one JSONL file, then ``batches.create``; collected
+from the output and error files. Limits of one batch (50,000 requests, 200 MB read as 200,000,000
+bytes): https://platform.openai.com/docs/api-reference/batch/create (also the SDK's
+``batch_create_params.py``). Retryable: a 200 without choices or text, HTTP 408/409/429/5xx and the
+line errors ``batch_expired`` / ``batch_cancelled`` / ``request_timeout``; any other status is final,
+as is every line of a batch that ``failed`` whole; missing lines are the runner's to mark.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""A stage's uncached chat requests as provider batches: resume, submit, poll, collect, retry once.
-
-1. Resume: batches recorded in the cache file (:mod:`~model_clients.batch.journal`), not yet collected,
-   of this provider, endpoint and model: one whose keys are all cached is marked done; one holding a
-   key asked for now is waited for, never submitted again.
-2. Submit the other keys: each line's body is the live call's, its ``custom_id`` the cache key, split at
-   the provider's limits; each batch id is recorded the moment the provider accepts it.
-3. Poll every ``poll_s`` seconds (a bar of lines done; its postfix names the provider's status) and
-   collect each ended batch: a success is cached at once under its key, counted as a batch completion.
-4. Retry once: retryable failures go in one new batch; what fails again, or for good, is a
-   ``ChatResult(error=...)`` recorded on its question, as a live failure is.
+"""A stage's uncached chat requests as provider batches: resume the batches recorded in the cache file
+that hold a wanted key (never submit those again), submit the rest (each line the live call's body,
+keyed by its cache key, split at the provider's limits, recorded the moment it is accepted), poll and
+collect (a success cached at once), and submit the retryable failures once more; what fails for good
+is a ``ChatResult(error=...)``, as a live failure is.
 """
 
 from __future__ import annotations

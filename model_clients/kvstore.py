@@ -156,15 +156,17 @@ class KVStore:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("BEGIN IMMEDIATE")
         try:
+            legacy = _legacy_count(conn)
+            if legacy:
+                raise LegacyCacheError(
+                    f"{self.path} is a cache written before checksums ({legacy} entries without digests); "
+                    f"`python scripts/check_cache.py {self.path.parent} --adopt` checksums them as they stand, "
+                    "or delete the file to recompute them")
+            if legacy == 0:
+                conn.execute("DROP TABLE kv")  # empty: nothing to lose
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            columns = [row[1] for row in conn.execute("PRAGMA table_info(kv)")]
-            if version == 0 and "digest" not in columns:
-                if columns:
-                    count = int(conn.execute("SELECT COUNT(*) FROM kv").fetchone()[0])
-                    if count:
-                        raise LegacyCacheError(legacy_message(self.path, count))
-                    conn.execute("DROP TABLE kv")  # empty: nothing to lose
-                conn.execute("CREATE TABLE kv (key TEXT PRIMARY KEY, value BLOB NOT NULL, digest BLOB NOT NULL)")
+            if version == 0:
+                conn.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB NOT NULL, digest BLOB NOT NULL)")
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise ConfigError(f"{self.path}: cache schema {version}, this code reads schema {SCHEMA_VERSION} only")
@@ -173,7 +175,6 @@ class KVStore:
             conn.rollback()
             raise
 
-    # ------------------------------------------------------------------ checks
     def problems(self, rows: Iterable[tuple[str, Any, Any]]) -> list[tuple[str, bytes, bytes | None, str | None]]:
         """Each stored row (key, value, digest) with why it cannot be trusted, or None."""
         checked: list[tuple[str, bytes, bytes | None, str | None]] = []
@@ -256,10 +257,6 @@ class KVStore:
         with naming_full_disk(self.path), conn:
             conn.executemany("INSERT OR REPLACE INTO kv (key, value, digest) VALUES (?, ?, ?)", rows)
 
-    def get_json(self, key: str) -> Any | None:
-        raw = self.get(key)
-        return None if raw is None else json.loads(raw)
-
     def put_json(self, key: str, value: Any) -> None:
         self.put(key, json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8"))
 
@@ -281,20 +278,19 @@ def embedding_store(path: str | Path, *, repair: bool = False) -> KVStore:
     return KVStore(path, repair=repair, value_check=finite_float32_vectors)
 
 
-def legacy_message(path: Path, count: int) -> str:
-    return (f"{path} is a cache written before checksums ({count} entries without digests); "
-            f"`python scripts/check_cache.py {path.parent} --adopt` checksums them as they stand, "
-            "or delete the file to recompute them")
+def _legacy_count(conn: sqlite3.Connection) -> int | None:
+    """The entries of a ``kv`` table written before digests (None: no such table)."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(kv)")]
+    if version != 0 or not columns or "digest" in columns:
+        return None
+    return int(conn.execute("SELECT COUNT(*) FROM kv").fetchone()[0])
 
 
 def legacy_entries(path: Path) -> int | None:
     """How many entries a pre-checksum file holds (None: not such a file)."""
-    with sqlite3.connect(path, timeout=60.0) as conn:
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        columns = [row[1] for row in conn.execute("PRAGMA table_info(kv)")]
-        if version != 0 or not columns or "digest" in columns:
-            return None
-        return int(conn.execute("SELECT COUNT(*) FROM kv").fetchone()[0])
+    with closing(sqlite3.connect(path, timeout=60.0)) as conn:
+        return _legacy_count(conn)
 
 
 def adopt_legacy(path: Path, value_check: ValueCheck | None = None) -> list[EntryReport]:

@@ -1,29 +1,56 @@
-"""Model calls a memory system made while it was written (ingest) and read (retrieve).
-
-:func:`snapshot` reads a system's chat client (the cached client of the write-time Mem++
-variants, the one behind the proxy of Mem0 and Zep; None for a system that calls no model) and
-the run's encoder; the
-runner takes snapshots around ``ingest`` and around the retrievals and adds the differences up in
-a :class:`ModelCallTally`, which the run's stats record (``stats["model_calls"]``) and the printed
-summary shows. Answering and judging are counted apart, by the QA stage.
-"""
+"""Counting model calls: a thread-safe tally of a counters dataclass, and the calls a memory system
+made while written (ingest) and read (retrieve). Answering and judging are counted by the QA stage."""
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from model_clients.chat_types import LLMCounters
-from model_clients.tally import difference, total
 
-__all__ = ["CallCounts", "ModelCallTally", "format_model_calls", "snapshot"]
+C = TypeVar("C")
+
+
+class Tally(Generic[C]):
+    """Mutable counts, one per field of the dataclass ``kind``, behind a lock."""
+
+    def __init__(self, kind: type[C]) -> None:
+        self._kind = kind
+        self._lock = threading.Lock()
+        self.values: dict[str, int] = {f.name: 0 for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
+
+    def add(self, **deltas: int) -> None:
+        with self._lock:
+            for name, delta in deltas.items():
+                self.values[name] += delta
+
+    def snapshot(self) -> C:
+        with self._lock:
+            return self._kind(**self.values)
+
+
+def _combine(first: Any, second: Any, sign: int) -> Any:
+    if dataclasses.is_dataclass(first):
+        return type(first)(**{f.name: _combine(getattr(first, f.name), getattr(second, f.name), sign)
+                              for f in dataclasses.fields(first)})
+    return first + sign * second
+
+
+def difference(after: C, before: C) -> C:
+    """``after - before``, field by field (nested counters dataclasses included)."""
+    return _combine(after, before, -1)
+
+
+def total(first: C, second: C) -> C:
+    return _combine(first, second, 1)
 
 
 @dataclass(frozen=True)
 class CallCounts:
-    """Chat completions (the client's counters: requests sent, cache hits, completions, failures,
-    tokens) and embeddings: ``embedded_texts`` the encoder computed (not found in its cache),
-    ``embedding_requests`` sent to a remote embeddings API (0 for the bundled local encoder)."""
+    """A chat client's counters and the encoder's: ``embedded_texts`` computed (not cached),
+    ``embedding_requests`` sent to a remote API (0 for the bundled local encoder)."""
 
     chat: LLMCounters = LLMCounters()
     embedded_texts: int = 0
@@ -32,7 +59,6 @@ class CallCounts:
 
     @property
     def chat_calls(self) -> int:
-        """Completions asked for: cache hits + answered + failed."""
         return self.chat.cache_hits + self.chat.completed + self.chat.failures
 
     def as_dict(self) -> dict[str, Any]:
@@ -42,17 +68,14 @@ class CallCounts:
 def snapshot(client: Any, encoder: Any) -> CallCounts:
     """The counts so far of a system's chat ``client`` (None: zeros) and of ``encoder``."""
     embedded = encoder.stats() if encoder is not None else {}
-    return CallCounts(
-        chat=client.counters if client is not None else LLMCounters(),
-        embedded_texts=int(embedded.get("embedded_texts", 0)),
-        embedding_cache_hits=int(embedded.get("embedding_cache_hits", 0)),
-        embedding_requests=int(embedded.get("embedding_requests", 0)),
-    )
+    names = ("embedded_texts", "embedding_cache_hits", "embedding_requests")
+    return CallCounts(client.counters if client is not None else LLMCounters(),
+                      **{name: int(embedded.get(name, 0)) for name in names})
 
 
 @dataclass
 class ModelCallTally:
-    """The run's write-time and read-time counts, and what they were spent on."""
+    """The run's write-time and read-time counts (``stats["model_calls"]``), and what they were spent on."""
 
     write: CallCounts = CallCounts()
     read: CallCounts = CallCounts()
@@ -70,20 +93,14 @@ class ModelCallTally:
     def as_dict(self) -> dict[str, Any]:
         per_doc = self.write.chat_calls / self.documents if self.documents else 0.0
         per_q = self.read.chat_calls / self.questions if self.questions else 0.0
-        return {
-            "write": self.write.as_dict(),
-            "read": self.read.as_dict(),
-            "documents": self.documents,
-            "questions": self.questions,
-            "write_chat_calls_per_document": round(per_doc, 4),
-            "read_chat_calls_per_question": round(per_q, 4),
-        }
+        return {"write": self.write.as_dict(), "read": self.read.as_dict(), "documents": self.documents,
+                "questions": self.questions, "write_chat_calls_per_document": round(per_doc, 4),
+                "read_chat_calls_per_question": round(per_q, 4)}
 
 
 def format_model_calls(calls: dict[str, Any], retrieval_cache_hits: int) -> str:
-    """One summary line per stage, from :meth:`ModelCallTally.as_dict`; one line when nothing was
-    ingested or retrieved and ``retrieval_cache_hits`` > 0 (every question came from the retrieval
-    cache); empty when there was no retrieval at all (nothing to say, and "from the cache" would be false)."""
+    """One summary line per stage; one line when every question came from the retrieval cache; empty
+    when there was no retrieval at all ("from the cache" would be false, issue 24)."""
     if not calls["documents"] and not calls["questions"]:
         if retrieval_cache_hits <= 0:
             return ""

@@ -1,17 +1,8 @@
-"""One stage's calls to one client, sent as they are submitted and collected in the order asked.
-
-A :class:`CallPool` takes requests in as many ``submit`` calls as its caller likes (the judge's
-pool gets each answer's requests the moment that answer arrives), serves what is cached at once,
-and sends the rest on daemon threads -- at most the role's ``concurrency`` of them, each request
-also holding a place of the endpoint's shared :class:`~model_clients.endpoint_limit.EndpointLimit`.
-``results`` returns what was asked in the order asked, whatever order the replies came in; a key
-asked twice is sent once. With ``config.batch`` nothing is sent at ``submit``: the uncached
-requests go as provider batches when results are first wanted.
-
-Daemon threads, not a ThreadPoolExecutor: Python joins an executor's threads at exit, so after
-Ctrl-C each request in flight held the exit for its timeout (22 s seen). A daemon thread is dropped
-at exit; every reply that arrived before is already cached. Ctrl-C while waiting for results stops
-every queued request and raises :class:`CallsInterrupted` saying how many replies are cached.
+"""One stage's calls to one client, submitted in parts (the judge's as each answer arrives) and
+collected in the order asked: cached ones served at once, a key asked twice sent once, the rest on at
+most ``concurrency`` daemon threads (or as provider batches with ``config.batch``). Daemon threads, not
+an executor: Python joins an executor's threads at exit, so after Ctrl-C each request in flight held
+the exit for its timeout (22 s seen); every reply already arrived is cached.
 """
 
 from __future__ import annotations
@@ -19,24 +10,18 @@ from __future__ import annotations
 import queue
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from tqdm import tqdm
 
-from model_clients.cache_entry import result_from_cache
-from model_clients.chat_types import CacheMissError, CallsInterrupted, ChatRequest, ChatResult
-
-if TYPE_CHECKING:
-    from model_clients.llm_client import LLMClient
-
-__all__ = ["CallPool"]
+from model_clients.chat_types import CacheMissError, CallsInterrupted, ChatClient, ChatRequest, ChatResult
 
 
 class CallPool:
-    """The calls of one stage (``desc``) through ``client``; use as a context manager, so that
-    leaving it early (an error, Ctrl-C) stops whatever is still queued."""
+    """The calls of one stage (``desc``) through ``client``; as a context manager, leaving it early
+    (an error, Ctrl-C) stops whatever is still queued."""
 
-    def __init__(self, client: "LLMClient", desc: str, progress: bool) -> None:
+    def __init__(self, client: ChatClient, desc: str, progress: bool) -> None:
         self.client = client
         self.desc = desc
         # a stage sent as provider batches shows the batch runner's bar (lines and status) instead
@@ -62,11 +47,9 @@ class CallPool:
         self._stop.set()  # nothing queued starts; requests in flight end with the process or on their own
         self._bar.close()
 
-    # ------------------------------------------------------------------ submitting
     def submit(self, requests: Sequence[ChatRequest]) -> tuple[str, ...]:
-        """Take ``requests`` in: cached ones are served now, the others queued (or held for a
-        batch). Returns their cache keys. With ``cache_only`` a miss raises :class:`CacheMissError`
-        before anything is sent."""
+        """Serve the cached ``requests`` now, queue (or hold for a batch) the others; their keys. With
+        ``cache_only`` a miss raises :class:`CacheMissError` before anything is sent."""
         plan = self.client.plan(requests)
         new: list[int] = []
         seen_now: set[str] = set()
@@ -85,7 +68,7 @@ class CallPool:
             hits = sum(1 for key in plan.keys if key in plan.hits and key not in earlier)
             for key in plan.keys:
                 if key in plan.hits and key not in earlier:
-                    self._results[key] = result_from_cache(key, plan.hits[key])
+                    self._results[key] = ChatResult.from_entry(key, plan.hits[key])
                 self._wanted[key] = self._wanted.get(key, 0) + 1
             self._submitted += len(requests)
             self._bar.total += len(requests)
@@ -124,11 +107,9 @@ class CallPool:
             self._results[key] = result
             self._bar.update(self._wanted[key])
 
-    # ------------------------------------------------------------------ collecting
     def arrivals(self, requests: Sequence[ChatRequest]) -> Iterator[tuple[int, ChatResult]]:
-        """Submit ``requests`` and yield ``(index, result)`` for each as soon as it is known: the
-        cached ones first, in order, then the others as their replies arrive (the bar closes after
-        the last)."""
+        """Submit ``requests``; yield ``(index, result)`` as each is known: the cached ones first, in
+        order, then the others as their replies arrive."""
         keys = self.submit(requests)
         positions: dict[str, list[int]] = {}
         for index, key in enumerate(keys):

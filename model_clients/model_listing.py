@@ -1,14 +1,7 @@
-"""Is the configured model one the server offers? Asked once per endpoint, before the first paid call.
-
-Servers that speak the OpenAI API usually list their models at ``GET {base_url}/models`` and answer
-404 to a chat request naming any other model. Without asking first, a misspelt model name is found
-only after every request of the batch has failed (issue 24: all 73 OrgMemBench answers). So the
-harness asks ``/models`` once per endpoint and process (:func:`offered_models`, cached) and stops
-in one line (:class:`UnknownModelError`) when the model is not listed. A server that does not serve
-``/models`` -- any error, a 404, a reply that is not a model list -- is taken as "cannot tell": the
-run goes on silently, as before.
-
-Never called in estimate or cache_only mode (nothing is sent there).
+"""Is the configured model one the server offers? ``GET {base_url}/models`` asked once per endpoint and
+process, before the first paid call: a misspelt model was otherwise found only after every request had
+failed (issue 24: all 73 OrgMemBench answers). A server that does not list its models (an error, a
+404, not a model list) is taken as "cannot tell" and the run goes on. Never asked when nothing is sent.
 """
 
 from __future__ import annotations
@@ -18,8 +11,6 @@ import threading
 from dataclasses import dataclass
 
 from memplusplus.api_keys import NO_KEY_PLACEHOLDER, Endpoint
-
-__all__ = ["UnknownModelError", "ModelList", "offered_models", "check_model_offered", "forget_model_lists"]
 
 LIST_TIMEOUT_S = 10.0  # one short GET; a server slower than this is treated as not listing its models
 SHOWN_IDS = 5  # how many offered ids the error names
@@ -47,19 +38,14 @@ def forget_model_lists() -> None:
         _lists.clear()
 
 
-def _api_key(env: str | None) -> str | None:
-    value = os.environ.get(env, "").strip() if env else ""
-    return value or None
-
-
-def _ask(base_url: str, api_key: str | None) -> ModelList | None:
-    """``GET {base_url}/models`` through the openai SDK itself (``client.models.list()``): the SDK's
-    own HTTP client is whatever the installed SDK depends on (httpx in openai 1.x and 2.x, httpx2 in
-    3.x), so the harness imports no HTTP client of its own here."""
+def _ask(base_url: str, key_env: str | None) -> ModelList | None:
+    """``GET {base_url}/models`` through the openai SDK itself, so the harness needs no HTTP client of
+    its own (the SDK's is httpx in openai 1.x and 2.x, httpx2 in 3.x)."""
     import openai
 
-    client = openai.OpenAI(api_key=api_key or NO_KEY_PLACEHOLDER, base_url=base_url,
-                           timeout=LIST_TIMEOUT_S, max_retries=0)
+    api_key = os.environ.get(key_env, "").strip() if key_env else ""
+    client = openai.OpenAI(api_key=api_key or NO_KEY_PLACEHOLDER, base_url=base_url, timeout=LIST_TIMEOUT_S,
+                           max_retries=0)
     try:
         data = getattr(client.models.list(), "data", None)
         ids = tuple(str(item.id) for item in data or () if getattr(item, "id", None)) if isinstance(data, list) else ()
@@ -77,14 +63,14 @@ def offered_models(endpoint: Endpoint) -> ModelList | None:
     with _lock:
         if slot in _lists:
             return _lists[slot]
-    listed = _ask(base_url, _api_key(endpoint.api_key_env))
+    listed = _ask(base_url, endpoint.api_key_env)
     with _lock:
         return _lists.setdefault(slot, listed)
 
 
 def check_model_offered(endpoint: Endpoint, role: str) -> None:
-    """Raise :class:`UnknownModelError` (one line, naming ``role``, the endpoint and a few offered
-    ids) when ``endpoint`` lists its models and ``endpoint.model`` is not one of them."""
+    """Raise :class:`UnknownModelError` (one line naming ``role``, the endpoint and a few offered ids)
+    when ``endpoint`` lists its models and ``endpoint.model`` is not one of them."""
     listed = offered_models(endpoint)
     if listed is None or endpoint.model in listed.ids:
         return

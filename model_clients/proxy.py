@@ -1,29 +1,9 @@
-"""A local OpenAI-compatible HTTP proxy in front of the harness's cached LLM client and encoder.
-
-Third-party memories (Mem0, Graphiti) bring their own ``openai`` SDK client. Pointing that client at
-:class:`LLMProxy` (``base_url=proxy.base_url``) routes every chat completion through
-:class:`~model_clients.llm_client.LLMClient` -- cached, counted, priced, replayable with
-``cache_only`` -- and every embedding through the harness encoder (the bundled MiniLM by default,
-itself cached). The proxy listens on 127.0.0.1 at a free port, in a background thread, for as long
-as its ``with`` block (or ``start()``/``stop()``) lasts.
-
-Routes: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``GET /v1/models``.
-
-Only the libraries the proxy serves may spend through it: each proxy draws a random bearer token
-(:attr:`LLMProxy.token`, ``secrets.token_urlsafe``) that the adapters give the libraries as their
-``api_key``; any request without ``Authorization: Bearer <token>`` -- another local user's, say --
-is answered 401 from its headers alone (its body is never read; the connection is closed) and reaches
-neither the cache nor the upstream key. A body declared longer than ``MAX_BODY_BYTES`` is answered
-413 unread, so no request can make the proxy hold more than that in memory.
-
-A request's ``response_format`` (``json_object`` or ``json_schema``), ``tools``, ``tool_choice`` and
-``parallel_tool_calls`` travel upstream as they are (``ChatRequest.extra``, part of the cache key),
-and the model's ``tool_calls`` come back as they were given (also from the cache). Messages travel
-as role and text: an earlier assistant tool call is written into its message's text and a ``tool``
-result becomes a user message that names its call id.
-
-``rewrite`` (optional) may edit each chat body before it is keyed: an adapter uses it to pin the
-"current date" a library writes into its prompts to the date of the document being ingested.
+"""A local OpenAI-compatible proxy (chat, embeddings, models) in front of the cached LLM client and the
+encoder, for third-party memories (Mem0, Graphiti) that bring their own ``openai`` client: their calls
+are cached, counted, priced and replayable. Only the libraries it serves may spend through it: a
+request without the proxy's random bearer token is answered 401 unread, a body over ``MAX_BODY_BYTES``
+413 unread. JSON mode and tools travel upstream as given (keyed); a tool call or result in the history
+is written into message text. ``rewrite`` may edit a body before it is keyed (a pinned "current date").
 """
 
 from __future__ import annotations
@@ -33,7 +13,6 @@ import hmac
 import json
 import secrets
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
@@ -41,17 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from model_clients.kvstore import CacheDiskFull, CacheIntegrityError, stable_hash
+from model_clients.call_counts import Tally
 from model_clients.chat_types import EXTRA_FIELDS, CacheMissError, ChatRequest, MissingAPIKeyError
+from model_clients.kvstore import CacheDiskFull, CacheIntegrityError, stable_hash
 from model_clients.llm_client import LLMClient
-from model_clients.loopback import LoopbackServer, ServedOnLoopback, read_body, send_json
-from model_clients.tally import Tally
-
-__all__ = ["LLMProxy", "ProxyCounters", "ProxyError", "chat_request_from_body"]
+from model_clients.loopback import LoopbackServer, completion_json, read_body, send_json
 
 JsonDict = dict[str, Any]
-# The largest request body read: a chat request of a million tokens is a few MB of JSON; past this, 413.
-MAX_BODY_BYTES = 64 * 1024 * 1024
+MAX_BODY_BYTES = 64 * 1024 * 1024  # a chat request of a million tokens is a few MB of JSON; past this, 413
 DRAINED_BYTES = 1024 * 1024  # a refused request's body up to this size is read (and dropped), not more
 PROXY_SCHEMA = 2  # part of every proxied request's template_hash (2: response_format and tools sent natively)
 
@@ -62,8 +38,8 @@ class ProxyError(ValueError):
 
 @dataclass(frozen=True)
 class ProxyCounters:
-    """Requests the proxy received (``chat_failures``: answered with an error). Cache hits and
-    requests sent upstream are the client's counters (``proxy.client.counters``)."""
+    """Requests the proxy received (``chat_failures``: answered with an error); cache hits and
+    requests sent upstream are the client's counters."""
 
     chat_requests: int = 0
     chat_failures: int = 0
@@ -106,11 +82,9 @@ def _messages(body: JsonDict) -> list[dict[str, str]]:
 
 
 def chat_request_from_body(body: JsonDict) -> ChatRequest:
-    """Translate an OpenAI chat completions body into a cacheable :class:`ChatRequest`.
-
-    The model named in the body is ignored (the client's config decides the model). Sampling
-    parameters the body sets override the client's defaults; ``n`` > 1 and streaming are refused.
-    """
+    """An OpenAI chat completions body as a cacheable :class:`ChatRequest`: the client's config
+    decides the model; the body's sampling parameters override its defaults; ``n`` > 1 and
+    streaming are refused."""
     if body.get("stream"):
         raise ProxyError("streaming is not supported by the caching proxy")
     if int(body.get("n") or 1) != 1:
@@ -131,22 +105,15 @@ def chat_request_from_body(body: JsonDict) -> ChatRequest:
     )
 
 
-class LLMProxy(ServedOnLoopback):
-    """Serve the OpenAI chat and embeddings API from ``client`` and ``encoder`` on a loopback port.
+class LLMProxy(LoopbackServer):
+    """The OpenAI chat and embeddings API from ``client`` and ``encoder`` (``encode(texts) -> (n, d)``;
+    None: embeddings answer 404). The client's failures (a cache miss under ``cache_only``, a missing
+    key, an upstream error) are answered HTTP 400, which SDKs do not retry, and kept in ``errors``
+    so the caller can raise them after the library swallowed them."""
 
-    ``encoder`` needs ``encode(texts) -> (n, d) array`` (a ``CachedEncoder``); without one the
-    embeddings route answers 404. Failures of the client (a cache miss under ``cache_only``, a
-    missing key, an upstream error after retries) are answered with HTTP 400 -- which SDKs do not
-    retry -- and kept in ``errors`` so the caller can raise them after the library swallowed them.
-    """
-
-    def __init__(
-        self,
-        client: LLMClient,
-        encoder: Any | None = None,
-        *,
-        rewrite: Callable[[JsonDict], JsonDict] | None = None,
-    ) -> None:
+    def __init__(self, client: LLMClient, encoder: Any | None = None, *,
+                 rewrite: Callable[[JsonDict], JsonDict] | None = None) -> None:
+        super().__init__(self._handle_post, self._handle_get, name="llm-proxy")
         self.client = client
         self.encoder = encoder
         self.rewrite = rewrite
@@ -156,7 +123,6 @@ class LLMProxy(ServedOnLoopback):
         self.integrity_error: CacheIntegrityError | CacheDiskFull | None = None
         self._tally = Tally(ProxyCounters)
         self._encode_lock = threading.Lock()
-        self._server = LoopbackServer(self._handle_post, self._handle_get, name="llm-proxy")
 
     @property
     def counters(self) -> ProxyCounters:
@@ -169,11 +135,9 @@ class LLMProxy(ServedOnLoopback):
         if self.errors:
             raise RuntimeError(f"{len(self.errors)} proxied model call(s) failed; first: {self.errors[0]}")
 
-    # ----------------------------------------------------------------- serving
     def _authorised(self, handler: BaseHTTPRequestHandler) -> bool:
-        """True when the request carries this proxy's token; otherwise it is answered 401 here, from
-        its headers alone: the body is never read (a stranger's 1.5 GB POST costs nothing) and the
-        connection is closed after the answer."""
+        """True when the request carries this proxy's token; else answered 401 from its headers alone
+        (a stranger's 1.5 GB POST costs nothing) and the connection closed."""
         scheme, _, given = (handler.headers.get("Authorization") or "").partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode()):
             return True
@@ -230,28 +194,10 @@ class LLMProxy(ServedOnLoopback):
         if not result.ok:
             return self._failed(f"upstream call failed: {result.error}")
         calls = [dict(call) for call in result.tool_calls]
-        message: JsonDict = {"role": "assistant", "content": result.text or None if calls else result.text, "refusal": None}
-        if calls:
-            message["tool_calls"] = calls
-        return 200, {
-            "id": f"chatcmpl-{result.key[:24]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": self.client.config.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "logprobs": None,
-                    "finish_reason": result.finish_reason or ("tool_calls" if calls else "stop"),
-                }
-            ],
-            "usage": {
-                "prompt_tokens": result.prompt_tokens,
-                "completion_tokens": result.completion_tokens,
-                "total_tokens": result.prompt_tokens + result.completion_tokens,
-            },
-        }
+        return 200, completion_json(f"chatcmpl-{result.key[:24]}", self.client.config.model,
+                                    result.text or None if calls else result.text, result.prompt_tokens,
+                                    result.completion_tokens, result.finish_reason or ("tool_calls" if calls else "stop"),
+                                    calls)
 
     def _failed(self, message: str) -> tuple[int, JsonDict]:
         self._tally.add(chat_failures=1)
@@ -271,25 +217,17 @@ class LLMProxy(ServedOnLoopback):
         with self._encode_lock:  # one encoder, one caller at a time
             vectors = np.asarray(self.encoder.encode([text or " " for text in inputs]), dtype=np.float32)
         as_base64 = body.get("encoding_format") == "base64"
-        data = [
-            {
-                "object": "embedding",
-                "index": index,
-                "embedding": base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii")
-                if as_base64
-                else [float(x) for x in vector],
-            }
-            for index, vector in enumerate(vectors)
-        ]
+        data = [{"object": "embedding", "index": index,
+                 "embedding": base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii") if as_base64
+                 else [float(x) for x in vector]} for index, vector in enumerate(vectors)]
         tokens = sum(len(text.split()) for text in inputs)
         identity = getattr(self.encoder, "identity", "encoder")
         return 200, {"object": "list", "data": data, "model": str(identity), "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
 
 def _refuse(handler: BaseHTTPRequestHandler, status: int, payload: JsonDict) -> None:
-    """Answer ``status`` and close the connection. A body of at most ``DRAINED_BYTES`` is read and
-    dropped a chunk at a time first (a client that sent it whole then reads the answer cleanly); a
-    longer one is never read."""
+    """Answer ``status`` and close the connection; a body of at most ``DRAINED_BYTES`` is read and
+    dropped first (a client that sent it whole then reads the answer cleanly), a longer one never."""
     declared = handler.headers.get("Content-Length") or "0"
     if declared.isdigit() and int(declared) <= DRAINED_BYTES:
         left = int(declared)
@@ -300,8 +238,8 @@ def _refuse(handler: BaseHTTPRequestHandler, status: int, payload: JsonDict) -> 
 
 
 def _body_fits(handler: BaseHTTPRequestHandler) -> bool:
-    """True when the declared body is at most ``MAX_BODY_BYTES``; otherwise answered 413 (or 400 for a
-    length that is not a number) without reading it."""
+    """True when the declared body is at most ``MAX_BODY_BYTES``; else answered 413 (400 for a length
+    that is not a number) unread."""
     declared = handler.headers.get("Content-Length") or "0"
     if not declared.isdigit():
         _refuse(handler, 400, _error(f"invalid Content-Length {declared[:40]!r}"))

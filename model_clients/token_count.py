@@ -1,15 +1,9 @@
-"""Prompt tokens counted offline with the model's own tokenizer (the ``bpe-openai`` package ships
-OpenAI's o200k_base and cl100k_base vocabularies; nothing is downloaded).
-
-Which encoding a model uses follows tiktoken's own table (``tiktoken/model.py``: the exact names,
-then the name prefixes): o200k_base for the gpt-4o, gpt-4.1, gpt-4.5 and gpt-5 families and the
-o-series, cl100k_base for gpt-4, gpt-3.5-turbo and the text-embedding-3 / ada-002 models. Any other
-model (Claude, a local model) has no offline tokenizer here: its text is counted in o200k_base as a
-stand-in and every count is flagged approximate, saying so.
-
-A chat request costs more than its texts: OpenAI's cookbook ("How to count tokens with tiktoken",
-section 6, checked there against the API's reported ``prompt_tokens``) adds 3 tokens per message,
-1 per ``name`` field and 3 that prime the reply.
+"""Prompt tokens counted offline with the model's own tokenizer (``bpe-openai`` ships o200k_base and
+cl100k_base; nothing is downloaded). Which encoding a model uses follows tiktoken's table
+(``tiktoken/model.py``: exact names, then prefixes); any other model (Claude, a local one) is counted
+in o200k_base as a stand-in, flagged approximate. A chat request costs more than its texts: OpenAI's
+cookbook ("How to count tokens with tiktoken", section 6, checked against the API's ``prompt_tokens``)
+adds 3 tokens per message, 1 per ``name`` field and 3 that prime the reply.
 """
 
 from __future__ import annotations
@@ -17,8 +11,6 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from memplusplus.tokens import encoding
-
-__all__ = ["STAND_IN_ENCODING", "TokenCounter", "encoding_name_for"]
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
@@ -51,8 +43,8 @@ def encoding_name_for(model: str) -> str | None:
 
 
 class TokenCounter:
-    """Counts the prompt tokens of one model's requests. ``approximate`` is False exactly when the
-    model's own encoding counts them; ``method`` names the encoding (and, if approximate, why)."""
+    """Counts the prompt tokens of one model's requests; ``approximate`` unless its own encoding counts
+    them; ``method`` names the encoding (and, if approximate, why)."""
 
     def __init__(self, model: str) -> None:
         self.model = model
@@ -71,13 +63,6 @@ class TokenCounter:
         return len(self._encoder.encode_ordinary(text))
 
     def count_messages(self, messages: Sequence[Mapping[str, str]]) -> int:
-        """Prompt tokens of a chat request: every field's text plus the per-message, per-name and
-        reply-priming tokens."""
-        total = TOKENS_REPLY_PRIMING
-        for message in messages:
-            total += TOKENS_PER_MESSAGE
-            for key, value in message.items():
-                total += self.count_text(value)
-                if key == "name":
-                    total += TOKENS_PER_NAME
-        return total
+        """Prompt tokens of a chat request: every field's text, plus the cookbook's extra tokens."""
+        return TOKENS_REPLY_PRIMING + sum(TOKENS_PER_MESSAGE + sum(self.count_text(value) for value in message.values())
+                                          + TOKENS_PER_NAME * ("name" in message) for message in messages)

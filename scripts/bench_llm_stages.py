@@ -1,18 +1,9 @@
-"""How close the answer and judge stages come to the latency limit of an endpoint.
-
-Starts a local OpenAI-compatible server that answers every request after a set latency (0.5 s, as a
-hosted API takes), runs the harness's answer and judge stages for OrgMemBench from an empty LLM
-cache (retrieval is cached first, so only the LLM stages are timed), then sends the very same calls
--- the bodies the server received, answers and grades -- from a plain asyncio client keeping the
-same number in flight, in this one process, and prints both times and their ratio.
+"""How close the answer and judge stages come to an endpoint's latency limit (issue 30): a local server
+answers every request after ``--latency`` s; the harness answers and judges OrgMemBench from an empty
+LLM cache, then a plain asyncio client sends the same bodies with as many in flight; both times and
+their ratio are printed (fixture replies: the times are the measure, not the scores).
 
     PYTHONPATH=$PWD python scripts/bench_llm_stages.py [--latency 0.5] [--limit N] [--in-flight N]
-
-The harness runs at its default settings (``answerer=openai_compatible judge=openai_compatible``
-unless ``--answerer`` / ``--judge`` name other configs); ``--in-flight`` only sets the reference's
-number, which is by default the one the harness kept (the larger ``concurrency`` of the two roles,
-which share the endpoint's limit). The server's replies are fixtures (tests/qa_replies.py): the
-scores are plumbing, the times are what this measures.
 """
 
 from __future__ import annotations
@@ -51,8 +42,8 @@ def _role_overrides(role: str, config: str, model: str, base_url: str) -> list[s
 
 
 def run_harness(server: FakeOpenAIServer, work: Path, args: argparse.Namespace) -> tuple[float, dict[str, Any]]:
-    """The answer and judge stages' seconds (from the run's stats, or, for a harness that does not
-    record them, the answered run less a retrieval-only run on the same warm cache)."""
+    """The answer and judge stages' seconds (the run's stats, or for a harness that records none, the
+    answered run less a retrieval-only run on the same warm cache)."""
     common = ["progress=false", f"system={args.system}", f"dataset.limit={args.limit}", f"store.cache_dir={work / 'cache'}",
               f"store.results_dir={work / 'runs'}"]
     _harness_run(common)  # warms the retrieval cache (not timed)
@@ -87,12 +78,10 @@ async def _reference(base_url: str, bodies: list[dict[str, Any]], in_flight: int
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--latency", type=float, default=0.5, help="seconds the server takes per request (0.5)")
-    parser.add_argument("--limit", type=int, default=73, help="OrgMemBench questions (73: all)")
-    parser.add_argument("--system", default="bm25", help="the memory system whose evidence is answered (bm25)")
-    parser.add_argument("--answerer", default="openai_compatible", help="answerer config (openai_compatible)")
-    parser.add_argument("--judge", default="openai_compatible", help="judge config (openai_compatible)")
-    parser.add_argument("--in-flight", type=int, default=None, help="the reference's requests in flight (default: the harness's)")
+    for flag, kind, default in (("--latency", float, 0.5), ("--limit", int, 73), ("--system", str, "bm25"),
+                                ("--answerer", str, "openai_compatible"), ("--judge", str, "openai_compatible"),
+                                ("--in-flight", int, None)):
+        parser.add_argument(flag, type=kind, default=default, help=f"default: {default}")
     args = parser.parse_args(argv)
     if args.latency < 0 or args.limit < 1 or (args.in_flight is not None and args.in_flight < 1):
         print("error: --latency must be >= 0, --limit and --in-flight >= 1", file=sys.stderr)

@@ -1,35 +1,26 @@
-"""A stand-in OpenAI-compatible server for smoke runs: stdlib only, on 127.0.0.1 at a free port.
+"""A stand-in OpenAI-compatible server for CI's smoke run (stdlib and the package's loopback server only):
+models listed from ``--model``, a fixed short answer, half marks for each rubric id an OrgMemBench judge
+prompt names, ``{"label": "CORRECT"}`` for other JSON requests. Plumbing only; runs until SIGTERM.
 
-CI's fresh-install phase (``.ci/run``) runs one answered and judged benchmark run against it in a
-venv that holds nothing but ``pip install -e .``, so it imports nothing beyond the package's own
-loopback server (``tests/fake_openai_server.py`` needs pytest and numpy). It serves
-
-* ``GET /v1/models``: the ids given by ``--model`` (so the harness's model check passes);
-* ``POST /v1/chat/completions``: a short fixed answer, or, for a judge prompt that asks for
-  its rubric ids (OrgMemBench's rubric judge, official or our own wording), a JSON object giving
-  each rubric id found in the prompt half marks, or for any other request that asks for JSON, ``{"label": "CORRECT"}``.
-
-Its answers exercise the plumbing only; they grade nothing. Usage::
-
-    python scripts/serve_fake_llm.py --model fake-llm --url-file /tmp/url   # runs until SIGTERM / Ctrl-C
+    python scripts/serve_fake_llm.py --model fake-llm --url-file /tmp/url
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import signal
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model_clients.loopback import LoopbackServer, read_body, send_json  # noqa: E402
+from model_clients.loopback import LoopbackServer, completion_json, read_body, send_json  # noqa: E402
 
 ANSWER = "The evidence does not say."
 _RUBRIC_ID = re.compile(r"\b(C\d+\.sub\d+)\b")  # OrgMemBench's rubric ids: C1.sub1, C1.sub2, ...
@@ -50,21 +41,8 @@ def reply_text(body: dict[str, Any]) -> str:
     return ANSWER
 
 
-def _completion(body: dict[str, Any], text: str, number: int) -> dict[str, Any]:
-    prompt_tokens = max(1, len(_prompt(body).split()))
-    completion_tokens = max(1, len(text.split()))
-    return {
-        "id": f"chatcmpl-fake-{number}", "object": "chat.completion", "created": int(time.time()),
-        "model": body.get("model", "unknown"),
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
-    }
-
-
 def make_server(models: list[str]) -> LoopbackServer:
-    count = {"n": 0}
-    lock = threading.Lock()
+    numbers = itertools.count(1)  # next() on it is atomic under the GIL
 
     def on_get(handler: BaseHTTPRequestHandler) -> None:
         if handler.path.rstrip("/").endswith("/models"):
@@ -81,18 +59,17 @@ def make_server(models: list[str]) -> LoopbackServer:
         if not handler.path.rstrip("/").endswith("/chat/completions"):
             send_json(handler, 404, {"error": {"message": f"{handler.path} is not served", "type": "not_found"}})
             return
-        with lock:
-            count["n"] += 1
-            number = count["n"]
-        send_json(handler, 200, _completion(body, reply_text(body), number))
+        text = reply_text(body)
+        send_json(handler, 200, completion_json(f"chatcmpl-fake-{next(numbers)}", body.get("model", "unknown"), text,
+                                                max(1, len(_prompt(body).split())), max(1, len(text.split()))))
 
     return LoopbackServer(on_post, on_get, name="fake-llm")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", action="append", default=None, help="a model id to list (repeatable; default fake-llm)")
-    parser.add_argument("--url-file", type=Path, default=None, help="write the /v1 base URL here once serving")
+    parser.add_argument("--model", action="append", help="a model id to list (repeatable; default fake-llm)")
+    parser.add_argument("--url-file", type=Path, help="write the /v1 base URL here once serving")
     args = parser.parse_args(argv)
     server = make_server(args.model or ["fake-llm"]).start()
     stop = threading.Event()
@@ -105,8 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             pass
     except KeyboardInterrupt:
         pass
-    finally:
-        server.stop()
+    server.stop()
     return 0
 
 

@@ -35,7 +35,7 @@ import pytest
 
 from model_clients.chat_types import register_served_model
 from tests.fake_openai_server import FAKE_MODEL
-from model_clients.loopback import LoopbackServer, ServedOnLoopback, send_bytes, send_json
+from model_clients.loopback import LoopbackServer, send_bytes, send_json
 
 JsonDict = dict[str, Any]
 
@@ -124,7 +124,7 @@ def _error(kind: str, message: str) -> JsonDict:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-class FakeAnthropicBatches(ServedOnLoopback):
+class FakeAnthropicBatches(LoopbackServer):
     """Anthropic's Message Batches endpoints bound to 127.0.0.1 on a free port. ``base_url`` is the
     OpenAI-style ``http://127.0.0.1:PORT/v1`` a config names (the native root is without ``/v1``)."""
 
@@ -144,7 +144,7 @@ class FakeAnthropicBatches(ServedOnLoopback):
         self.echo_authorization = echo_authorization
         self._lock = threading.Lock()
         self._state = _State()
-        self._server = LoopbackServer(self._handle_post, self._handle_get, name="fake-anthropic", poll_s=0.02)
+        super().__init__(self._handle_post, self._handle_get, name="fake-anthropic", poll_s=0.02)
 
     def start(self) -> "FakeAnthropicBatches":
         super().start()

@@ -33,7 +33,6 @@ import hashlib
 import json
 import re
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -43,7 +42,7 @@ import numpy as np
 import pytest
 
 from model_clients.chat_types import forget_served_model, register_served_model
-from model_clients.loopback import LoopbackServer, ServedOnLoopback, send_bytes, send_json, url_of
+from model_clients.loopback import LoopbackServer, completion_json, send_bytes, send_json, url_of
 
 # What every fake says it serves (model_clients.chat_types.register_served_model): the fakes answer by
 # the same rules, so the cache keys of a request are the same on every fake, whatever its free port,
@@ -161,22 +160,10 @@ def chat_completion(body: JsonDict, text: str, completion_id: str) -> JsonDict:
     """The ``chat.completion`` reply carrying ``text`` for a request ``body`` (tokens: words), as the
     live route sends it and as the batch fake writes it in an output file."""
     prompt_tokens = sum(_count_words(str(m.get("content", ""))) for m in body.get("messages", []))
-    completion_tokens = _count_words(text)
     message = _message(text, body)
-    return {
-        "id": completion_id,
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body.get("model", "unknown"),
-        "system_fingerprint": "fp_fake",
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
+    calls = message.get("tool_calls")
+    return completion_json(completion_id, body.get("model", "unknown"), message["content"], prompt_tokens,
+                           _count_words(text), "tool_calls" if calls else "stop", calls)
 
 
 @dataclass
@@ -189,7 +176,7 @@ class _State:
     max_in_flight: int = 0
 
 
-class FakeOpenAIServer(ServedOnLoopback):
+class FakeOpenAIServer(LoopbackServer):
     """An OpenAI-compatible chat completions server bound to 127.0.0.1 on a free port."""
 
     def __init__(
@@ -213,7 +200,7 @@ class FakeOpenAIServer(ServedOnLoopback):
         self._lock = threading.Lock()
         self._state = _State()
         self._stopping = threading.Event()
-        self._server = LoopbackServer(self._handle, self._handle_get, name="fake-openai", poll_s=0.02)
+        super().__init__(self._handle, self._handle_get, name="fake-openai", poll_s=0.02)
 
     # ----------------------------------------------------------------- lifecycle
     def start(self) -> "FakeOpenAIServer":
@@ -231,9 +218,9 @@ class FakeOpenAIServer(ServedOnLoopback):
     @property
     def port(self) -> int:
         """Also after stop(): a test may build a client for a server it stopped (cache-only replays)."""
-        if self._server.last_port is None:
+        if self.last_port is None:
             raise RuntimeError("the fake server was never started")
-        return self._server.last_port
+        return self.last_port
 
     @property
     def base_url(self) -> str:

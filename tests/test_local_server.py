@@ -81,7 +81,7 @@ def test_a_server_that_cannot_load_fails_fast_with_its_log(tmp_path):
 @needs_server
 def test_models_endpoint_lists_the_alias(base_url):
     assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
-    assert [m["id"] for m in local_server._get_json(base_url + "/models", 10)["data"]] == [MODEL]
+    assert [m["id"] for m in local_server._fetch_json(base_url + "/models", 10)["data"]] == [MODEL]
 
 
 @needs_server
@@ -136,7 +136,7 @@ def test_a_prompt_that_fits_is_left_alone(base_url):
 def test_the_server_is_stopped_when_the_block_raises():
     with pytest.raises(KeyboardInterrupt):
         with serve(MODEL, context_tokens=256) as url:
-            assert local_server._get_json(url + "/models", 10)["data"]
+            assert local_server._fetch_json(url + "/models", 10)["data"]
             raise KeyboardInterrupt  # what Ctrl-C raises in the harness
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(url + "/models", timeout=5)

@@ -22,7 +22,7 @@ from model_clients.kvstore import stable_hash
 from model_clients.llm_client import LLMClient
 from model_clients.call_counts import CallCounts, snapshot
 from model_clients.proxy import LLMProxy
-from model_clients.tally import difference
+from model_clients.call_counts import difference
 from memplusplus.evidence import RenderedContext, format_date, render
 from memory_protocol.documents import Document, Hit
 

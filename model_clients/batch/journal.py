@@ -1,27 +1,24 @@
 """Which provider batches were submitted, kept in the LLM cache's own sqlite file.
 
-A batch id is written here the moment the provider accepts the batch, before any poll, with the
-keys (and the audit fields of each key's cache entry) it holds, so a run killed while polling
-finds its batches again and collects them instead of paying for them twice. Two tables beside the
-cache's ``kv`` table (which :mod:`model_clients.kvstore` alone reads): ``batch_jobs`` (one row a
-batch) and ``batch_lines`` (one row a line). Bookkeeping only: no answer is kept here.
+A batch id is written the moment the provider accepts it, with its keys (and the audit fields of
+each key's cache entry), so a run killed while polling collects its batches instead of paying twice.
+Two tables beside the cache's ``kv``: ``batch_jobs`` and ``batch_lines``; no answer is kept here.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from model_clients.kvstore import naming_full_disk
 
-__all__ = ["BatchJob", "BatchJournal", "JournalLine", "OPEN", "DONE", "pending_in"]
-
 OPEN = "pending"  # submitted, not yet collected
 DONE = "done"  # collected (or every key it holds was found cached)
-
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS batch_jobs (
         batch_id TEXT PRIMARY KEY, provider TEXT NOT NULL, endpoint TEXT NOT NULL, model TEXT NOT NULL,
@@ -32,6 +29,8 @@ _SCHEMA = (
         PRIMARY KEY (batch_id, key))""",
     "CREATE INDEX IF NOT EXISTS batch_lines_by_key ON batch_lines (key)",
 )
+_OPEN_JOBS = "SELECT * FROM batch_jobs WHERE status = ?"
+_ORDER = " ORDER BY submitted_at, batch_id"
 
 
 @dataclass(frozen=True)
@@ -64,58 +63,45 @@ class BatchJournal:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with naming_full_disk(self.path), self._connect() as conn:
-            for statement in _SCHEMA:
-                conn.execute(statement)
+        for statement in _SCHEMA:
+            self._write(statement)
 
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=60.0)
+    def _write(self, sql: str, args: Sequence[Any] = (), many: Sequence[tuple[str, Sequence[Any]]] = ()) -> None:
+        """One committed transaction: ``sql`` with ``args``, then each ``(sql, rows)`` of ``many``."""
+        with naming_full_disk(self.path), closing(sqlite3.connect(self.path, timeout=60.0)) as conn, conn:
+            conn.execute(sql, args)
+            for statement, rows in many:
+                conn.executemany(statement, rows)
+
+    def _read(self, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
+        with closing(sqlite3.connect(self.path, timeout=60.0)) as conn:
+            return conn.execute(sql, args).fetchall()
 
     def record(self, job: BatchJob, lines: Sequence[JournalLine]) -> None:
         """Keep a batch the provider accepted, with its lines, in one committed transaction."""
-        conn = self._connect()
-        try:
-            with naming_full_disk(self.path), conn:
-                conn.execute(
-                    "INSERT OR REPLACE INTO batch_jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows = [(job.batch_id, line.key, line.template_hash, line.run_index) for line in lines]
+        self._write("INSERT OR REPLACE INTO batch_jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (job.batch_id, job.provider, job.endpoint, job.model, job.lines, job.attempt,
-                     job.submitted_at, job.status, job.provider_status))
-                conn.executemany("INSERT OR REPLACE INTO batch_lines VALUES (?, ?, ?, ?)",
-                                 [(job.batch_id, line.key, line.template_hash, line.run_index) for line in lines])
-        finally:
-            conn.close()
+                     job.submitted_at, job.status, job.provider_status),
+                    [("INSERT OR REPLACE INTO batch_lines VALUES (?, ?, ?, ?)", rows)])
 
     def set_status(self, batch_id: str, status: str, provider_status: str) -> None:
-        conn = self._connect()
-        try:
-            with naming_full_disk(self.path), conn:
-                conn.execute("UPDATE batch_jobs SET status = ?, provider_status = ? WHERE batch_id = ?",
-                             (status, provider_status, batch_id))
-        finally:
-            conn.close()
+        self._write("UPDATE batch_jobs SET status = ?, provider_status = ? WHERE batch_id = ?",
+                    (status, provider_status, batch_id))
 
     def open_jobs(self, provider: str | None = None, endpoint: str | None = None,
                   model: str | None = None) -> list[BatchJob]:
         """Batches not yet collected (all of them, or those of one provider, endpoint and model)."""
-        query, args = "SELECT * FROM batch_jobs WHERE status = ?", [OPEN]
+        query, args = _OPEN_JOBS, [OPEN]
         for column, value in (("provider", provider), ("endpoint", endpoint), ("model", model)):
             if value is not None:
                 query += f" AND {column} = ?"
                 args.append(value)
-        conn = self._connect()
-        try:
-            rows = conn.execute(query + " ORDER BY submitted_at, batch_id", args).fetchall()
-        finally:
-            conn.close()
-        return [BatchJob(*row) for row in rows]
+        return [BatchJob(*row) for row in self._read(query + _ORDER, args)]
 
     def lines_of(self, batch_id: str) -> list[JournalLine]:
-        conn = self._connect()
-        try:
-            rows = conn.execute("SELECT key, template_hash, run_index FROM batch_lines WHERE batch_id = ? "
-                                "ORDER BY rowid", (batch_id,)).fetchall()
-        finally:
-            conn.close()
+        rows = self._read("SELECT key, template_hash, run_index FROM batch_lines WHERE batch_id = ? ORDER BY rowid",
+                          (batch_id,))
         return [JournalLine(key, template_hash, int(run_index)) for key, template_hash, run_index in rows]
 
 
@@ -125,16 +111,12 @@ def now_utc() -> str:
 
 
 def pending_in(path: str | Path) -> list[BatchJob]:
-    """The batches of a cache file not yet collected, read without writing (none: no file, or a
-    file no batch was ever recorded in)."""
+    """The batches of a cache file not yet collected, read without writing (none: no file, or no
+    batch ever recorded in it)."""
     path = Path(path)
     if not path.is_file():
         return []
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60.0)
-    try:
+    with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60.0)) as conn:
         if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batch_jobs'").fetchone() is None:
             return []
-        rows = conn.execute("SELECT * FROM batch_jobs WHERE status = ? ORDER BY submitted_at, batch_id", (OPEN,)).fetchall()
-    finally:
-        conn.close()
-    return [BatchJob(*row) for row in rows]
+        return [BatchJob(*row) for row in conn.execute(_OPEN_JOBS + _ORDER, (OPEN,)).fetchall()]

@@ -1,24 +1,9 @@
-"""OpenAI's Batch API as a :class:`~model_clients.batch.provider.BatchProvider`, through the SDK.
-
-Submit: the lines as one JSONL file (``files.create(purpose="batch")``), each line
-``{"custom_id": <cache key>, "method": "POST", "url": "/v1/chat/completions", "body": <the live
-body>}``, then ``batches.create(endpoint="/v1/chat/completions", completion_window="24h")``.
-Poll: ``batches.retrieve`` (validating / in_progress / finalizing / cancelling are pending).
-Collect: ``files.content`` of the output file (one line per request that got an answer) and of the
-error file (one line per request that failed).
-
-Limits of one batch (OpenAI API reference, "Create batch", input_file_id:
-https://platform.openai.com/docs/api-reference/batch/create -- the same words are in the SDK's
-``openai/types/batch_create_params.py``): at most 50,000 requests and 200 MB per input file. The
-runner splits beyond them; 200 MB is taken as 200,000,000 bytes, the smaller reading.
-
-A line's outcome: a 200 reply holding a usable completion is a result, parsed by the live path's
-own :func:`~model_clients.reply.attempt_of`; a 200 reply without choices or text, an HTTP
-408/409/429/5xx, or a line error coded ``batch_expired`` / ``batch_cancelled`` /
-``request_timeout`` (the codes the API reference lists for a line's error) is a retryable error;
-any other status (a bad request) is final, and so is every line of a batch that ``failed`` as a
-whole (its input refused: the batch's errors are given on each line). Lines missing from both
-files (an expired or cancelled batch) are the runner's to mark, since it knows what it submitted.
+"""OpenAI's Batch API as a batch provider: the lines as one JSONL file, then ``batches.create``; collected
+from the output and error files. Limits of one batch (50,000 requests, 200 MB read as 200,000,000
+bytes): https://platform.openai.com/docs/api-reference/batch/create (also the SDK's
+``batch_create_params.py``). Retryable: a 200 without choices or text, HTTP 408/409/429/5xx and the
+line errors ``batch_expired`` / ``batch_cancelled`` / ``request_timeout``; any other status is final,
+as is every line of a batch that ``failed`` whole; missing lines are the runner's to mark.
 """
 
 from __future__ import annotations
@@ -29,11 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from model_clients.batch.provider import BatchLine, BatchState, BatchStatus, LineOutcome
+from model_clients.chat_types import attempt_of
 
 if TYPE_CHECKING:
     import openai
-
-__all__ = ["CHAT_ENDPOINT", "MAX_BYTES", "MAX_LINES", "OpenAIBatches"]
 
 CHAT_ENDPOINT = "/v1/chat/completions"
 MAX_LINES = 50_000
@@ -54,8 +38,7 @@ def jsonl_line(line: BatchLine) -> bytes:
 
 @dataclass
 class OpenAIBatches:
-    """The batch endpoints of an OpenAI-compatible server, through ``sdk`` (built by the client with
-    its key and base URL). ``max_lines`` / ``max_bytes`` default to the documented limits."""
+    """The batch endpoints of an OpenAI-compatible server, through ``sdk`` (the client's key and URL)."""
 
     sdk: "openai.OpenAI"
     max_lines: int = MAX_LINES
@@ -94,8 +77,8 @@ class OpenAIBatches:
         return [raw for raw in self.sdk.files.content(file_id).text.splitlines() if raw.strip()]
 
     def _refused(self, batch: Any) -> list[LineOutcome]:
-        """Every line of a failed batch, with the batch's own errors (read back from its input
-        file, since no output names them); final, as a resubmission would be refused alike."""
+        """Every line of a failed batch (keys read back from its input file) with the batch's errors;
+        final, as a resubmission would be refused alike."""
         reasons = "; ".join(f"{e.code}: {e.message}" for e in (batch.errors.data or []) if e) if batch.errors else ""
         error = f"the batch failed as a whole ({reasons or 'no reason given'})"
         keys = [json.loads(raw).get("custom_id", "") for raw in self._lines(batch.input_file_id)]
@@ -105,8 +88,6 @@ class OpenAIBatches:
 def line_outcome(record: dict[str, Any]) -> LineOutcome:
     """One line of an output or error file as the key's outcome."""
     from openai.types.chat import ChatCompletion
-
-    from model_clients.reply import attempt_of
 
     key = str(record.get("custom_id", ""))
     error = record.get("error")

@@ -1,9 +1,5 @@
-"""What every batch API offers the batch runner: submit lines, poll a batch, collect its lines.
-
-A line is one chat request keyed by its cache key (the live call's key, see
-:meth:`model_clients.llm_client.LLMClient.cache_key`), which is also the line's ``custom_id``
-at the provider, so a collected result lands in the cache where a live call would have put it.
-"""
+"""What every batch API offers the batch runner: submit lines, poll a batch, collect its lines. A
+line's key is the live call's cache key and its ``custom_id``, so a result lands where a live one would."""
 
 from __future__ import annotations
 
@@ -17,9 +13,7 @@ BatchStatus = Literal["pending", "ended", "expired", "failed", "cancelled"]
 
 @dataclass(frozen=True)
 class BatchLine:
-    """One request of a batch: ``key`` (its cache key and custom_id) and the chat body in the
-    OpenAI chat-completions form (model, messages, temperature, seed, max_tokens, extra fields),
-    which a provider translates to its own form."""
+    """One request of a batch: its key and the live chat-completions body (a provider translates it)."""
 
     key: str
     body: Mapping[str, Any]
@@ -27,9 +21,8 @@ class BatchLine:
 
 @dataclass(frozen=True)
 class BatchState:
-    """A submitted batch as the provider reports it: ``done`` of ``total`` lines finished
-    (succeeded or failed). ``status`` is ``pending`` until the provider stops working on it;
-    ``provider_status`` is the provider's own word for it (``in_progress``, ``finalizing``, ...)."""
+    """A submitted batch: ``done`` of ``total`` lines finished; ``status`` ``pending`` until the
+    provider stops working on it; ``provider_status`` its own word (``in_progress``, ...)."""
 
     batch_id: str
     status: BatchStatus
@@ -40,8 +33,7 @@ class BatchState:
 
 @dataclass(frozen=True)
 class LineOutcome:
-    """One line's end: a result (``result.ok``), or ``error`` with ``retryable`` when a new batch
-    may succeed (expired, cancelled, a provider-side error), not when the request itself is bad."""
+    """One line's end: a result, or ``error``; ``retryable`` when a new batch may succeed."""
 
     key: str
     result: ChatResult | None = None
@@ -50,10 +42,9 @@ class LineOutcome:
 
 
 class BatchProvider(Protocol):
-    """One provider's batch endpoints. ``max_lines`` / ``max_bytes`` are its documented limits for
-    one batch (the runner splits beyond them); ``line_bytes`` is a line's size as uploaded.
-    ``reports_lines_while_running`` is False for a provider that counts no line as done before
-    the whole batch ends (Anthropic), so a progress bar cannot move until then."""
+    """One provider's batch endpoints: ``max_lines`` / ``max_bytes`` its documented limits of one batch,
+    ``line_bytes`` a line's size as uploaded; ``reports_lines_while_running`` False for a provider
+    that counts no line done before the whole batch ends (Anthropic)."""
 
     name: str
     max_lines: int
@@ -68,5 +59,3 @@ class BatchProvider(Protocol):
 
     def collect(self, batch_id: str) -> list[LineOutcome]: ...
 
-
-__all__ = ["BatchLine", "BatchProvider", "BatchState", "BatchStatus", "LineOutcome"]

@@ -1,23 +1,8 @@
-"""A stage's uncached chat requests as provider batches: submit, record, poll, collect, retry once.
-
-:func:`run_batches` takes an :class:`~model_clients.llm_client.LLMClient` (its config, cache and
-keys) and the distinct uncached requests of a stage by cache key (``client.plan`` chose them):
-
-1. **Resume.** Batches recorded in the cache file (:mod:`model_clients.batch.journal`) and not yet
-   collected, for the same provider, endpoint and model: one whose keys are all cached is marked
-   done; one holding a key asked for now is waited for and collected, never submitted again.
-2. **Submit** the other keys: lines whose body is exactly the live call's
-   (:meth:`LLMClient.request_body`), ``custom_id`` = cache key, grouped by model and endpoint, split
-   at the provider's limits (``max_lines`` lines, ``max_bytes`` bytes a batch). Each batch id is
-   recorded in the journal the moment the provider accepts it, before any poll.
-3. **Poll** every ``poll_s`` seconds (a tqdm bar: lines done of lines submitted; its postfix names
-   the provider's status and, for Anthropic, which reports no line done before the whole batch has
-   ended, says that the count stays at 0 until then) until each batch ends, then **collect** it:
-   each success goes into the cache at once, under its key, with the entry a live call writes,
-   and is counted as a batch completion.
-4. **Retry once.** Retryable failures (an expired or cancelled batch's unfinished lines, a
-   provider-side error, a line missing from the results) go in one new batch; what fails again,
-   or fails for good, is a ``ChatResult(error=...)`` recorded on its question, as a live failure is.
+"""A stage's uncached chat requests as provider batches: resume the batches recorded in the cache file
+that hold a wanted key (never submit those again), submit the rest (each line the live call's body,
+keyed by its cache key, split at the provider's limits, recorded the moment it is accepted), poll and
+collect (a success cached at once), and submit the retryable failures once more; what fails for good
+is a ``ChatResult(error=...)``, as a live failure is.
 """
 
 from __future__ import annotations
@@ -27,22 +12,16 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from tqdm import tqdm
 
 from model_clients.batch.anthropic_batches import INSTALL_HINT, AnthropicBatches, UnbatchableRequest, message_params
 from model_clients.batch.journal import DONE, OPEN, BatchJob, BatchJournal, JournalLine, now_utc
-from model_clients.batch.openai_batches import CHAT_ENDPOINT, OpenAIBatches
+from model_clients.batch.openai_batches import OpenAIBatches
 from model_clients.batch.provider import BatchLine, BatchProvider, BatchState, LineOutcome
-from model_clients.chat_types import ChatRequest, ChatResult, LLMConfig
-
-if TYPE_CHECKING:
-    from model_clients.llm_client import LLMClient
-
-__all__ = ["BatchError", "BatchOptions", "make_provider", "provider_name", "refusal", "run_batches", "split_lines",
-           "unavailable"]
+from model_clients.chat_types import ChatClient, ChatRequest, ChatResult, LLMConfig
 
 ANTHROPIC_HOST = "api.anthropic.com"
 LAST_ATTEMPT = 1  # a failed line is submitted again once (attempt 1), then recorded as failed
@@ -54,15 +33,11 @@ class BatchError(RuntimeError):
 
 @dataclass(frozen=True)
 class BatchOptions:
-    """How the runner works: ``poll_s`` between polls, and limits below the provider's (None: the
-    provider's documented ones; tests lower them to force a split)."""
+    """``poll_s`` between polls; limits below the provider's documented ones (None: those)."""
 
     poll_s: float = 60.0
     max_lines: int | None = None
     max_bytes: int | None = None
-
-
-ANTHROPIC_SDK = "anthropic"  # the optional extra Message Batches go through
 
 
 def provider_name(config: LLMConfig) -> str:
@@ -72,28 +47,25 @@ def provider_name(config: LLMConfig) -> str:
     return "anthropic" if urlsplit(config.resolved_base_url).hostname == ANTHROPIC_HOST else "openai"
 
 
-def sdk_importable(module: str) -> bool:
-    """Whether ``module`` can be imported here, without importing it."""
+def _anthropic_importable() -> bool:
     try:
-        return importlib.util.find_spec(module) is not None
+        return importlib.util.find_spec("anthropic") is not None
     except (ImportError, ValueError):  # a module set to None in sys.modules, or a broken parent
         return False
 
 
 def unavailable(config: LLMConfig, role: str = "model") -> str | None:
     """Why ``config``'s batch provider cannot be used here (None: it can): the ``anthropic`` SDK,
-    an optional extra, is not installed. One line; asks no server."""
-    if provider_name(config) == "anthropic" and not sdk_importable(ANTHROPIC_SDK):
+    an optional extra, is not installed. Asks no server."""
+    if provider_name(config) == "anthropic" and not _anthropic_importable():
         return (f"{role}: batch=true for {config.model!r} goes by Anthropic's Message Batches, which need the "
-                f"{ANTHROPIC_SDK} SDK: {INSTALL_HINT} (or run this role live: {role}.batch=false)")
+                f"anthropic SDK: {INSTALL_HINT} (or run this role live: {role}.batch=false)")
     return None
 
 
 def refusal(config: LLMConfig, role: str, max_tokens: int | None, extra: Mapping[str, Any]) -> str | None:
-    """Why the provider would refuse every request of ``role`` (None: it takes them), judged on a
-    request of the role's shape (``max_tokens`` as sent, ``extra`` fields such as a judge's JSON
-    mode) before anything is sent. Only Anthropic refuses fields, see
-    :func:`model_clients.batch.anthropic_batches.message_params`."""
+    """Why the provider would refuse every request of ``role`` (None: it takes them), judged before
+    anything is sent on a request of the role's shape; only Anthropic refuses fields."""
     if provider_name(config) != "anthropic":
         return None
     probe = {"model": config.model, "messages": [{"role": "user", "content": "?"}], "max_tokens": max_tokens, **extra}
@@ -105,7 +77,7 @@ def refusal(config: LLMConfig, role: str, max_tokens: int | None, extra: Mapping
     return None
 
 
-def make_provider(client: "LLMClient") -> BatchProvider:
+def make_provider(client: ChatClient) -> BatchProvider:
     """The batch provider ``client.config`` asks for, on its endpoint and key."""
     reason = unavailable(client.config, client.role)
     if reason is not None:
@@ -117,7 +89,7 @@ def make_provider(client: "LLMClient") -> BatchProvider:
 
 @dataclass
 class _Round:
-    """What one submission round left: results by key, and the lines worth one more batch."""
+    """What one round left: results by key, and the lines worth one more batch."""
 
     results: dict[str, ChatResult] = field(default_factory=dict)
     retry: dict[str, tuple[JournalLine, str]] = field(default_factory=dict)  # key -> (line, last error)
@@ -142,21 +114,15 @@ def split_lines(lines: Sequence[BatchLine], max_lines: int, max_bytes: int,
 
 
 class _BatchRun:
-    def __init__(self, client: "LLMClient", provider: BatchProvider, options: BatchOptions, desc: str,
+    def __init__(self, client: ChatClient, provider: BatchProvider, options: BatchOptions, desc: str,
                  progress: bool, sleep: Callable[[float], None]) -> None:
-        self.client = client
-        self.provider = provider
-        self.options = options
-        self.desc = desc
-        self.progress = progress
-        self.sleep = sleep
+        self.client, self.provider, self.options = client, provider, options
+        self.desc, self.progress, self.sleep = desc, progress, sleep
         self.journal = BatchJournal(client.cache.path)
-        self.endpoint = client.config.endpoint
-        self.model = client.config.model
+        self.endpoint, self.model = client.config.endpoint, client.config.model
         self.max_lines = min(provider.max_lines, options.max_lines or provider.max_lines)
         self.max_bytes = min(provider.max_bytes, options.max_bytes or provider.max_bytes)
 
-    # ------------------------------------------------------------------ the stage
     def run(self, wanted: Mapping[str, ChatRequest]) -> dict[str, ChatResult]:
         resumed = self._resume(wanted)
         covered = {line.key for job in resumed for line in self.journal.lines_of(job.batch_id)}
@@ -194,8 +160,8 @@ class _BatchRun:
         return kept, refused
 
     def _resume(self, wanted: Mapping[str, ChatRequest]) -> list[BatchJob]:
-        """Open batches of this provider, endpoint and model: those holding a wanted key are waited
-        for; those whose keys are all cached are marked done; others are left to their own stage."""
+        """Open batches of this provider, endpoint and model holding a wanted key (those whose keys are
+        all cached are marked done; others are left to their own stage)."""
         waiting: list[BatchJob] = []
         for job in self.journal.open_jobs(self.provider.name, self.endpoint, self.model):
             keys = [line.key for line in self.journal.lines_of(job.batch_id)]
@@ -215,21 +181,13 @@ class _BatchRun:
         if not lines:
             return []
         meta = {line.key: line for line in lines}
-        groups: dict[tuple[str, str], list[BatchLine]] = {}
-        for line in lines:
-            body = self.client.request_body(wanted[line.key])
-            groups.setdefault((str(body["model"]), CHAT_ENDPOINT), []).append(BatchLine(line.key, body))
+        batch_lines = [BatchLine(line.key, self.client.request_body(wanted[line.key])) for line in lines]
         jobs: list[BatchJob] = []
-        for group in groups.values():
-            for chunk in split_lines(group, self.max_lines, self.max_bytes, self.provider.line_bytes):
-                try:
-                    batch_id = self.provider.submit(chunk)
-                except Exception as exc:  # the SDK's retries are spent: nothing was submitted
-                    raise BatchError(self._problem(f"submitting a batch of {len(chunk)} lines failed", exc)) from exc
-                job = BatchJob(batch_id, self.provider.name, self.endpoint, self.model, len(chunk), attempt,
-                               now_utc(), OPEN)
-                self.journal.record(job, [meta[line.key] for line in chunk])
-                jobs.append(job)
+        for chunk in split_lines(batch_lines, self.max_lines, self.max_bytes, self.provider.line_bytes):
+            batch_id = self._ask(f"submitting a batch of {len(chunk)} lines", lambda: self.provider.submit(chunk))
+            job = BatchJob(batch_id, self.provider.name, self.endpoint, self.model, len(chunk), attempt, now_utc(), OPEN)
+            self.journal.record(job, [meta[line.key] for line in chunk])
+            jobs.append(job)
         return jobs
 
     def _wait(self, jobs: list[BatchJob], wanted: Mapping[str, ChatRequest]) -> _Round:
@@ -245,12 +203,13 @@ class _BatchRun:
             while active:
                 running: list[tuple[BatchJob, BatchState]] = []
                 for job in list(active):
-                    state = self._poll(job)
+                    state = self._ask(f"polling batch {job.batch_id}", lambda: self.provider.poll(job.batch_id))
                     done[job.batch_id] = min(state.done, job.lines)
                     if state.status == "pending":
                         running.append((job, state))
                         continue
-                    self._absorb(job, state, self._collect(job), wanted, outcome)
+                    outcomes = self._ask(f"collecting batch {job.batch_id}", lambda: self.provider.collect(job.batch_id))
+                    self._absorb(job, state, outcomes, wanted, outcome)
                     self.journal.set_status(job.batch_id, DONE, state.status)
                     done[job.batch_id] = job.lines
                     active.remove(job)
@@ -264,8 +223,8 @@ class _BatchRun:
         return outcome
 
     def _running_note(self, running: Sequence[tuple[BatchJob, BatchState]]) -> str:
-        """The bar's postfix while batches run: the provider's own status, and for a provider that
-        reports no line before a batch ends, that the count stays at 0 until then (not a stall)."""
+        """The bar's postfix: the provider's status, and for one that reports no line before a batch
+        ends, that the count stays at 0 until then (not a stall)."""
         if not running:
             return ""
         statuses = sorted({state.provider_status or "pending" for _, state in running})
@@ -299,30 +258,22 @@ class _BatchRun:
             else:
                 into.results[line.key] = self.client.failure(line.key, error)
 
-    def _poll(self, job: BatchJob) -> BatchState:
+    def _ask(self, what: str, call: Callable[[], Any]) -> Any:
+        """``call`` to the provider; a failure (the SDK's retries spent) is one :class:`BatchError`."""
         try:
-            return self.provider.poll(job.batch_id)
+            return call()
         except Exception as exc:
-            raise BatchError(self._problem(f"polling batch {job.batch_id} failed", exc)) from exc
-
-    def _collect(self, job: BatchJob) -> list[LineOutcome]:
-        try:
-            return self.provider.collect(job.batch_id)
-        except Exception as exc:
-            raise BatchError(self._problem(f"collecting batch {job.batch_id} failed", exc)) from exc
-
-    def _problem(self, what: str, exc: Exception) -> str:
-        return self.client.redact(
-            f"{self.provider.name} batch API for model {self.model!r} at {self.client.config.resolved_base_url}: "
-            f"{what}; submitted batches are kept in {self.journal.path}: re-run to resume them "
-            f"({type(exc).__name__}: {exc})")
+            raise BatchError(self.client.redact(
+                f"{self.provider.name} batch API for model {self.model!r} at {self.client.config.resolved_base_url}: "
+                f"{what} failed; submitted batches are kept in {self.journal.path}: re-run to resume them "
+                f"({type(exc).__name__}: {exc})")) from exc
 
 
-def run_batches(client: "LLMClient", wanted: Mapping[str, ChatRequest], *, desc: str = "LLM", progress: bool = True,
+def run_batches(client: ChatClient, wanted: Mapping[str, ChatRequest], *, desc: str = "LLM", progress: bool = True,
                 options: BatchOptions = BatchOptions(), provider: BatchProvider | None = None,
                 sleep: Callable[[float], None] = time.sleep) -> dict[str, ChatResult]:
-    """Complete ``wanted`` (distinct uncached requests by cache key) through provider batches;
-    every key gets a result (an error result when it failed for good)."""
+    """Complete ``wanted`` (distinct uncached requests by key) through provider batches; every key
+    gets a result (an error result when it failed for good)."""
     if not wanted:
         return {}
     chosen = provider if provider is not None else make_provider(client)

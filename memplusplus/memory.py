@@ -19,17 +19,11 @@ from datetime import date, datetime
 import numpy as np
 
 from memplusplus.ann import make_index
-from memplusplus.authors_lexical import (
-    EnglishTextIndex,
-    authors_disjunctive_leg,
-    authors_or_terms,
-    authors_query_words,
-    authors_websearch_leg,
-)
 from memplusplus.diagnosis import Diagnosis, diagnosis
 from memplusplus.facade import MemoryFacade, plan_ingest, without_nul
 from memplusplus.fusion import FusedRow, weighted_rrf
-from memplusplus.legs import BM25Index, lexical_leg, tag_leg, vector_leg
+from memplusplus.legs import tag_leg, vector_leg
+from memplusplus.lexical import BM25Index, EnglishTextIndex, any_of, authors_or_terms, authors_query_words
 from memplusplus.settings import MemPPConfig, tag_source
 from memplusplus.scope import end_of_day
 from memplusplus.store import Row, RowStore
@@ -114,21 +108,17 @@ class MemPlusPlus(MemoryFacade):
         return rankings
 
     def paper_lexical_leg(self, query: str, terms: list[str], scope: np.ndarray) -> list[int]:
-        """The lexical leg as configured (conjunctive or not, cover density or BM25), best first.
-
-        With cover density it is the authors' leg (``memplusplus.authors_lexical``) over Postgres'
-        English lexemes: disjunctive, the OR of their question words (the whole question through
-        ``websearch_to_tsquery`` when no word is left); conjunctive, the whole question through
-        ``websearch_to_tsquery``. ``terms`` (our content stems) serve the BM25 ranker."""
+        """The paper's lexical leg (``memplusplus.lexical``): by cover density, the authors' OR of
+        question words (disjunctive) or ``websearch_to_tsquery`` of the question; else BM25 over
+        our content stems ``terms``."""
         cfg = self.config
-        if cfg.lexical_ranker == "cover_density":
-            words = authors_query_words(query, cfg.min_term_chars, cfg.max_query_terms)
-            if cfg.conjunctive or not words:
-                return authors_websearch_leg(self._english, self.store, websearch_query(query), scope, cfg.candidates)
-            or_terms = authors_or_terms(query, cfg.min_term_chars, cfg.max_query_terms)
-            return authors_disjunctive_leg(self._english, self.store, or_terms, scope, cfg.candidates)
-        bm25 = self._bm25.scores(self.store, terms)
-        return lexical_leg(self.store, terms, cfg.conjunctive, scope, cfg.candidates, cfg.lexical_ranker, bm25)
+        if cfg.lexical_ranker == "bm25":
+            return self._bm25.leg(self.store, terms, cfg.conjunctive, scope, cfg.candidates)
+        if cfg.conjunctive or not authors_query_words(query, cfg.min_term_chars, cfg.max_query_terms):
+            node = websearch_query(query).root
+        else:
+            node = any_of(authors_or_terms(query, cfg.min_term_chars, cfg.max_query_terms))
+        return self._english.leg(self.store, node, scope, cfg.candidates)
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         """Top-k hits for ``query`` among rows visible at ``as_of``, in rank order."""

@@ -33,13 +33,13 @@ from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from pathlib import Path
 
-from memplusplus.authors_lexical import authors_or_terms, authors_query_words
 from memplusplus.encoder import CachedEncoder
 from memplusplus.english_tsearch import tsvector_positions
 from memplusplus.evidence import RenderedContext, render
 from memplusplus.facade import NUL, MemoryFacade, plan_ingest, without_nul
 from memplusplus.diagnosis import Diagnosis, diagnosis
 from memplusplus.fusion import weighted_rrf
+from memplusplus.lexical import authors_or_terms, authors_query_words
 from memplusplus.memory import MemPPConfig, tag_source
 from memplusplus.pg import schema
 from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery

@@ -24,10 +24,10 @@ import numpy as np
 
 from memplusplus.encoder import CachedEncoder
 from memplusplus.fusion import FusedRow, weighted_rrf
-from memplusplus.legs import BM25Index, tag_leg, vector_leg
+from memplusplus.legs import tag_leg, vector_leg
+from memplusplus.lexical import BM25Index, stem_cover_density_leg
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.plus.dates import date_leg, named_periods
-from memplusplus.plus.lexical import any_term_leg
 from memplusplus.plus.options import PlusOptions
 from memplusplus.plus.packing import pack
 from memplusplus.plus.views import SentenceViews, best_view_leg, clauses
@@ -73,8 +73,10 @@ class PlusMemory(MemPlusPlus):
         if not opt.any_term_lexical:  # the paper's leg; the other levers stay as they are
             if cfg.weight("lexical") > 0:
                 rankings["lexical"] = self.paper_lexical_leg(query, terms, scope)
+        elif opt.lexical_weight > 0 and opt.lexical_ranker == "bm25":
+            rankings["lexical"] = self._bm25.leg(self.store, terms, False, scope, cfg.candidates)
         elif opt.lexical_weight > 0:
-            rankings["lexical"] = any_term_leg(self.store, terms, scope, cfg.candidates, opt.lexical_ranker, self._bm25)
+            rankings["lexical"] = stem_cover_density_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("tag") > 0:
             rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("vector") > 0:

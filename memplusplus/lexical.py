@@ -46,6 +46,14 @@ def authors_or_terms(question: str, min_chars: int, max_terms: int | None) -> li
     return query_lexemes(authors_query_words(question, min_chars, max_terms))
 
 
+def or_lexemes(question: str, conjunctive: bool, min_chars: int, max_terms: int | None) -> list[str] | None:
+    """The authors' OR query's lexemes, or None where they send the whole question through
+    ``websearch_to_tsquery`` instead (the conjunctive leg, or no question word left)."""
+    if conjunctive or not authors_query_words(question, min_chars, max_terms):
+        return None
+    return authors_or_terms(question, min_chars, max_terms)
+
+
 def any_of(terms: Sequence[str]) -> Node | None:
     """The tsquery ``'a' | 'b' | ...`` (None for no term)."""
     node: Node | None = None

@@ -1,24 +1,14 @@
-"""Postgres' ``websearch_to_tsquery('english', question)``, reproduced in Python.
+"""Postgres' ``websearch_to_tsquery('english', question)`` in Python: the authors' conjunctive
+lexical leg sends the whole question through it (AIDAChip-Inc/mem-plus-plus memory/store.py:379).
+Restated from Postgres 18's ``gettoken_query_websearch``, ``makepol``, ``pushval_morph`` and
+``clean_stopword_intree``; checked against a live Postgres in tests/test_websearch_query.py.
 
-The authors' conjunctive lexical leg (AIDAChip-Inc/mem-plus-plus @9196597, memory/store.py:379,
-reached when their OR switch is off or no question word survives, store.py:373-379) sends the whole
-question through this function. What it does, restated in our words from Postgres 18's
-``gettoken_query_websearch``, ``makepol``, ``pushval_morph`` and ``clean_stopword_intree``, and
-checked against a live Postgres in tests/test_websearch_query.py:
-
-- The question is cut into operands and operators. Unquoted text splits at blanks, at the
-  characters ``! & | ( ) <`` (skipped), at ``"`` and after a ``:``; two operands side by side are
-  ANDed. ``"..."`` is one operand up to the next ``"`` (or the end). A ``-`` where an operand is
-  expected negates it (NOT). After an operand, the letters ``or`` (any case) followed by a
-  character that is not a letter, digit, ``-`` or ``_``, and later by something other than blanks,
-  are the OR operator; anywhere else "or" is a word (a stop word).
-- Precedence: NOT binds tightest, then phrase, then AND, then OR; equal operators group from the
-  left ("a b or c d" is ``(a & b) | (c & d)``).
-- Each operand goes through ``to_tsvector('english')``'s parser and dictionaries
-  (``memplusplus.english_tsearch``): its words become a phrase in order (``<->``), a stop word
-  inside leaves a gap (``'cat' <3> 'hat'`` for "cat in the hat"), an operand of stop words only is
-  a placeholder that is then dropped with its operator ("the cats" is ``'cat'``).
-- The query's text form is Postgres' ``tsquery::text`` (``'alic' | 'bob' & 'approv'``).
+- Unquoted text splits at blanks, at ``! & | ( ) <`` (skipped), at ``"`` and after ``:``; operands
+  side by side are ANDed; ``"..."`` is one operand; a ``-`` where an operand is expected is NOT;
+  after an operand, "or" followed by a non-word character and later a non-blank is OR.
+- Precedence NOT > phrase > AND > OR, equal operators grouped from the left.
+- An operand's words (``memplusplus.english_tsearch``) form a phrase; a stop word inside leaves a
+  gap (``'cat' <3> 'hat'``); an operand of stop words only is dropped with its operator.
 """
 
 from __future__ import annotations

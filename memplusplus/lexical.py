@@ -20,6 +20,7 @@ import numpy as np
 
 from memplusplus.english_tsearch import query_lexemes, tsvector_positions
 from memplusplus.store import RowStore
+from memplusplus.text import stems
 from memplusplus.websearch_query import AND, OR, PHRASE, Binary, Lexeme, Node, Not, WebsearchQuery
 
 Positions = Mapping[str, Sequence[int]]
@@ -228,6 +229,21 @@ def stem_cover_density_leg(store: RowStore, terms: Sequence[str], scope: np.ndar
     return ranked_matches(any_of(terms), postings, lambda seq: store.positions_of(seq, wanted), len(store), scope, limit)
 
 
+def bm25_index(corpus: Sequence[Sequence[str]], k1: float, b: float):
+    """A ``bm25s`` index over token lists (an empty one indexed as one empty token)."""
+    import bm25s
+
+    index = bm25s.BM25(k1=k1, b=b)
+    index.index([list(tokens) or [""] for tokens in corpus], show_progress=False)
+    return index
+
+
+def bm25_scores(index, terms: Sequence[str], size: int) -> np.ndarray:
+    """Each indexed document's BM25 score for ``terms`` (0 where none is in the vocabulary)."""
+    known = [term for term in dict.fromkeys(terms) if term in index.vocab_dict]
+    return np.asarray(index.get_scores(known)) if known else np.zeros(size, dtype=np.float32)
+
+
 class BM25Index:
     """BM25 over every stored row's stem stream, rebuilt only when rows were added."""
 
@@ -237,18 +253,10 @@ class BM25Index:
         self._size = -1
 
     def scores(self, store: RowStore, terms: Sequence[str]) -> np.ndarray:
-        """One BM25 score per row (0 for rows sharing no term)."""
-        import bm25s
-
         if self._index is None or self._size != len(store):
-            corpus = [_stem_stream(store.rows[seq].positions) for seq in range(len(store))]
-            index = bm25s.BM25(k1=self.k1, b=self.b)
-            index.index([tokens or [""] for tokens in corpus], show_progress=False)
-            self._index, self._size = index, len(store)
-        known = [term for term in dict.fromkeys(terms) if term in self._index.vocab_dict]
-        if not known:
-            return np.zeros(len(store), dtype=np.float32)
-        return np.asarray(self._index.get_scores(known))
+            corpus = [stems(row.text) for row in store.rows]
+            self._index, self._size = bm25_index(corpus, self.k1, self.b), len(store)
+        return bm25_scores(self._index, terms, len(store))
 
     def leg(self, store: RowStore, terms: Sequence[str], conjunctive: bool, scope: np.ndarray, limit: int) -> list[int]:
         """Rows holding all (conjunctive) or any of ``terms``, by BM25 descending, ties later row first."""
@@ -259,6 +267,3 @@ class BM25Index:
         order = np.lexsort((-matched, -scores))
         return matched[order[:limit]].tolist()
 
-
-def _stem_stream(positions: Positions) -> list[str]:
-    return [term for _, term in sorted((p, t) for t, ps in positions.items() for p in ps)]

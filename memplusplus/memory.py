@@ -133,14 +133,14 @@ class MemPlusPlus(MemoryFacade):
 
     def _select(self, fused: list[FusedRow], scope: np.ndarray, k: int) -> list[Hit]:
         """Top-k by ``memplusplus.topk`` (the recency pool: the C most recently ingested in-scope rows)."""
-        rows = self.store.rows
         pool = [int(seq) for seq in np.flatnonzero(scope)[::-1][: self.config.candidates]]
-        recency = {f.seq: rows[f.seq].recency for f in fused}
-        return [
-            Hit(row.doc_id, row.text, row.date, row.author, f.score, dict(f.leg_ranks), reserve, row.thread, evidence=row.evidence)
-            for f, reserve in select_top_k(fused, pool, recency, k, self.config.recency_reserve)
-            for row in [rows[f.seq]]
-        ]
+        recency = {f.seq: self.store.rows[f.seq].recency for f in fused}
+        chosen = select_top_k(fused, pool, recency, k, self.config.recency_reserve)
+        return [self._hit(f.seq, f.score, f.leg_ranks, reserve) for f, reserve in chosen]
+
+    def _hit(self, seq: int, score: float, leg_ranks: dict[str, int], reserve: bool) -> Hit:
+        row = self.store.rows[seq]
+        return Hit(row.doc_id, row.text, row.date, row.author, score, dict(leg_ranks), reserve, row.thread, evidence=row.evidence)
 
 
 __all__ = ["MemPlusPlus", "MemPPConfig"]

@@ -51,6 +51,12 @@ def stem(word: str) -> str:
     return _stemmer().stemWord(word)
 
 
+def stems(text: str) -> list[str]:
+    """The stems of the content words of ``text``, in order (repeats kept)."""
+    stemmer = _stemmer()
+    return [stemmer.stemWord(word) for word in words(text) if word not in STOP_WORDS]
+
+
 def positional_stems(text: str) -> dict[str, list[int]]:
     """Stem -> 1-based positions of its occurrences; stop words keep their positions but no entry."""
     positions: dict[str, list[int]] = {}

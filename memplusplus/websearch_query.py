@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memplusplus.english_tsearch import POSTGRES_ENGLISH_STOP_WORDS, stem, ts_tokens
+from memplusplus.english_tsearch import tsvector_positions
 
 NOT, AND, OR, PHRASE = "!", "&", "|", "<->"
 # Postgres' operator priorities (tsquery.c, tsearch_op_priority).
@@ -43,8 +43,8 @@ class Binary:
 
 
 @dataclass(frozen=True)
-class _Stop:
-    """A stop-word placeholder, removed before the query is used."""
+class _Stop:  # a stop-word placeholder, removed before the query is used
+    pass
 
 
 Node = Lexeme | Not | Binary
@@ -53,7 +53,7 @@ _STOP = _Stop()
 
 @dataclass(frozen=True)
 class WebsearchQuery:
-    """A parsed question: its tree (None when nothing but stop words is left) and text form."""
+    """A parsed question: its tree (None when only stop words are left) and Postgres' text form."""
 
     root: Node | None
 
@@ -79,7 +79,6 @@ class WebsearchQuery:
         return list(dict.fromkeys(found))
 
 
-# ------------------------------------------------------------------------------------------ parsing
 def _operand_end(text: str, at: int) -> int:
     """Where an unquoted operand starting at ``at`` ends (the tsvector parser in websearch mode)."""
     end = at + 1
@@ -153,16 +152,9 @@ def _tokens(question: str):
 
 
 def _operand_items(text: str) -> list:
-    """Postfix items for one operand, as ``pushval_morph`` pushes them: its words joined by
-    phrase operators of distance 1, a placeholder for each stop word between two words."""
-    words: list[tuple[int, str]] = []
-    for position, token in enumerate(ts_tokens(text), start=1):
-        if token.stemmed:
-            if token.text in POSTGRES_ENGLISH_STOP_WORDS:
-                continue
-            words.append((position, stem(token.text)))
-        else:
-            words.append((position, token.text))
+    """One operand's postfix items (``pushval_morph``): words joined by distance-1 phrase operators,
+    a placeholder for each stop word between two words."""
+    words = sorted((position, lexeme) for lexeme, positions in tsvector_positions(text).items() for position in positions)
     if not words:
         return [_STOP]
     items: list = []
@@ -221,8 +213,8 @@ def _tree(items: list):
 
 
 def _without_stops(node) -> tuple[Node | None, int, int]:
-    """Drop stop placeholders; a phrase losing an operand passes its distance on to the nearest
-    phrase operator on that side (``clean_stopword_intree``). Returns (node, ladd, radd)."""
+    """Drop stop placeholders, a phrase losing an operand passing its distance on to the nearest
+    phrase operator on that side (``clean_stopword_intree``); (node, ladd, radd)."""
     if isinstance(node, _Stop):
         return None, 0, 0
     if isinstance(node, Lexeme):
@@ -246,22 +238,17 @@ def _without_stops(node) -> tuple[Node | None, int, int]:
     return Binary(node.op, left, right), 0, 0
 
 
-def _has_stop(items: list) -> bool:
-    return any(item is _STOP for item in items)
-
-
 def websearch_query(question: str) -> WebsearchQuery:
     """``websearch_to_tsquery('english', question)``."""
     items = _postfix(question)
     if not items:
         return WebsearchQuery(None)
     root = _tree(items)
-    if _has_stop(items):
+    if any(item is _STOP for item in items):
         root, _, _ = _without_stops(root)
     return WebsearchQuery(root)
 
 
-# ------------------------------------------------------------------------------------------ text form
 def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 

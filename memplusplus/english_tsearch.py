@@ -145,29 +145,23 @@ def ts_tokens(text: str) -> list[TsToken]:
     return tokens
 
 
+def _lexeme(text: str, stemmed: bool) -> str | None:
+    """A token's lexeme: a word's stem (None for a stop word), anything else as it is."""
+    if not stemmed:
+        return text
+    return None if text in POSTGRES_ENGLISH_STOP_WORDS else stem(text)
+
+
 def tsvector_positions(text: str) -> dict[str, list[int]]:
     """Lexeme -> 1-based positions, as ``to_tsvector('english', text)`` gives them."""
     positions: dict[str, list[int]] = {}
     for position, token in enumerate(ts_tokens(text), start=1):
-        if token.stemmed:
-            if token.text in POSTGRES_ENGLISH_STOP_WORDS:
-                continue
-            lexeme = stem(token.text)
-        else:
-            lexeme = token.text
-        positions.setdefault(lexeme, []).append(position)
+        lexeme = _lexeme(token.text, token.stemmed)
+        if lexeme is not None:
+            positions.setdefault(lexeme, []).append(position)
     return positions
 
 
 def query_lexemes(words: list[str]) -> list[str]:
-    """What ``to_tsquery('english', 'w1 | w2 | ...')`` keeps of single ASCII words or numbers:
-    each word's stem (stop words dropped), numbers and letter-digit mixes as they are; distinct."""
-    kept: list[str] = []
-    for word in words:
-        if word.isalpha():
-            if word in POSTGRES_ENGLISH_STOP_WORDS:
-                continue
-            kept.append(stem(word))
-        else:
-            kept.append(word)
-    return list(dict.fromkeys(kept))
+    """What ``to_tsquery('english', 'w1 | w2 | ...')`` keeps of single ASCII words or numbers, distinct."""
+    return [lexeme for lexeme in dict.fromkeys(_lexeme(word, word.isalpha()) for word in words) if lexeme is not None]

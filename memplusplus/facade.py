@@ -41,9 +41,7 @@ class IngestPlan:
     aliases: list[tuple[str, str]] = field(default_factory=list)
 
 
-def plan_ingest(
-    docs: Sequence[Document], dedup: bool, active_repeat: Callable[[Document], str | None]
-) -> IngestPlan:
+def plan_ingest(docs: Sequence[Document], dedup: bool, active_repeat: Callable[[Document], str | None]) -> IngestPlan:
     """With ``dedup``, a repeat of an active row (``active_repeat``) or of an earlier document of the
     batch by the same author becomes an alias; empty texts add nothing; the rest get rows."""
     docs = [storable(doc) for doc in docs]  # the same text in both backends, refused before any row

@@ -14,9 +14,7 @@ class FusedRow:
     leg_ranks: dict[str, int] = field(default_factory=dict)
 
 
-def weighted_rrf(
-    rankings: Mapping[str, Sequence[int]], weights: Mapping[str, float], gamma: float
-) -> list[FusedRow]:
+def weighted_rrf(rankings: Mapping[str, Sequence[int]], weights: Mapping[str, float], gamma: float) -> list[FusedRow]:
     fused: dict[int, FusedRow] = {}
     for leg, ranking in rankings.items():
         weight = weights[leg]

@@ -59,7 +59,7 @@ def read_api_key(env: str | None, what: str, hint: str = "") -> str:
 
 
 class MissingAPIKey(RuntimeError):
-    pass
+    """A real request needs an API key whose environment variable is unset or empty."""
 
 
 def redact(text: str, secrets: set[str]) -> str:

@@ -77,7 +77,7 @@ class MemoryFacade:
         self._open()
 
     def _open(self) -> None:
-        pass
+        """Set up the backend's own storage (the last step of ``__init__``)."""
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         raise NotImplementedError

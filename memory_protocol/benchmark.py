@@ -21,12 +21,8 @@ class RubricFacet:
 
 @dataclass(frozen=True)
 class Question:
-    """A question asked of an episode's corpus.
-
-    ``as_of`` restricts the memory to rows dated up to the end of that day (None: no filter).
-    ``evidence_ids`` are document ids of the gold evidence; ``meta`` holds dataset extras such as
-    LongMemEval's gold session ids (``evidence_sessions``) or the abstention flag.
-    """
+    """``as_of``: the memory sees rows dated up to the end of that day (None: all). ``evidence_ids``:
+    the gold documents; ``meta``: dataset extras (LongMemEval's ``evidence_sessions``, abstention)."""
 
     qid: str
     text: str

@@ -6,29 +6,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-# Who the ``author`` field names: the document's author (an artefact's writer, a library caller's
-# ``author=``) or only the speaker of a conversational turn (LoCoMo speakers, LongMemEval roles).
-# The paper (§3.2) makes an author a tag only where the source names one as an author, so the
-# tag leg's source (MemPPConfig.tags) can tell the two apart.
+# Who ``author`` names: a document's author, or only a conversational turn's speaker; the paper
+# (§3.2) makes a tag only of a name the source gives as an author (MemPPConfig.tags).
 AuthorRole = Literal["author", "speaker"]
 AUTHOR_ROLES: tuple[str, ...] = ("author", "speaker")
 
-# How a row is shown in the evidence (paper §3.4, Appendix B): "header" puts a date + author
-# header above the text; "as_stored" shows the text as stored (a conversational turn already
-# leads with its date and speaker) preceded only by its rank number.
+# How a row is shown (paper §3.4, Appendix B): under a date + author header, or as stored behind
+# its rank number (a conversational turn already leads with its date and speaker).
 EvidenceStyle = Literal["header", "as_stored"]
 EVIDENCE_STYLES: tuple[str, ...] = ("header", "as_stored")
 
 
 @dataclass(frozen=True)
 class Document:
-    """One artefact, turn or session, stored whole.
-
-    ``date`` is the moment the benchmark says the document came into being (naive datetime);
-    ``thread`` groups versions and replies (an event id, a session id). ``author`` is shown in
-    the evidence; ``author_role`` says whether the source names it as an author or a speaker
-    (which decides whether the tag leg may index it); ``evidence`` is the row's evidence style.
-    """
+    """One artefact, turn or session, stored whole; ``date`` is naive, ``thread`` groups versions
+    and replies (an event, a session)."""
 
     doc_id: str
     text: str
@@ -48,13 +40,8 @@ class Document:
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved document with everything needed to explain why it was returned.
-
-    ``leg_ranks`` maps a leg name ("lexical", "tag", "vector") to the 0-based rank the row held
-    in that leg; a leg that did not return the row is absent. ``reserve`` marks rows that entered
-    through the recency reserve rather than by fused score. ``evidence`` is the style the row
-    is shown in (see ``EvidenceStyle``).
-    """
+    """A retrieved document: its 0-based rank in each leg that returned it, whether it entered
+    through the recency reserve; a chunk lists its documents in ``sources`` (id, offset)."""
 
     doc_id: str
     text: str
@@ -69,5 +56,4 @@ class Hit:
 
     @property
     def source_ids(self) -> tuple[str, ...]:
-        """The document ids this hit carries: its sources, or its own id."""
         return tuple(doc_id for doc_id, _ in self.sources) if self.sources else (self.doc_id,)

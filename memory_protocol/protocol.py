@@ -1,7 +1,4 @@
-"""The interface every memory system in the harness offers (Mem++ and the baselines).
-
-Evidence is rendered apart, by ``memplusplus.evidence.render``, the same way for every system.
-"""
+"""The interface every memory system offers; evidence is rendered apart (``memplusplus.evidence``)."""
 
 from __future__ import annotations
 

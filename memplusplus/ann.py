@@ -1,47 +1,24 @@
-"""Optional approximate vector leg for very large stores (faiss HNSW or IVF); off by default.
+"""Opt-in approximate vector leg for very large stores (faiss HNSW or IVF, inner product).
 
-Exact search over every in-scope row is the paper's behaviour and the default (``ann="none"``).
-With ``ann="hnsw"`` (faiss ``IndexHNSWFlat``) or ``ann="ivf"`` (``IndexIVFFlat``), both by inner
-product on the stored unit vectors, the vector leg asks the index for its C best rows instead,
-whenever at least ``ann_min_rows`` rows are in scope (smaller scopes stay exact: scanning them
-costs little and a graph filtered down to a few rows finds them badly).
-
-- The as-of scope and the archived state are applied inside the index search as an ID filter
-  (a bitmap of the scope mask through faiss ``SearchParameters.sel``), so a row outside the scope
-  never comes back, exactly as in the exact leg.
-- HNSW widens its search (``efSearch``) by the inverse of the in-scope share, up to 16 times,
-  since a filtered graph walk only keeps the in-scope rows it meets.
-- The rows the index returns are rescored exactly (the same dot product as the exact leg) and
-  ordered by it, equal similarity later ingest first. If the index returns fewer rows than the
-  scope holds and the leg asks for, the leg falls back to the exact scan for that question.
-- The index is filled lazily: the first search after rows were added copies the new rows in
-  (HNSW inserts them; IVF trains its centroids on the rows present at its first search and only
-  assigns later rows). The index keeps its own copy of the vectors.
+Exact search is the paper's behaviour and the default (``ann="none"``). With hnsw or ivf the vector
+leg asks the index for its C best rows whenever at least ``ann_min_rows`` rows are in scope (a graph
+filtered down to a few rows finds them badly). The as-of scope is applied inside the search as an
+ID bitmap, so no out-of-scope row comes back; HNSW widens ``efSearch`` by the inverse of the
+in-scope share (at most 16x); the rows found are rescored exactly, and when fewer come back than the
+scope holds and the leg asks for, the leg scans exactly. The index is filled lazily at each search
+(IVF trains on the rows present at its first search) and keeps its own copy of the vectors.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from memplusplus.settings import MemPPConfig
+from memplusplus.settings import MemPPConfig
 
-ANN_KINDS: tuple[str, ...] = ("none", "hnsw", "ivf")
 _EF_WIDENING_CAP = 16
-
-
-def check_ann(config: MemPPConfig) -> None:
-    """Raise ``ValueError`` on ANN settings faiss could not use."""
-    if config.ann not in ANN_KINDS:
-        raise ValueError(f"unknown ann {config.ann!r}; expected one of {list(ANN_KINDS)}")
-    if config.ann_min_rows < 0 or (config.ann_nlist is not None and config.ann_nlist < 1):
-        raise ValueError("ann_min_rows must be >= 0 and ann_nlist >= 1 (or None: sqrt(rows))")
-    if min(config.ann_m, config.ann_ef_construction, config.ann_ef_search, config.ann_nprobe) < 1:
-        raise ValueError("ann_m, ann_ef_construction, ann_ef_search and ann_nprobe must be >= 1")
-
 
 ANN_FIELDS: tuple[str, ...] = (
     "ann", "ann_min_rows", "ann_m", "ann_ef_construction", "ann_ef_search", "ann_nlist", "ann_nprobe",

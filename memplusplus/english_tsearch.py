@@ -1,35 +1,20 @@
-"""Postgres' ``to_tsvector('english', text)``, reproduced in Python for the authors' lexical legs.
+"""Postgres' ``to_tsvector('english', text)`` in Python, the lexemes of the authors' lexical legs
+(AIDAChip-Inc/mem-plus-plus memory/store.py: ``_TS_CONFIG = "english"``), checked against a live
+Postgres in tests/test_postgres_lexical.py.
 
-The authors' implementation indexes each memory with Postgres' English text-search configuration
-(AIDAChip-Inc/mem-plus-plus, memory/store.py: ``_TS_CONFIG = "english"``, ``to_tsvector`` in
-``_populate_search_fields``). Both our lexical legs (disjunctive on LoCoMo, conjunctive through
-``websearch_to_tsquery`` elsewhere) match the same lexemes, so the in-process backend needs
-Postgres' tokens without a server; ``memplusplus.websearch_query`` runs a question's words through
-the same parser. What is reproduced here, checked
-against a real Postgres in tests/test_english_tsearch.py:
+- Postgres' default parser: tags, entities, protocols and blanks take no position; every other
+  token does, stop words included (dropped afterwards, their position kept).
+- Words (letters only) are lower-cased and Snowball-stemmed as Postgres 18's older Snowball does:
+  nltk's English stemmer (``memplusplus.snowball_english``) is closer than PyStemmer 3 and differs
+  on 3 of the 16,225 distinct words of the three benchmarks ("added", "adding": corrected in
+  ``stem``; "realization": left as is).
+- A hyphenated word whose parts all hold a letter gives the compound, then each part.
+- Everything else stays whole, lower-cased and unstemmed: letter-digit mixes, e-mails, URLs (and
+  their host and path), hosts, paths, versions, floats, signed numbers ("2023-05-15" is '2023',
+  '-05', '-15').
 
-- Postgres' default parser splits text into typed tokens. Markup tags (``<b>``), entities
-  (``&amp;``), protocols (``https://``) and blanks take no position; every other token takes the
-  next position, stop words included.
-- Words (letters only) are lower-cased, dropped if on Postgres' English stop list (their position
-  stays taken) and reduced to their Snowball English stem ("internal" -> 'intern'). Postgres 18
-  ships an older Snowball than PyStemmer 3 (whose English stemmer keeps "internal", "organize"
-  -> 'organiz', "biologists" -> 'biolog'); nltk's Snowball English stemmer is the closer one: on the
-  16,225 distinct words of LoCoMo, OrgMemBench and three LongMemEval histories it differs from
-  Postgres' ``english_stem`` on 3 ("added", "adding": nltk 'ad', Postgres 'add', corrected in
-  ``stem``; "realization": nltk 'realize', Postgres 'realiz', left as is). Its stems are computed
-  by ``memplusplus.snowball_english`` (equal to nltk's on every word of the three benchmarks),
-  which spares a run the import of nltk and scipy.stats.
-- A hyphenated word whose every part holds a letter is one compound token followed by each of its
-  parts ("self-driving" -> 'self-driv', 'self', 'drive'); a part that is a bare number ends it.
-- Everything else is kept whole, lower-cased and unstemmed: words mixing letters and digits
-  ('3rd', 'k8s'), e-mail addresses, URLs (also as their host and path), host names
-  ('helix.example.com'), paths and dotted abbreviations ('a/b.txt', 'e.g'), versions ('1.2.3'),
-  floats ('3.14'), numbers, and numbers with a sign: a date "2023-05-15" is '2023', '-05', '-15'.
-
-Known gaps (rare in conversational text): Postgres' parser has more states than this one (for
-example '+.5' or dots before a word), and a non-ASCII digit or symbol ('²', '½') is treated as a
-blank. On the 5,882 distinct LoCoMo turns the lexemes and positions equal Postgres 18's on all.
+Known gaps: Postgres' parser has more states ('+.5', dots before a word) and a non-ASCII digit or
+symbol ('²') is a blank here. On the 5,882 distinct LoCoMo turns the lexemes equal Postgres 18's.
 """
 
 from __future__ import annotations
@@ -40,8 +25,7 @@ from functools import lru_cache
 
 from memplusplus.snowball_english import stem as snowball_stem
 
-# Postgres' English stop list (share/tsearch_data/english.stop, 127 words; the Snowball English
-# list), as data: a stop word takes a position but yields no lexeme.
+# Postgres' English stop list (share/tsearch_data/english.stop, 127 words).
 POSTGRES_ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
     """
     i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she
@@ -84,7 +68,7 @@ _SIGN_AFTER_COMPOUND = re.compile(r"-(?=\d)")
 
 @dataclass(frozen=True)
 class TsToken:
-    """One token of Postgres' parser: its text (lower-cased) and whether it is a stemmed word."""
+    """One token of Postgres' parser: its lower-cased text and whether it is a stemmed word."""
 
     text: str
     stemmed: bool
@@ -95,11 +79,8 @@ _SHORT_DOUBLED = re.compile(r"^([aeiouy])([b-df-hj-np-tv-z])\2(?:ed|ing)$")
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    """A lower-case word's Snowball English stem, as Postgres' ``english_stem`` gives it.
-
-    One correction to nltk: a vowel-initial three-letter stem ending in a doubled consonant keeps
-    it when -ed/-ing goes ("added", "adding" -> 'add', as Postgres stems them; nltk gives 'ad').
-    The stems are nltk's, computed by ``memplusplus.snowball_english`` without importing nltk."""
+    """Postgres' ``english_stem``: nltk's Snowball stem, except that a vowel-initial three-letter stem
+    keeps its doubled consonant when -ed/-ing goes ("added" -> 'add'; nltk gives 'ad')."""
     doubled = _SHORT_DOUBLED.match(word)
     if doubled:
         return word[:3]
@@ -114,8 +95,7 @@ def _blank_other_word_chars(text: str) -> str:
 
 
 def _compound(token: str) -> list[TsToken]:
-    """A hyphenated word: the compound, then each part, as Postgres lists them; a part that is a
-    bare number (and every part after it) is not part of the compound."""
+    """A hyphenated word: the compound, then each part; a bare-number part ends the compound."""
     parts = token.split("-")
     kept: list[str] = []
     for part in parts:
@@ -165,29 +145,23 @@ def ts_tokens(text: str) -> list[TsToken]:
     return tokens
 
 
+def _lexeme(text: str, stemmed: bool) -> str | None:
+    """A token's lexeme: a word's stem (None for a stop word), anything else as it is."""
+    if not stemmed:
+        return text
+    return None if text in POSTGRES_ENGLISH_STOP_WORDS else stem(text)
+
+
 def tsvector_positions(text: str) -> dict[str, list[int]]:
     """Lexeme -> 1-based positions, as ``to_tsvector('english', text)`` gives them."""
     positions: dict[str, list[int]] = {}
     for position, token in enumerate(ts_tokens(text), start=1):
-        if token.stemmed:
-            if token.text in POSTGRES_ENGLISH_STOP_WORDS:
-                continue
-            lexeme = stem(token.text)
-        else:
-            lexeme = token.text
-        positions.setdefault(lexeme, []).append(position)
+        lexeme = _lexeme(token.text, token.stemmed)
+        if lexeme is not None:
+            positions.setdefault(lexeme, []).append(position)
     return positions
 
 
 def query_lexemes(words: list[str]) -> list[str]:
-    """What ``to_tsquery('english', 'w1 | w2 | ...')`` keeps of single ASCII words or numbers:
-    each word's stem (stop words dropped), numbers and letter-digit mixes as they are; distinct."""
-    kept: list[str] = []
-    for word in words:
-        if word.isalpha():
-            if word in POSTGRES_ENGLISH_STOP_WORDS:
-                continue
-            kept.append(stem(word))
-        else:
-            kept.append(word)
-    return list(dict.fromkeys(kept))
+    """What ``to_tsquery('english', 'w1 | w2 | ...')`` keeps of single ASCII words or numbers, distinct."""
+    return [lexeme for lexeme in dict.fromkeys(_lexeme(word, word.isalpha()) for word in words) if lexeme is not None]

@@ -13,16 +13,13 @@ from datetime import datetime
 from memory_protocol.documents import Hit
 
 BLOCK_SEPARATOR = "\n\n"
-# What a header shows when the source passes no author. OrgMemBench's own runner passes no
-# author (its corpus loader sets Artifact.author=None and its answerer shows no header), so the
-# exact placeholder the paper's Appendix B shows is not determinable from the benchmark's code;
-# "unknown" is the fallback the authors' code uses for a missing contributor name.
+# A header's author when the source passes none (OrgMemBench's runner passes none, so the paper's
+# Appendix B placeholder is not determinable): the authors' code's fallback for a missing name.
 NO_AUTHOR = "unknown"
 
 
 @dataclass(frozen=True)
 class RenderedContext:
-    """The full rendered evidence, where each hit's block starts, and the budgeted prefix."""
 
     full_text: str
     block_starts: dict[str, int]
@@ -43,10 +40,7 @@ def format_date(value: datetime | None) -> str:
 
 
 def header(hit: Hit, placeholder: str | None = None) -> str:
-    """``[date] author`` for a stored row; nothing for a chunk, whose text carries its own headers.
-
-    A row without an author shows ``placeholder`` in the author's place (nothing when None).
-    """
+    """``[date] author`` for a stored row (``placeholder`` for no author); nothing for a chunk."""
     if hit.sources:
         return ""
     shown = hit.author or placeholder
@@ -55,13 +49,8 @@ def header(hit: Hit, placeholder: str | None = None) -> str:
 
 
 def block(hit: Hit, rank: int) -> str:
-    """One hit's evidence block; ``rank`` is its 1-based position in the ranking.
-
-    "header" rows: the ``[date] author`` header, then the text (paper §3.4, Appendix B).
-    "as_stored" rows (conversational turns whose text already leads with ``[date] speaker:``):
-    the text as stored, preceded only by the rank number. Chunks: their text as is.
-    The rank-number form ``N. `` is our choice; the paper does not spell its characters.
-    """
+    """One hit's block at 1-based ``rank``: header and text (paper §3.4, Appendix B), ``N. `` and the
+    stored text for "as_stored" turns (the paper does not spell the number's form), a chunk as is."""
     if hit.sources:
         return hit.text
     if hit.evidence == "as_stored":
@@ -70,9 +59,7 @@ def block(hit: Hit, rank: int) -> str:
 
 
 def render(hits: Sequence[Hit], budget: int | None = None) -> RenderedContext:
-    """Join hits' blocks in rank order; ``budget`` is a plain prefix cut in characters, as the
-    answerer reads. ``block_starts`` maps each document id to where its block starts (for a
-    chunk, where the document's own text starts inside the chunk)."""
+    """Hits' blocks in rank order, where each document starts, and ``budget``, a prefix cut in characters."""
     parts: list[str] = []
     starts: dict[str, int] = {}
     offset = 0

@@ -1,4 +1,5 @@
-"""What both Mem++ backends (in process and Postgres) share: settings, encoder, clock and ``add``."""
+"""What both Mem++ backends (in process and Postgres) share: settings, encoder, clock, ``add`` and
+the ingest plan (empty texts, exact repeats, NUL characters)."""
 
 from __future__ import annotations
 
@@ -15,16 +16,13 @@ NUL = "\x00"
 
 
 def without_nul(text: str) -> str:
-    """``text`` as both backends store and rank it: without NUL characters, which Postgres text
-    cannot hold. Dropped, not replaced: MiniLM's tokenizer drops them too (the vector leg is
-    unchanged), no parser has to agree on a stand-in, and text decoded from UTF-16 by mistake
-    ("b\x00u\x00d\x00") reads as its words again."""
+    """``text`` without NUL (Postgres text holds none); dropped, not replaced: MiniLM drops them too,
+    and text decoded from UTF-16 by mistake reads as its words again."""
     return text.replace(NUL, "") if NUL in text else text
 
 
 def storable(doc: Document) -> Document:
-    """``doc`` without NUL in its text, author and thread; an id holding NUL is refused
-    (an id is matched against gold evidence, so it is never altered)."""
+    """``doc`` without NUL in text, author and thread; a NUL id is refused (ids match gold evidence)."""
     if NUL in doc.doc_id:
         raise ValueError(f"document id {doc.doc_id!r} holds a NUL character; ids must be plain text")
     fields = {"text": doc.text, "author": doc.author, "thread": doc.thread}
@@ -35,21 +33,17 @@ def storable(doc: Document) -> Document:
 
 @dataclass
 class IngestPlan:
-    """What a batch of documents does to a memory: each document's row id (``None`` for an empty
-    text), the documents that get a new row (with their position in the batch) and the repeats,
-    recorded as aliases ``(doc_id, id of the row it repeats)``."""
+    """Each document's row id (None: empty text), the new rows (batch position, document) and the
+    repeats as aliases (doc_id, the row it repeats)."""
 
     row_ids: list[str | None]
     new_rows: list[tuple[int, Document]] = field(default_factory=list)
     aliases: list[tuple[str, str]] = field(default_factory=list)
 
 
-def plan_ingest(
-    docs: Sequence[Document], dedup: bool, active_repeat: Callable[[Document], str | None]
-) -> IngestPlan:
-    """Split a batch (each document ``storable``): empty texts add nothing; with ``dedup``, a document repeating an active row
-    (``active_repeat`` gives that row's id) or an earlier document of the batch by the same author
-    with the same text becomes an alias; every other document gets a row."""
+def plan_ingest(docs: Sequence[Document], dedup: bool, active_repeat: Callable[[Document], str | None]) -> IngestPlan:
+    """With ``dedup``, a repeat of an active row (``active_repeat``) or of an earlier document of the
+    batch by the same author becomes an alias; empty texts add nothing; the rest get rows."""
     docs = [storable(doc) for doc in docs]  # the same text in both backends, refused before any row
     plan = IngestPlan([None] * len(docs))
     earlier: dict[tuple[str | None, str], str] = {}
@@ -68,7 +62,6 @@ def plan_ingest(
 
 
 class MemoryFacade:
-    """A backend's common part; a subclass stores rows (``ingest``) and counts them (``_stored_ids``)."""
 
     name = "mempp"
 
@@ -84,26 +77,16 @@ class MemoryFacade:
         self._open()
 
     def _open(self) -> None:
-        """Set up the backend's own storage; the last step of ``__init__`` (a subclass may do it after)."""
+        """Set up the backend's own storage (the last step of ``__init__``)."""
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         raise NotImplementedError
 
     def _stored_ids(self) -> int:
-        """How many document ids the memory holds (rows plus aliases of repeated texts)."""
         raise NotImplementedError
 
-    def add(
-        self,
-        text: str,
-        author: str | None = None,
-        date: datetime | None = None,
-        doc_id: str | None = None,
-        thread: str | None = None,
-    ) -> str | None:
-        """Store one document; returns the id of the row holding it, or None for empty text.
-
-        ``author`` is taken as the document's author (so, with ``tags="author"``, a tag).
-        """
+    def add(self, text: str, author: str | None = None, date: datetime | None = None, doc_id: str | None = None,
+            thread: str | None = None) -> str | None:
+        """Store one document (``author`` as its author); the id of the row holding it, None for empty text."""
         auto_id = f"row-{self._stored_ids()}"
         return self.ingest([Document(doc_id or auto_id, text, author, date, thread)])[0]

@@ -1,16 +1,11 @@
 """Fact-index ablation (paper Table 4, "w/ fact index"): the legs index LLM-extracted fact cards,
-the answerer still reads the documents they came from.
+the answerer reads the documents they came from.
 
-Write: one model call per document extracts its facts; each fact becomes a row with the
-document's date, author and thread. A document whose call fails or yields no fact is indexed by
-its own text as a single card (our choice, so a failed call loses nothing).
-
-Read: Mem++'s legs rank the cards and RRF fuses them; each card is mapped back to its source
-document(s), keeping a document's best rank, so the documents come in fused order. Mem++'s top-k
-rule then runs over documents, not cards: k - reserve documents by fused rank, then the reserve's
-latest-dated remaining matched documents, then a fill from the most recently ingested in-scope
-documents. (Asking Mem++ for more cards than k would put its recency reserve among the last
-cards, where it never reaches the k documents.)
+Write: one call per document extracts its facts, each a row with the document's date, author and
+thread; a failed call or no fact indexes the document's own text as one card (our choice). Read:
+cards are ranked and fused as in Mem++, mapped to their documents (best rank kept), and Mem++'s
+top-k rule runs over documents, not cards (asking for more than k cards would put the recency
+reserve among the last cards, where it never reaches the k documents).
 """
 
 from __future__ import annotations
@@ -104,10 +99,8 @@ class FactIndexMemPP(MemPlusPlus):
 
 
 def _dated_by(doc: Document, as_of: date | datetime) -> bool:
-    """A card deduplicated into an earlier document's row may name a later document as a source;
-    the as-of scope holds for the documents returned too."""
+    """The as-of scope on a returned document (a deduplicated card may name a later one)."""
     return in_scope(doc.date, end_of_day(as_of))
-
 
 
 __all__ = ["FactIndexMemPP"]

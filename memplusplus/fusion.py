@@ -1,8 +1,5 @@
-"""Weighted reciprocal-rank fusion (RRF) of the per-leg rankings.
-
-RRF(r) = sum over legs l of w_l / (gamma + rank_l(r)), with rank 0-based; a leg that did not
-return r contributes nothing. Equal fused scores put the later-ingested row first.
-"""
+"""Weighted reciprocal-rank fusion: RRF(r) = sum over legs of w_l / (gamma + rank_l(r)), rank
+0-based; equal fused scores put the later-ingested row first."""
 
 from __future__ import annotations
 
@@ -17,10 +14,7 @@ class FusedRow:
     leg_ranks: dict[str, int] = field(default_factory=dict)
 
 
-def weighted_rrf(
-    rankings: Mapping[str, Sequence[int]], weights: Mapping[str, float], gamma: float
-) -> list[FusedRow]:
-    """Fuse rankings of row sequence numbers; returns rows by descending score."""
+def weighted_rrf(rankings: Mapping[str, Sequence[int]], weights: Mapping[str, float], gamma: float) -> list[FusedRow]:
     fused: dict[int, FusedRow] = {}
     for leg, ranking in rankings.items():
         weight = weights[leg]

@@ -1,27 +1,18 @@
 """Mem^g++ (paper §3.5, Appendix): Mem++ plus an entity-relation graph built at write time.
 
-Write: each unit (one document; on conversational sets, ten consecutive speaker turns) costs two
-model calls: one names its entities, one states the relations between them as (subject, relation,
-object) triples. The triples go into an in-process networkx graph whose edges remember the
-documents they came from and the latest of those documents' dates; every new entity name is
-embedded with the run's encoder (Mem0^g stores an embedding on each node).
+Write: each unit (a document; on conversational sets ten consecutive speaker turns) costs two model
+calls, its entities then its (subject, relation, object) triples, kept in a networkx graph whose
+edges remember their documents and latest date; new entity names are embedded (as Mem0^g's nodes).
 
-Read, as Mem0^g (the graph memory the paper says Mem^g++ adopts; arXiv 2504.19413 §2.2, and
-mem0ai/mem0 mem0/memory/graph_memory.py ``MemoryGraph.search`` / ``_search_graph_db``): one call
-names the question's entities; each is embedded and matched to every graph entity whose cosine
-with it, rounded to 4 places, is >= 0.7 (``self.threshold = 0.7``); the relations one hop from a
-matched entity, outgoing and incoming, are the candidates; they are ranked by BM25 against the
-question and the top five are appended after the fused rows as chunk-like hits
-("subject — relation — object", sources = their documents). The same relation stated in several
-units is one candidate (Mem0^g merges it into the edge it has), so the five are distinct. As in the paper no as-of filter
-applies to triples unless ``graph_as_of`` is set.
+Read, as Mem0^g (arXiv 2504.19413 §2.2; mem0ai/mem0 mem0/memory/graph_memory.py ``search``): one call
+names the question's entities; each matches every graph entity whose cosine, rounded to 4 places,
+is >= 0.7; the relations one hop from a match, either direction, are the candidates, a relation
+stated in several units being one (Mem0^g MERGEs it); the top five by BM25 against the question
+follow the fused rows as chunk-like hits. No as-of filter applies to triples unless ``graph_as_of``.
 
-Our choices where Mem0^g's code is no guide: BM25 (bm25s, Lucene idf, k1 = 1.5, b = 0.75, the
-defaults of the rank_bm25 class mem0 uses) reads stemmed content words of "subject relation
-object" and of the question (mem0 splits the question on spaces and takes each triple's three
-names as whole tokens); ties go to the better-matched entity, then the older relation.
-
-The graph is not stored apart: it is rebuilt from the cached model calls (a replay costs none).
+Our choices where Mem0^g is no guide: BM25 (bm25s, k1 = 1.5, b = 0.75, rank_bm25's defaults) over
+stemmed content words of "subject relation object" and of the question; ties go to the better
+matched entity, then the older relation. The graph is rebuilt from the cached model calls.
 """
 
 from __future__ import annotations
@@ -36,7 +27,8 @@ import numpy as np
 from memplusplus.llm import Complete, ask_json
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.scope import end_of_day
-from memplusplus.text import STOP_WORDS, content_terms, stem, words
+from memplusplus.lexical import bm25_index, bm25_scores
+from memplusplus.text import content_terms, stems
 from memory_protocol.documents import Document, Hit
 
 MAX_TRIPLES = 5
@@ -57,20 +49,9 @@ QUESTION_PROMPT = (
     'specific things). Reply with JSON only: {"entities": ["..."]}.'
 )
 ENTITY_SCHEMA = {"type": "object", "properties": {"entities": {"type": "array", "items": {"type": "string"}}}, "required": ["entities"]}
-TRIPLE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "triples": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {k: {"type": "string"} for k in ("subject", "relation", "object")},
-                "required": ["subject", "relation", "object"],
-            },
-        }
-    },
-    "required": ["triples"],
-}
+_TRIPLE = {"type": "object", "properties": {k: {"type": "string"} for k in ("subject", "relation", "object")},
+           "required": ["subject", "relation", "object"]}
+TRIPLE_SCHEMA = {"type": "object", "properties": {"triples": {"type": "array", "items": _TRIPLE}}, "required": ["triples"]}
 
 
 @dataclass(frozen=True)
@@ -89,23 +70,6 @@ class Triple:
 
 def _key(name: str) -> str:
     return " ".join(name.lower().split())
-
-
-def _stems(text: str) -> list[str]:
-    """The stemmed content words of ``text`` in order (the lexical leg's words and stop words)."""
-    return [stem(word) for word in words(text) if word not in STOP_WORDS]
-
-
-def bm25_scores(documents: list[list[str]], query: list[str]) -> np.ndarray:
-    """BM25 of each token list in ``documents`` (the corpus is these alone) against ``query``."""
-    import bm25s
-
-    index = bm25s.BM25(k1=BM25_K1, b=BM25_B)
-    index.index([tokens or [""] for tokens in documents], show_progress=False)
-    known = [term for term in dict.fromkeys(query) if term in index.vocab_dict]
-    if not known:
-        return np.zeros(len(documents), dtype=np.float32)
-    return np.asarray(index.get_scores(known), dtype=np.float32)
 
 
 def units(documents: list[Document], chunk_turns: int) -> list[list[Document]]:
@@ -134,11 +98,8 @@ def _strings(value: object, field: str) -> list[str]:
 
 
 def merge_repeats(candidates: Iterable[tuple[float, Triple]]) -> list[tuple[float, Triple]]:
-    """One candidate per distinct (subject, relation, object), compared without case or extra
-    spaces: Mem0^g merges a relation stated again into the edge it has (its graph writes MERGE), so
-    the same fact from several documents is one relation there, not several. The merged triple keeps
-    the first wording and position, every source document and the latest date; its similarity is
-    the best of the repeats."""
+    """One candidate per (subject, relation, object) up to case and spaces, as Mem0^g MERGEs a
+    repeated relation: the first wording and position, every source, the latest date, the best similarity."""
     merged: dict[tuple[str, str, str], tuple[float, Triple]] = {}
     for similarity, triple in sorted(candidates, key=lambda item: item[1].order):
         key = (_key(triple.subject), _key(triple.relation), _key(triple.obj))
@@ -153,7 +114,6 @@ def merge_repeats(candidates: Iterable[tuple[float, Triple]]) -> list[tuple[floa
 
 
 class GraphMemPP(MemPlusPlus):
-    """Mem++ whose retrieval is followed by at most five graph triples (see the module docstring)."""
 
     name = "mempp_g"
 
@@ -209,8 +169,7 @@ class GraphMemPP(MemPlusPlus):
             self.graph.add_edge(_key(subject), _key(obj), triple=triple)
 
     def matched_entities(self, names: list[str]) -> dict[str, float]:
-        """Graph entities whose cosine with any of ``names`` (rounded to 4 places) is >= 0.7, each
-        with its best similarity."""
+        """Graph entities whose best cosine with ``names``, rounded to 4 places, is >= 0.7."""
         if not names or not self.entity_names:
             return {}
         sims = _unit_rows(self.encoder.encode(names)) @ self.entity_vectors.T
@@ -238,7 +197,8 @@ class GraphMemPP(MemPlusPlus):
         if not found:
             return []
         candidates = merge_repeats(found.values())
-        scores = bm25_scores([_stems(f"{t.subject} {t.relation} {t.obj}") for _, t in candidates], content_terms(query))
+        corpus = [stems(f"{t.subject} {t.relation} {t.obj}") for _, t in candidates]
+        scores = np.asarray(bm25_scores(bm25_index(corpus, BM25_K1, BM25_B), content_terms(query), len(corpus)), dtype=np.float32)
         ranked = sorted(zip(scores, candidates), key=lambda item: (-item[0], -item[1][0], item[1][1].order))
         return [triple for _, (_, triple) in ranked[:MAX_TRIPLES]]
 
@@ -260,4 +220,4 @@ def _unit_rows(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.where(norms == 0, 1.0, norms)
 
 
-__all__ = ["ENTITY_MATCH", "GraphMemPP", "MAX_TRIPLES", "Triple", "bm25_scores", "merge_repeats", "units"]
+__all__ = ["ENTITY_MATCH", "GraphMemPP", "MAX_TRIPLES", "Triple", "merge_repeats", "units"]

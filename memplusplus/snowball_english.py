@@ -1,18 +1,12 @@
 """The Snowball English ("Porter2") stemmer as nltk 3.9-3.10 computes it, without importing nltk.
 
-``memplusplus.english_tsearch`` stems with nltk's ``SnowballStemmer("english")`` (it is closer to
-Postgres 18's ``english_stem`` than PyStemmer 3, whose Snowball 3 English keeps "internal" and
-gives 'biolog' for "biologists"). Importing ``nltk.stem.snowball`` imports all of nltk and with it
-``scipy.stats``: about 2 s on an idle machine and 15 s under load, paid by every run that computes
-retrievals. This module computes the same stems from the algorithm's published description
-(snowballstem.org, "The English (Porter2) stemming algorithm") in its nltk form, which keeps R1 and
-R2 as strings that shrink with the word: a rule that replaces a suffix longer than a region empties
-that region, except that R2 becomes "e" after -ational, -ation, -ator, -iveness and -iviti. That
-bookkeeping is why nltk gives 'realize' for "realization" (Postgres: 'realiz'); it is kept, so the
-lexemes and every result built on them stay as they were. tests/test_snowball_english.py checks the
-stems against nltk's on every word of OrgMemBench, LoCoMo and LongMemEval_S.
-
-Input: a lower-case word of letters (the tokenizer's words); nltk's apostrophe handling is not needed.
+Importing ``nltk.stem.snowball`` imports all of nltk and ``scipy.stats``: about 2 s idle, 15 s
+under load, paid by every run. This follows the algorithm's published description
+(snowballstem.org) in nltk's form, which keeps R1 and R2 as strings that shrink with the word (a
+rule replacing a suffix longer than a region empties it, except that R2 becomes "e" after -ational,
+-ation, -ator, -iveness, -iviti): why nltk gives 'realize' for "realization" (Postgres 'realiz').
+tests/test_snowball_english.py checks it against nltk on every word of the three benchmarks. Input:
+a lower-case word of letters.
 """
 
 from __future__ import annotations

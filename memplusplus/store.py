@@ -1,16 +1,9 @@
-"""Append-only rows: nothing is deleted, only a row's state changes.
+"""Append-only rows (nothing is deleted, only a row's state changes) and the columns the legs scan:
+dates, active flags, embeddings, posting lists of text and tag stems, and each row's stem stream.
 
-A row keeps its document whole (text, author, date, thread), its ingest sequence number and
-time, its state sigma and the stems of its tag (if its author is indexed as one). What the
-read-time legs scan is kept as columns beside the rows: dates (int64 microseconds, undated rows
-a sentinel later than any date) and active flags as arrays, one contiguous float32 matrix of
-embeddings, int32 posting lists for the text's stems and the tags' stems, and every row's stem
-stream as term ids (stop words -1) so cover density can find a matched row's positions.
-
-sigma holds two independent facts (paper §3.1, §3.3, Algorithm 2, Appendix A): whether the row
-is active or archived, and an optional "superseded by" link. Only archiving takes a row out of
-the read scope; a superseded row stays active, retrievable with its own date, and still blocks
-an exact repeat of itself in its author scope.
+sigma holds two independent facts (paper §3.1, §3.3, Algorithm 2): active or archived, and an
+optional "superseded by" link. Only archiving takes a row out of scope; a superseded row stays
+active, retrievable with its own date, and still blocks an exact repeat in its author scope.
 """
 
 from __future__ import annotations
@@ -28,8 +21,6 @@ from memplusplus.text import content_terms, positional_stems
 
 
 class RowState(str, Enum):
-    """Active or archived; supersession is a separate link (``Row.superseded_by``), not a state."""
-
     ACTIVE = "active"
     ARCHIVED = "archived"
 
@@ -50,7 +41,6 @@ class Row:
 
     @property
     def positions(self) -> dict[str, list[int]]:
-        """Stem -> 1-based positions in the row's text (recomputed; the store keeps term ids)."""
         return positional_stems(self.text)
 
     @property
@@ -59,13 +49,10 @@ class Row:
 
     @property
     def recency(self) -> datetime:
-        """The row's date, or its ingest time when it has none (for the recency reserve)."""
         return self.date if self.date is not None else self.ingested_at
 
 
 class RowStore:
-    """Rows in ingest order plus the columns the legs scan (see the module docstring)."""
-
     def __init__(self, dimension: int = DIMENSION) -> None:
         self.rows: list[Row] = []
         self.by_doc_id: dict[str, int] = {}
@@ -86,38 +73,17 @@ class RowStore:
         return len(self.rows)
 
     def active_duplicate(self, author: str | None, text: str) -> Row | None:
-        """An active row (superseded or not) by the same author with exactly this text.
-        "Duplicate" as exact text equality is our reading where the paper is silent."""
+        """An active row by the same author with exactly this text (our reading of "duplicate")."""
         seq = self._active_texts.get((author, text))
         return None if seq is None else self.rows[seq]
 
-    def append(
-        self,
-        doc_id: str,
-        text: str,
-        author: str | None,
-        date: datetime | None,
-        thread: str | None,
-        ingested_at: datetime,
-        vector: np.ndarray,
-        tag: str | None = None,
-        evidence: str = "header",
-    ) -> Row:
+    def append(self, doc_id: str, text: str, author: str | None, date: datetime | None, thread: str | None,
+               ingested_at: datetime, vector: np.ndarray, tag: str | None = None, evidence: str = "header") -> Row:
         """Store one row; ``tag`` is the text the tag leg indexes for it (None: no tag)."""
         if doc_id in self.by_doc_id or doc_id in self.aliases:
             raise ValueError(f"duplicate doc_id {doc_id!r}: ids must be unique within a memory")
         seq = len(self.rows)
-        row = Row(
-            seq=seq,
-            doc_id=doc_id,
-            text=text,
-            author=author,
-            date=date,
-            thread=thread,
-            ingested_at=ingested_at,
-            author_terms=self._tag_stems(tag),
-            evidence=evidence,
-        )
+        row = Row(seq, doc_id, text, author, date, thread, ingested_at, author_terms=self._tag_stems(tag), evidence=evidence)
         self.rows.append(row)
         self.by_doc_id[doc_id] = seq
         self._active_texts[(author, text)] = seq
@@ -137,8 +103,7 @@ class RowStore:
         return self._tag_terms[tag]
 
     def _index_text(self, seq: int, text: str) -> None:
-        """Postings for the text's stems and its stem stream as term ids (-1: stop word), up to
-        the last content word (later positions never matter to cover density)."""
+        """Postings and the stem stream as term ids (-1: stop word), up to the last content word."""
         positions = positional_stems(text)
         length = max((ps[-1] for ps in positions.values()), default=0)
         ids = [-1] * length
@@ -156,7 +121,6 @@ class RowStore:
 
     @property
     def dates(self) -> np.ndarray:
-        """Each row's date as int64 microseconds (``scope.date_key``); undated rows ``UNDATED``."""
         return self._dates.view
 
     @property
@@ -170,7 +134,7 @@ class RowStore:
         return self.active & (self.dates <= date_key(theta))
 
     def positions_of(self, seq: int, terms: frozenset[str]) -> dict[str, list[int]]:
-        """The 1-based positions of each of ``terms`` present in row ``seq`` (absent terms left out)."""
+        """The 1-based positions of each of ``terms`` present in row ``seq``."""
         offsets = self._offsets.view
         tokens = self._tokens.view[offsets[seq] : offsets[seq + 1]]
         found: dict[str, list[int]] = {}
@@ -184,11 +148,9 @@ class RowStore:
         return found
 
     def add_alias(self, doc_id: str, target: str) -> None:
-        """Record that ``doc_id`` repeated the row of document ``target`` and added no row."""
         self.aliases[doc_id] = target
 
     def archive(self, seq: int) -> None:
-        """Take the row out of every scope (it stays stored) and stop it blocking repeats."""
         row = self.rows[seq]
         if row.active and self._active_texts.get((row.author, row.text)) == seq:
             del self._active_texts[(row.author, row.text)]
@@ -196,5 +158,4 @@ class RowStore:
         self._active[seq] = False
 
     def supersede(self, seq: int, by_doc_id: str) -> None:
-        """Link the row to the one that supersedes it; its state (active or archived) is unchanged."""
         self.rows[seq].superseded_by = by_doc_id

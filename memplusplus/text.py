@@ -1,9 +1,6 @@
-"""Words, stop words and English stems, shared by the lexical and tag legs.
-
-Tokenisation follows the Postgres English text-search configuration in spirit: split on anything
-that is not a letter or digit, lower-case, every word (stop words included) takes a position, stop
-words are then dropped and the rest reduced to their Snowball English (Porter2) stem.
-"""
+"""Our words, stop words and English stems (PyStemmer, bm25s's stop list): the tag leg, BM25 and
+plus's any-term leg. Every word takes a position; stop words are then dropped (the paper's lexical
+leg uses Postgres' lexemes instead: ``memplusplus.english_tsearch``)."""
 
 from __future__ import annotations
 
@@ -18,11 +15,8 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def _bm25s_stop_words() -> frozenset[str]:
-    """bm25s's ``STOPWORDS_EN_PLUS``, read from its ``stopwords`` module alone.
-
-    ``import bm25s.stopwords`` would run the package's ``__init__`` (scipy and more, ~0.1 s) on every
-    run, though only this word list is needed here; the module holds plain data and imports nothing.
-    """
+    """bm25s's ``STOPWORDS_EN_PLUS`` from its ``stopwords`` module alone (``import bm25s.stopwords``
+    would run the package's ``__init__``, scipy and more, ~0.1 s, on every run)."""
     spec = importlib.util.find_spec("bm25s")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("memplusplus needs the bm25s package for its stop-word list: pip install bm25s")
@@ -43,12 +37,17 @@ def _stemmer() -> Stemmer.Stemmer:
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased words of ``text`` in order (apostrophes and punctuation split words)."""
     return _WORD.findall(text.lower())
 
 
 def stem(word: str) -> str:
     return _stemmer().stemWord(word)
+
+
+def stems(text: str) -> list[str]:
+    """The stems of the content words of ``text``, in order (repeats kept)."""
+    stemmer = _stemmer()
+    return [stemmer.stemWord(word) for word in words(text) if word not in STOP_WORDS]
 
 
 def positional_stems(text: str) -> dict[str, list[int]]:
@@ -63,11 +62,8 @@ def positional_stems(text: str) -> dict[str, list[int]]:
 
 
 def content_terms(text: str, min_chars: int = 1, max_terms: int | None = None) -> list[str]:
-    """Distinct stems of the content words of ``text``, in order of first appearance.
-
-    ``min_chars`` drops shorter words; ``max_terms`` keeps only the first that many content words
-    (counted before stemming and de-duplication).
-    """
+    """Distinct stems of the content words of ``text`` (at least ``min_chars`` long, the first
+    ``max_terms`` of them before stemming), in order of first appearance."""
     stemmer = _stemmer()
     kept = [w for w in words(text) if w not in STOP_WORDS and len(w) >= min_chars]
     if max_terms is not None:

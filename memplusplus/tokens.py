@@ -1,5 +1,4 @@
-"""Counting and cutting text in OpenAI's cl100k_base tokens, offline (the ``bpe-openai`` package,
-the tokenizer the RAG baselines count chunk sizes in), and the one loader of its encodings, each
+"""cl100k_base tokens offline (``bpe-openai``, as the RAG baselines count chunks), each encoding
 built once per process (the package builds a new one on every call)."""
 
 from __future__ import annotations
@@ -10,7 +9,6 @@ from typing import Any
 
 @lru_cache(maxsize=None)
 def encoding(name: str) -> Any:
-    """The ``bpe-openai`` encoding ``name`` (``cl100k_base``, ``o200k_base``), loaded once."""
     import bpe_openai
 
     return bpe_openai.get_encoding(name)
@@ -21,13 +19,11 @@ def _cl100k() -> Any:
 
 
 def cl100k_count(text: str) -> int:
-    """How many cl100k_base tokens ``text`` is."""
     return len(_cl100k().encode_ordinary(text))
 
 
 def cut_cl100k(text: str, limit: int) -> str:
-    """``text`` itself when it is at most ``limit`` cl100k_base tokens, else its longest prefix
-    ending at a token boundary that is (trailing white space dropped)."""
+    """``text``, or its longest prefix of at most ``limit`` tokens ending at a token boundary (stripped)."""
     encoding = _cl100k()
     tokens = encoding.encode_ordinary(text)
     if len(tokens) <= limit:

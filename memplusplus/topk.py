@@ -1,12 +1,11 @@
-"""The top-k cut after fusion: k - reserve rows by fused score, then the recency reserve, then fill.
+"""The top-k cut after fusion (paper §3.2), shared by every Mem++ read path.
 
-The same rule as the in-process memory (``MemPlusPlus._select``), written over plain inputs so
-the Postgres backend and the fact index use it (it needs nothing of Postgres): the fused matched
-rows, the recency pool (the C most recently ingested in-scope rows, newest first) and each matched
-row's recency (its date, or its ingest time when undated). Candidates are the matched rows by
-fused score followed by the pool's unmatched rows; the first k - reserve are taken; the reserve
-then holds the latest-dated remaining matched rows (equal dates in fused order) or, short of
-those, the next unmatched pool rows; any free slot takes the next candidates.
+Candidates: the fused rows, then the recency pool's unmatched rows (the C most recently ingested
+in-scope rows, newest first). The first k - reserve are taken; the reserve holds the latest-dated
+remaining matched rows (undated: ingest time), short of those the next unmatched pool rows; a free
+slot takes the next candidate. The paper states the k-3 + 3 split; the pool fill and the undated
+order are our choices where it is silent. Equal dates keep their fused order (a stable sort), as
+the authors' reserve does (AIDAChip-Inc/mem-plus-plus memory/store.py, ``_recall_scoped``).
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ def select_top_k(
     unmatched = [FusedRow(seq, 0.0) for seq in recent_pool if seq not in matched]
     ordered = list(fused) + unmatched
     head, leftovers = ordered[: k - reserve_size], ordered[k - reserve_size :]
-    # Stable: rows of equal recency keep their fused order (the authors' reserve does the same).
     pool = sorted((row for row in leftovers if row.seq in matched), key=lambda row: recency[row.seq], reverse=True)
     pool += [row for row in leftovers if row.seq not in matched]  # already newest first
     reserved = pool[:reserve_size]

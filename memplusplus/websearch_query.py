@@ -1,31 +1,21 @@
-"""Postgres' ``websearch_to_tsquery('english', question)``, reproduced in Python.
+"""Postgres' ``websearch_to_tsquery('english', question)`` in Python: the authors' conjunctive
+lexical leg sends the whole question through it (AIDAChip-Inc/mem-plus-plus memory/store.py:379).
+Restated from Postgres 18's ``gettoken_query_websearch``, ``makepol``, ``pushval_morph`` and
+``clean_stopword_intree``; checked against a live Postgres in tests/test_websearch_query.py.
 
-The authors' conjunctive lexical leg (AIDAChip-Inc/mem-plus-plus @9196597, memory/store.py:379,
-reached when their OR switch is off or no question word survives, store.py:373-379) sends the whole
-question through this function. What it does, restated in our words from Postgres 18's
-``gettoken_query_websearch``, ``makepol``, ``pushval_morph`` and ``clean_stopword_intree``, and
-checked against a live Postgres in tests/test_websearch_query.py:
-
-- The question is cut into operands and operators. Unquoted text splits at blanks, at the
-  characters ``! & | ( ) <`` (skipped), at ``"`` and after a ``:``; two operands side by side are
-  ANDed. ``"..."`` is one operand up to the next ``"`` (or the end). A ``-`` where an operand is
-  expected negates it (NOT). After an operand, the letters ``or`` (any case) followed by a
-  character that is not a letter, digit, ``-`` or ``_``, and later by something other than blanks,
-  are the OR operator; anywhere else "or" is a word (a stop word).
-- Precedence: NOT binds tightest, then phrase, then AND, then OR; equal operators group from the
-  left ("a b or c d" is ``(a & b) | (c & d)``).
-- Each operand goes through ``to_tsvector('english')``'s parser and dictionaries
-  (``memplusplus.english_tsearch``): its words become a phrase in order (``<->``), a stop word
-  inside leaves a gap (``'cat' <3> 'hat'`` for "cat in the hat"), an operand of stop words only is
-  a placeholder that is then dropped with its operator ("the cats" is ``'cat'``).
-- The query's text form is Postgres' ``tsquery::text`` (``'alic' | 'bob' & 'approv'``).
+- Unquoted text splits at blanks, at ``! & | ( ) <`` (skipped), at ``"`` and after ``:``; operands
+  side by side are ANDed; ``"..."`` is one operand; a ``-`` where an operand is expected is NOT;
+  after an operand, "or" followed by a non-word character and later a non-blank is OR.
+- Precedence NOT > phrase > AND > OR, equal operators grouped from the left.
+- An operand's words (``memplusplus.english_tsearch``) form a phrase; a stop word inside leaves a
+  gap (``'cat' <3> 'hat'``); an operand of stop words only is dropped with its operator.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memplusplus.english_tsearch import POSTGRES_ENGLISH_STOP_WORDS, stem, ts_tokens
+from memplusplus.english_tsearch import tsvector_positions
 
 NOT, AND, OR, PHRASE = "!", "&", "|", "<->"
 # Postgres' operator priorities (tsquery.c, tsearch_op_priority).
@@ -63,7 +53,7 @@ _STOP = _Stop()
 
 @dataclass(frozen=True)
 class WebsearchQuery:
-    """A parsed question: its tree (None when nothing but stop words is left) and text form."""
+    """A parsed question: its tree (None when only stop words are left) and Postgres' text form."""
 
     root: Node | None
 
@@ -89,7 +79,6 @@ class WebsearchQuery:
         return list(dict.fromkeys(found))
 
 
-# ------------------------------------------------------------------------------------------ parsing
 def _operand_end(text: str, at: int) -> int:
     """Where an unquoted operand starting at ``at`` ends (the tsvector parser in websearch mode)."""
     end = at + 1
@@ -163,16 +152,9 @@ def _tokens(question: str):
 
 
 def _operand_items(text: str) -> list:
-    """Postfix items for one operand, as ``pushval_morph`` pushes them: its words joined by
-    phrase operators of distance 1, a placeholder for each stop word between two words."""
-    words: list[tuple[int, str]] = []
-    for position, token in enumerate(ts_tokens(text), start=1):
-        if token.stemmed:
-            if token.text in POSTGRES_ENGLISH_STOP_WORDS:
-                continue
-            words.append((position, stem(token.text)))
-        else:
-            words.append((position, token.text))
+    """One operand's postfix items (``pushval_morph``): words joined by distance-1 phrase operators,
+    a placeholder for each stop word between two words."""
+    words = sorted((position, lexeme) for lexeme, positions in tsvector_positions(text).items() for position in positions)
     if not words:
         return [_STOP]
     items: list = []
@@ -231,8 +213,8 @@ def _tree(items: list):
 
 
 def _without_stops(node) -> tuple[Node | None, int, int]:
-    """Drop stop placeholders; a phrase losing an operand passes its distance on to the nearest
-    phrase operator on that side (``clean_stopword_intree``). Returns (node, ladd, radd)."""
+    """Drop stop placeholders, a phrase losing an operand passing its distance on to the nearest
+    phrase operator on that side (``clean_stopword_intree``); (node, ladd, radd)."""
     if isinstance(node, _Stop):
         return None, 0, 0
     if isinstance(node, Lexeme):
@@ -256,22 +238,17 @@ def _without_stops(node) -> tuple[Node | None, int, int]:
     return Binary(node.op, left, right), 0, 0
 
 
-def _has_stop(items: list) -> bool:
-    return any(item is _STOP for item in items)
-
-
 def websearch_query(question: str) -> WebsearchQuery:
     """``websearch_to_tsquery('english', question)``."""
     items = _postfix(question)
     if not items:
         return WebsearchQuery(None)
     root = _tree(items)
-    if _has_stop(items):
+    if any(item is _STOP for item in items):
         root, _, _ = _without_stops(root)
     return WebsearchQuery(root)
 
 
-# ------------------------------------------------------------------------------------------ text form
 def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from memplusplus import Document, MemPlusPlus, MemPPConfig
-from memplusplus.authors_lexical import AUTHORS_QUERY_STOP_WORDS, authors_or_terms, authors_query_words
+from memplusplus.lexical import AUTHORS_QUERY_STOP_WORDS, authors_or_terms, authors_query_words
 from memplusplus.english_tsearch import stem, tsvector_positions
 from memplusplus.text import content_terms
 

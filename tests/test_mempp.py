@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from memplusplus import Document, MemPlusPlus, MemPPConfig
-from memplusplus.cover_density import cover_density
+from memplusplus.lexical import all_of, any_of, ts_rank_cd
 from memplusplus.fusion import weighted_rrf
 from memplusplus.text import content_terms, positional_stems
 
@@ -269,10 +269,11 @@ def test_cover_density_matches_postgres_ts_rank_cd():
     # 'cat & mat') = 0.058333. Covers: (cat@2, mat@6), noise 3 -> 0.1/4; (mat@6, cat@9), noise 2 -> 0.1/3.
     positions = positional_stems("The cat sat on the mat with another cat")
     assert positions == {"cat": [2, 9], "sat": [3], "mat": [6], "anoth": [8]}
-    assert cover_density(positions, ["cat", "mat"], conjunctive=True) == pytest.approx(0.1 / 4 + 0.1 / 3)
+    terms = ["cat", "mat"]
+    assert ts_rank_cd(all_of(terms), terms, positions) == pytest.approx(0.1 / 4 + 0.1 / 3)
     # Disjunctive: every occurrence is its own cover worth 0.1.
-    assert cover_density(positions, ["cat", "mat"], conjunctive=False) == pytest.approx(0.3)
-    assert cover_density(positions, ["cat", "dog"], conjunctive=True) == 0.0
+    assert ts_rank_cd(any_of(terms), terms, positions) == pytest.approx(0.3)
+    assert ts_rank_cd(all_of(["cat", "dog"]), ["cat", "dog"], positions) == 0.0
 
 
 def test_query_terms_are_stemmed_content_words():

@@ -16,7 +16,7 @@ from tests.postgres_support import dsn, encoder, mem_memory, pg_memory, skip_wit
 skip_without_postgres_extra()
 
 from memplusplus import Document  # noqa: E402
-from memplusplus.cover_density import cover_density  # noqa: E402
+from memplusplus.lexical import all_of, any_of, ts_rank_cd  # noqa: E402
 from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery  # noqa: E402
 from memplusplus.pg.server import connect  # noqa: E402
 from memplusplus.text import content_terms, positional_stems  # noqa: E402
@@ -26,7 +26,7 @@ WORDS = "budget travel launch plan the of a to is report quarterly meeting revie
 
 
 def test_ts_rank_cd_is_the_in_process_cover_density(dsn):
-    """Postgres' own ts_rank_cd gives the score memplusplus.cover_density computes, on random texts."""
+    """Postgres' own ts_rank_cd gives the score memplusplus.lexical computes for an AND or OR of our stems, on random texts."""
     rng = random.Random(7)
     conn = connect(dsn)
     register_tsvector(conn)
@@ -42,7 +42,7 @@ def test_ts_rank_cd_is_the_in_process_cover_density(dsn):
                 "SELECT %s::tsvector @@ %s::tsquery, ts_rank_cd(%s::tsvector, %s::tsquery)",
                 (Lexemes.of(text), query, Lexemes.of(text), query),
             ).fetchone()
-            expected = cover_density(positional_stems(text), terms, conjunctive)
+            expected = ts_rank_cd((all_of if conjunctive else any_of)(terms), terms, positional_stems(text))
             assert score == pytest.approx(expected, rel=1e-6, abs=1e-7), (text, terms, conjunctive)
             present = set(positional_stems(text))
             assert matched == (set(terms) <= present if conjunctive else bool(set(terms) & present))
@@ -89,7 +89,7 @@ def test_english_lexemes_are_postgres_to_tsvector(dsn):
 
 def test_authors_or_query_is_postgres_to_tsquery(dsn):
     """The OR query's lexemes are those to_tsquery('english') makes of the authors' question words."""
-    from memplusplus.authors_lexical import authors_or_terms, authors_query_words
+    from memplusplus.lexical import authors_or_terms, authors_query_words
 
     conn = connect(dsn)
     for question in ["When would Melanie and Caroline probably visit where Jon painted sunsets?",
@@ -151,7 +151,7 @@ def test_websearch_match_and_rank_are_postgres(dsn):
     import numpy as np
 
     from memplusplus.english_tsearch import tsvector_positions
-    from memplusplus.tsquery_match import holds, ts_rank_cd
+    from memplusplus.lexical import holds, ts_rank_cd
     from memplusplus.websearch_query import websearch_query
 
     rng = random.Random(7)

@@ -10,7 +10,7 @@ on a live server.
 import pytest
 
 from memplusplus.english_tsearch import tsvector_positions
-from memplusplus.tsquery_match import holds, ts_rank_cd
+from memplusplus.lexical import holds, ts_rank_cd
 from memplusplus.websearch_query import websearch_query
 
 # question -> websearch_to_tsquery('english', question)::text, as Postgres 18 prints it

@@ -1,12 +1,9 @@
 """What the Mem0 and Zep adapters share: the write-time model, the proxy they talk to, their folder.
 
-Each adapter instance holds one episode's memory. It is given an :class:`~model_clients.llm_client.LLMClient`
-(the write-time model, over the run's LLM cache) and puts an :class:`~model_clients.proxy.LLMProxy`
-in front of it and of the harness encoder; the library is pointed at the proxy, with the proxy's
-per-run token as its api_key (the proxy refuses any request without it), so every model call is
-cached, counted and replayable with ``cache_only``. The proxy starts on first use and stops on
-:meth:`ProxiedMemory.close` (or when the adapter is garbage-collected). The library's own store
-lives under ``store_dir`` (the run's cache folder), which is not one of the system's settings.
+An adapter holds one episode's memory. The library is pointed at an ``LLMProxy`` in front of the
+write-time ``LLMClient`` and the harness encoder, with the proxy's per-run token as api_key, so
+every call is cached, counted and replayable; the proxy stops on ``close`` or garbage collection.
+The library's own store lives under ``store_dir`` (the run's cache folder).
 """
 
 from __future__ import annotations
@@ -14,7 +11,6 @@ from __future__ import annotations
 import shutil
 import weakref
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,28 +24,15 @@ from memory_protocol.documents import Document, Hit
 
 
 def is_dated_turn(doc: Document) -> bool:
-    """A conversational turn whose text leads with ``[date] speaker:`` (the loaders mark it
-    ``evidence="as_stored"``); an artefact that merely starts with ``[`` (OrgMemBench's
-    ``[09:00:00] ...`` chat lines) is not one."""
+    """A turn leading with ``[date] speaker:`` (``evidence="as_stored"``), not an artefact that merely
+    starts with ``[`` (OrgMemBench's ``[09:00:00] ...`` chat lines)."""
     text = doc.text.lstrip()
     return doc.evidence == "as_stored" and text.startswith("[") and "]" in text
 
 
-def dated_content(doc: Document) -> str:
-    """The document as one message: conversational turns already lead with ``[date] speaker:``."""
-    if is_dated_turn(doc):
-        return doc.text
-    return f"[{format_date(doc.date)}] {doc.author or 'unknown'}: {doc.text}"
-
-
 def split_stamp(doc: Document) -> tuple[str, str]:
-    """A document as (its date as the dataset writes it, ``Speaker: text``).
-
-    A conversational turn leads with ``[date] speaker:`` (the loaders put the dataset's own date
-    string in the brackets, e.g. LoCoMo's ``1:56 pm on 8 May, 2023``): the bracket is the date and
-    the rest the line. Any other document (an artefact, even one whose text starts with a bracket)
-    is dated by its ``date`` and led by its author.
-    """
+    """(the date as the dataset writes it, ``Speaker: text``): a turn's bracket holds the dataset's
+    own date string (LoCoMo's ``1:56 pm on 8 May, 2023``); other documents use ``date`` and author."""
     if is_dated_turn(doc):
         stamp, rest = doc.text.lstrip()[1:].split("]", 1)
         return stamp, rest.lstrip()
@@ -61,8 +44,7 @@ CAPTION_MARK = " [shared an image: "
 
 
 def without_caption(line: str) -> str:
-    """The line without the image caption the loader appended: mem0's add.py sends a turn's
-    ``Speaker: text`` only (its ``chat['text']``), never the caption."""
+    """The line without the loader's image caption (mem0's add.py sends ``chat['text']`` only)."""
     cut = line.rfind(CAPTION_MARK)
     return line[:cut] if cut != -1 and line.endswith("]") else line
 
@@ -72,7 +54,6 @@ def corpus_key(documents: Sequence[Document], settings: dict[str, Any]) -> str:
 
 
 class ProxiedMemory:
-    """Base of the adapters: the proxy's lifecycle, the store folder, the write-time call counts."""
 
     name = "thirdparty"
     kind = "thirdparty"
@@ -89,7 +70,6 @@ class ProxiedMemory:
         self.folder: Path | None = None
         self._finalizer: weakref.finalize | None = None
 
-    # ------------------------------------------------------------ proxy lifecycle
     def _start_proxy(self, rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> LLMProxy:
         if self.proxy is None:
             self.proxy = LLMProxy(self.client, self.encoder, rewrite=rewrite).start()
@@ -108,8 +88,7 @@ class ProxiedMemory:
         self.close()
 
     def _fresh_folder(self, documents: Sequence[Document], settings: dict[str, Any]) -> Path:
-        """An empty folder for this corpus's store under ``<store_dir>/<kind>/`` (rebuilt each ingest:
-        the model calls are cached, so a rebuild costs no request)."""
+        """An empty folder for this corpus's store (rebuilt each ingest: the calls are cached)."""
         folder = self.store_dir / self.kind / corpus_key(documents, settings)
         if folder.exists():
             shutil.rmtree(folder)
@@ -139,9 +118,3 @@ def _shutdown(proxy: LLMProxy, client: LLMClient) -> None:
     proxy.stop()
     client.close()
 
-
-def memory_hit(memory_id: str, text: str, when: datetime | None, score: float, doc_ids: Sequence[str], rank: int, leg: str) -> Hit:
-    """A derived memory as a hit: its text under its date, carrying the documents it came from."""
-    shown = f"[{format_date(when)}] {text}" if when is not None else text
-    sources = tuple((doc_id, 0) for doc_id in dict.fromkeys(doc_ids))
-    return Hit(memory_id, shown, when, None, float(score), {leg: rank}, False, None, sources)

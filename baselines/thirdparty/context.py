@@ -1,19 +1,11 @@
-"""The context the answerer reads for Mem0 and Zep, laid out as mem0's LoCoMo evaluation lays it out.
+"""The context the answerer reads for Mem0 and Zep, laid out as mem0's LoCoMo evaluation does.
 
-The harness renders most systems' hits as ranked blocks (``memplusplus.evidence.render``). mem0's
-evaluation instead gives its answerer
-
-- for Mem0 (``evaluation/src/memzero/search.py:98-110``), one list per speaker of
-  ``timestamp: memory`` lines, each list written as a JSON array indented by 4, under a line naming
-  the speaker (the speaker's user id up to its first ``_``);
-- for Zep (``evaluation/src/zep/search.py:17-47``), a block with the facts as ``  - FACT (from -
-  to)`` lines (``date unknown`` / ``present`` where a bound is missing) and then the entities as
-  ``  - NAME: summary`` lines, each list under a short header.
-
-The layouts are theirs; the header sentences are ours (their wording is not copied). Which section a
-hit belongs to is read from its only leg (``mem0:<speaker>``, ``zep:fact``, ``zep:entity``), which
-the adapters set and the retrieval cache keeps. Each renderer also says where every hit's line sits
-(:class:`PlacedLine`), so the in-budget metrics attribute the right characters to its documents.
+Mem0 (``evaluation/src/memzero/search.py:98-110``): per speaker, ``timestamp: memory`` lines as a
+JSON array indented by 4, under a line naming the speaker. Zep (``evaluation/src/zep/search.py:17-47``):
+facts as ``  - FACT (from - to)`` lines (``date unknown`` / ``present`` for a missing bound), then
+entities as ``  - NAME: summary``. The layouts are theirs, the header sentences ours. A hit's section
+is its only leg (``mem0:<speaker>``, ``zep:fact``, ``zep:entity``); each renderer says where every
+hit's line sits (``PlacedLine``) for the in-budget metrics.
 """
 
 from __future__ import annotations
@@ -36,7 +28,6 @@ ZEP_ENTITIES_HEADER = "# Entities, most relevant first\n# layout: NAME: summary"
 
 @dataclass(frozen=True)
 class PlacedLine:
-    """Where one hit's line sits in the full context, and the documents it is attributed to."""
 
     start: int
     length: int
@@ -48,7 +39,6 @@ def leg_of(hit: Hit) -> str:
 
 
 class _Writer:
-    """Appends text, remembering where each hit's line starts."""
 
     def __init__(self) -> None:
         self.parts: list[str] = []
@@ -61,7 +51,6 @@ class _Writer:
         self.offset += len(text)
 
     def line(self, hit: Hit, shown: str, prefix: str = "", suffix: str = "") -> None:
-        """``prefix + shown + suffix``; ``shown`` is the hit's own text (as the answerer sees it)."""
         self.write(prefix)
         for doc_id in hit.source_ids:
             self.starts.setdefault(doc_id, self.offset)
@@ -75,8 +64,7 @@ class _Writer:
 
 
 def render_mem0(hits: Sequence[Hit], budget: int | None = None) -> tuple[RenderedContext, list[PlacedLine]]:
-    """One section per speaker, in the order the speakers' memories come; each section's lines are a
-    JSON array indented by 4 (non-ASCII escaped, as ``json.dumps`` writes it by default)."""
+    """One section per speaker, each a JSON array indented by 4 (non-ASCII escaped, as ``json.dumps``)."""
     speakers: dict[str, list[Hit]] = {}
     for hit in hits:
         speakers.setdefault(leg_of(hit).removeprefix(MEM0_LEG), []).append(hit)
@@ -94,7 +82,6 @@ def render_mem0(hits: Sequence[Hit], budget: int | None = None) -> tuple[Rendere
 
 
 def render_zep(hits: Sequence[Hit], budget: int | None = None) -> tuple[RenderedContext, list[PlacedLine]]:
-    """The facts, then the entities, one ``  - `` line each, under their headers."""
     facts = [hit for hit in hits if leg_of(hit) == ZEP_FACT_LEG]
     entities = [hit for hit in hits if leg_of(hit) == ZEP_ENTITY_LEG]
     out = _Writer()
@@ -109,7 +96,6 @@ def render_zep(hits: Sequence[Hit], budget: int | None = None) -> tuple[Rendered
 
 
 def fact_line(fact: str, valid_from: str, valid_to: str) -> str:
-    """A fact as Zep's layout shows it: ``  - FACT (from - to)`` (the two-space dash is the list's)."""
     return f"  - {fact} ({valid_from} - {valid_to})"
 
 

@@ -1,27 +1,16 @@
-"""Mem0 (the open-source ``mem0ai`` library) run locally behind the MemorySystem protocol, the way
-mem0's own LoCoMo evaluation runs Mem0 (``evaluation/src/memzero/{add,search}.py``).
+"""Mem0 (the open-source ``mem0ai`` library) run locally as mem0's own LoCoMo evaluation runs it
+(``evaluation/src/memzero/{add,search}.py``).
 
-Its LLM and its embedder are Mem0's own OpenAI providers pointed at the harness proxy: chat calls go
-through the cached client, embeddings come from the harness encoder (the bundled all-MiniLM-L6-v2,
-384-d, cached) -- chosen over Mem0's huggingface embedder so vectors are shared with the harness
-cache and nothing is loaded twice. The vector store is Qdrant in local (embedded) mode in
-``<cache_dir>/mem0/<corpus>/``, with Mem0's SQLite history beside it. Telemetry is switched off.
-
-Write (their ``add.py``): conversational turns go to one Mem0 user per speaker, ``<speaker>_<conversation>``;
-each user is sent every turn of the conversation, its own turns as ``user`` messages and the other
-speakers' as ``assistant`` messages, each message ``Speaker: text`` (no image caption), ``turns_per_add`` messages (their
-batch size, 2) per ``add()``, batches never crossing a session, the session's date as the dataset
-writes it in the metadata (``timestamp``). Mem0 is given extraction instructions of ours that state
-their custom instructions' rules (:data:`EXTRACTION_RULES`). Documents that are not speakers' turns
-(OrgMemBench's artefacts) go to one user, all as ``user`` messages.
-
-Read (their ``search.py``): each speaker's memories are searched apart, ``top_k`` (their 30) each,
-and the context lists each speaker's ``timestamp: memory`` lines (``baselines.thirdparty.context``).
-
-Mem0 OSS writes the wall-clock date into its extraction prompt ("Observation Date", "Current
-Date"); the proxy pins both to the date of the turns being added, which keeps the prompt (and its
-cache key) a function of the data. Without the optional ``fastembed`` and spaCy extras (which
-download models at run time) Mem0 runs semantic search only, without its BM25 and entity boosts.
+Its OpenAI LLM and embedder providers point at the harness proxy (the cached client; the harness
+encoder, so vectors share its cache); Qdrant in local mode and Mem0's SQLite history live in
+``<cache_dir>/mem0/<corpus>/``; telemetry is off. Write (add.py): one user per speaker,
+``<speaker>_<conversation>``, each sent every turn (its own as ``user``, the others' as
+``assistant``, ``Speaker: text`` without image caption), ``turns_per_add`` (their 2) per ``add()``
+within a session, the dataset's date string as ``timestamp``; extraction rules of ours stating
+theirs (``EXTRACTION_RULES``); artefacts go to one user. Read (search.py): each speaker searched
+apart, ``top_k`` (their 30) each. The proxy pins Mem0's "Observation/Current Date" to the turns'
+date so prompts and cache keys depend on the data only. Without the ``fastembed`` and spaCy extras
+(which download models) Mem0 runs semantic search only, without its BM25 and entity boosts.
 """
 
 from __future__ import annotations
@@ -66,8 +55,6 @@ EXTRACTION_RULES = """Write down memories about the people in this conversation 
 
 @dataclass(frozen=True)
 class Mem0User:
-    """One Mem0 user: whose memories they are and the id they are stored under."""
-
     speaker: str
     user_id: str
 
@@ -81,16 +68,14 @@ def _import_mem0() -> Any:
 
 
 def speakers_of(documents: Sequence[Document]) -> list[str]:
-    """The speakers of a conversation in order of first turn; empty when the documents are not
-    speakers' turns (authored artefacts share one user)."""
+    """The speakers in order of first turn; empty for artefacts (they share one user)."""
     if not documents or any(d.author_role != "speaker" for d in documents):
         return []
     return list(dict.fromkeys(d.author or "unknown" for d in documents))
 
 
 def session_batches(documents: Sequence[Document], size: int) -> list[list[Document]]:
-    """Consecutive documents of one session (``thread``), ``size`` at a time (their add.py batches
-    each session's messages apart)."""
+    """Consecutive documents of one session (``thread``), ``size`` at a time, as their add.py."""
     batches: list[list[Document]] = []
     run: list[Document] = []
     for doc in documents:
@@ -103,9 +88,7 @@ def session_batches(documents: Sequence[Document], size: int) -> list[list[Docum
 
 
 def messages_for(user: Mem0User | None, batch: Sequence[Document]) -> list[dict[str, str]]:
-    """The batch as ``user``'s messages: their own turns as ``user``, everyone else's as ``assistant``
-    (their add.py swaps the two roles between the two speakers' users); ``Speaker: text`` each, the
-    turn's text alone (their add.py sends no image caption)."""
+    """The batch as ``user``'s messages: own turns ``user``, the others' ``assistant`` (their add.py)."""
     return [
         {"role": "user" if user is None or (d.author or "unknown") == user.speaker else "assistant",
          "content": without_caption(split_stamp(d)[1])}
@@ -117,19 +100,8 @@ class Mem0Memory(ProxiedMemory):
     name = "mem0"
     kind = "mem0"
 
-    def __init__(
-        self,
-        *,
-        k: int,
-        client: LLMClient,
-        store_dir: str,
-        encoder: Any,
-        turns_per_add: int = 2,
-        top_k: int = 30,
-        threshold: float = 0.1,
-        infer: bool = True,
-        respect_as_of: bool = False,
-    ) -> None:
+    def __init__(self, *, k: int, client: LLMClient, store_dir: str, encoder: Any, turns_per_add: int = 2,
+                 top_k: int = 30, threshold: float = 0.1, infer: bool = True, respect_as_of: bool = False) -> None:
         super().__init__(client=client, store_dir=store_dir, encoder=encoder, k=k)
         if turns_per_add < 1:
             raise ConfigError("system.turns_per_add must be >= 1")
@@ -146,22 +118,16 @@ class Mem0Memory(ProxiedMemory):
         self._memory: Any = None
 
     def close(self) -> None:
-        """Release the embedded Qdrant store (it locks its folder) and stop the proxy."""
         client = getattr(getattr(self._memory, "vector_store", None), "client", None)
         if client is not None:
             client.close()
         super().close()
 
-    # ------------------------------------------------------------------ write
     def _pin_dates(self, body: dict[str, Any]) -> dict[str, Any]:
         if self._pinned_date is None:
             return body
-        messages = [
-            {**m, "content": _DATE_LINES.sub(lambda hit: hit.group(1) + str(self._pinned_date), m["content"])}
-            if isinstance(m.get("content"), str)
-            else m
-            for m in body.get("messages", [])
-        ]
+        messages = [{**m, "content": _DATE_LINES.sub(lambda hit: hit.group(1) + str(self._pinned_date), m["content"])}
+                    if isinstance(m.get("content"), str) else m for m in body.get("messages", [])]
         return {**body, "messages": messages}
 
     def _settings(self) -> dict[str, Any]:
@@ -220,17 +186,10 @@ class Mem0Memory(ProxiedMemory):
         kept = {doc.doc_id for doc in docs}
         return [doc.doc_id if doc.doc_id in kept else None for doc in documents]
 
-    # ------------------------------------------------------------------ read
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
-        """Each speaker's memories searched apart, ``top_k`` each (their search.py searches both
-        speakers' users); a hit is one ``timestamp: memory`` line under its speaker's leg
-        (``mem0:<speaker>``), carrying the turns it was extracted from. ``k`` is not the count: a
-        ``k`` above the system's own (a deeper ranking for the metrics) widens each search by as much.
-
-        With ``respect_as_of`` the as-of date becomes a metadata filter of Mem0's own (``created_at``
-        <= the end of that day): a memory is dated by the turns it was extracted from, and Mem0's
-        extraction only adds (it never rewrites an older memory), so a memory learnt later is never
-        searched. Otherwise (default, as for the other baselines) the date is ignored."""
+        """Each speaker's memories, ``top_k`` each (a ``k`` above the system's own widens each search by
+        as much), one ``timestamp: memory`` hit under leg ``mem0:<speaker>``. ``respect_as_of`` filters
+        on ``created_at`` (a memory is dated by its turns, and Mem0 only adds); else dates are ignored."""
         if self._memory is None:
             return []
         per_user = self.top_k + max((k or self.k) - self.k, 0)

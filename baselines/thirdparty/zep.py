@@ -1,23 +1,14 @@
-"""Zep's open-source core, ``graphiti-core``, run locally on an embedded Kuzu graph database, the way
-mem0's own LoCoMo evaluation runs Zep (``evaluation/src/zep/{add,search}.py``).
+"""Zep's open-source core, ``graphiti-core``, on an embedded Kuzu database, run as mem0's LoCoMo
+evaluation runs Zep (``evaluation/src/zep/{add,search}.py``).
 
-Write: each document becomes one Graphiti message episode (its name is the document id) whose body
-is ``Speaker: text`` and whose reference time is the document's date (the date is nowhere in the
-body); Graphiti's LLM extracts entities (with summaries) and facts (edges with ``valid_at`` /
-``invalid_at``). After each episode the adapter notes the facts and entities it touched as they
-then stood (:class:`Known`), which is what the as-of filter shows.
-
-Read: two hybrid searches (BM25 full text plus cosine, fused by RRF), ``fact_limit`` facts (edges)
-and ``entity_limit`` entities (nodes), both 20 as in their search.py; the context shows the facts
-with their date ranges, then the entities with their summaries (``baselines.thirdparty.context``).
-The cosine leg drops candidates below ``cosine_floor`` (graphiti's default 0.6 suits OpenAI
-embeddings, not the harness encoder: see configs/system/zep.yaml).
-
-The LLM is Graphiti's ``OpenAIGenericClient`` (chat completions with a ``json_schema``
-response format) and the embedder its ``OpenAIEmbedder``, both pointed at the harness proxy (the
-embeddings are the harness encoder's, 384-d); the reranker is never called (a stub refuses):
-their edge search reranks with Zep cloud's cross-encoder, which has no local counterpart here.
-The Kuzu database lives in ``<cache_dir>/zep/<corpus>/``; Graphiti's telemetry is switched off.
+Write: each document is one message episode named by its id, body ``Speaker: text``, reference
+time its date; Graphiti's LLM extracts entities (with summaries) and facts (edges with ``valid_at``
+/ ``invalid_at``), whose states after each episode are noted (``Known``) for the as-of filter.
+Read: hybrid searches (BM25 plus cosine, fused by RRF) for ``fact_limit`` facts and
+``entity_limit`` entities (their 20 each); the cosine leg drops candidates below ``cosine_floor``
+(graphiti's 0.6 suits OpenAI embeddings, not the harness encoder: configs/system/zep.yaml).
+LLM (``OpenAIGenericClient``, json_schema) and embedder point at the harness proxy; no reranker
+(their edge search uses Zep cloud's cross-encoder, with no local counterpart). Telemetry is off.
 """
 
 from __future__ import annotations
@@ -79,9 +70,7 @@ def _naive(value: datetime | None) -> datetime | None:
 
 @dataclass(frozen=True)
 class Known:
-    """A fact or an entity as it stood after one episode: ``when`` the episode's document date,
-    ``text`` the fact (or the entity's summary), ``name`` the entity's, ``valid_at`` / ``invalid_at``
-    the fact's period."""
+    """A fact (or an entity's summary and name) as it stood after the episode dated ``when``."""
 
     when: datetime | None
     text: str
@@ -97,8 +86,7 @@ def known_by(history: Sequence[Known], theta: datetime) -> Known | None:
 
 
 def shown_date(value: datetime | None, missing: str, theta: datetime | None) -> str:
-    """A fact's bound as their layout prints it (the datetime's ``str``), or ``missing``; with an
-    as-of limit ``theta`` a bound after it is not shown (it would tell the answerer the future)."""
+    """A fact's bound as their layout prints it, or ``missing`` (also for a bound after ``theta``)."""
     if value is None or (theta is not None and _naive(value) > theta):
         return missing
     return str(_utc(value))
@@ -108,19 +96,8 @@ class ZepMemory(ProxiedMemory):
     name = "zep"
     kind = "zep"
 
-    def __init__(
-        self,
-        *,
-        k: int,
-        client: LLMClient,
-        store_dir: str,
-        encoder: Any,
-        structured_output: str = "json_schema",
-        fact_limit: int = 20,
-        entity_limit: int = 20,
-        cosine_floor: float = 0.25,
-        respect_as_of: bool = False,
-    ) -> None:
+    def __init__(self, *, k: int, client: LLMClient, store_dir: str, encoder: Any, structured_output: str = "json_schema",
+                 fact_limit: int = 20, entity_limit: int = 20, cosine_floor: float = 0.25, respect_as_of: bool = False) -> None:
         super().__init__(client=client, store_dir=store_dir, encoder=encoder, k=k)
         if structured_output not in ("json_schema", "json_object"):
             raise ConfigError("system.structured_output must be json_schema or json_object")
@@ -147,8 +124,7 @@ class ZepMemory(ProxiedMemory):
         return self._loop.run_until_complete(coroutine)
 
     def close(self) -> None:
-        """Close Kuzu explicitly, connections before the database (graphiti's KuzuDriver.close leaves
-        both to the garbage collector, whose order is not guaranteed), then the proxy and the loop."""
+        """Close Kuzu's connection before its database (graphiti leaves both to the garbage collector)."""
         driver = getattr(self._graph, "driver", None)
         if driver is not None:
             driver.client.close()
@@ -159,7 +135,6 @@ class ZepMemory(ProxiedMemory):
             self._loop.close()
             self._loop = None
 
-    # ------------------------------------------------------------------ write
     def _open(self, documents: Sequence[Document]) -> Any:
         g = _graphiti()
         self._search_config = g["search_config"]
@@ -203,14 +178,12 @@ class ZepMemory(ProxiedMemory):
         return [doc.doc_id if doc.doc_id in kept else None for doc in documents]
 
     def _note(self, result: Any, when: datetime | None) -> None:
-        """The facts and entities this episode created or changed, as they now stand."""
         for edge in result.edges:
             self.fact_history.setdefault(str(edge.uuid), []).append(
                 Known(when, edge.fact, valid_at=edge.valid_at, invalid_at=edge.invalid_at))
         for node in result.nodes:
             self.entity_history.setdefault(str(node.uuid), []).append(Known(when, node.summary or "", node.name))
 
-    # ------------------------------------------------------------------ read
     def _search(self, query: str, scope: str, limit: int) -> list[Any]:
         sc = self._search_config
         if scope == "edges":
@@ -222,15 +195,9 @@ class ZepMemory(ProxiedMemory):
         return self._run(self._graph.search_(query, config=sc.SearchConfig(node_config=node, limit=limit))).nodes
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
-        """Facts (leg ``zep:fact``) then entities (``zep:entity``), as their search.py searches both.
-        ``k`` is not the count (the limits are); a ``k`` above the system's own widens the fact search.
-
-        With ``respect_as_of`` each fact and entity is shown as it stood after the last document
-        dated up to the end of the as-of day (one first known later is left out; a fact invalidated
-        later shows as still holding), and no date after that day is shown (a later bound reads
-        ``date unknown`` / ``present``). A fact's sources are then its documents up to that day.
-        Otherwise (default, as for the other baselines) the graph is shown as the whole ingest left it.
-        """
+        """Facts (leg ``zep:fact``) then entities (``zep:entity``); a ``k`` above the system's own widens
+        the fact search. ``respect_as_of`` shows each as it stood after the last document up to the
+        as-of day, with no later date and sources up to that day; else as the whole ingest left it."""
         if self._graph is None:
             return []
         theta = end_of_day(as_of) if (self.respect_as_of and as_of is not None) else None
@@ -262,8 +229,7 @@ class ZepMemory(ProxiedMemory):
         return hits[:limit]
 
     def _entities(self, nodes: list[Any], theta: datetime | None) -> list[Hit]:
-        """Entities carry no source document: a summary is drawn from many turns, and counting them
-        all as retrieved would hand the entity every turn that names it."""
+        """Entities carry no source document (a summary draws on every turn naming the entity)."""
         hits: list[Hit] = []
         for node in nodes:
             name, summary = node.name, node.summary or ""

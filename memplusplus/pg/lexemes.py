@@ -1,15 +1,9 @@
 """The lexical leg's text in Postgres terms: tsvectors and tsqueries sent as literals.
 
-The in-process backend and Postgres must see the same words at the same positions, so a row's
-tsvector is sent as a lexeme -> positions map (``PostgresMemPlusPlus`` sends
-``memplusplus.english_tsearch.tsvector_positions``, which is ``to_tsvector('english')``;
-``Lexemes.of`` builds one from our own stems), and the disjunctive question becomes a tsquery of
-quoted lexemes joined by ``|`` (``&`` for a conjunctive list). ``ts_rank_cd`` then ranks by cover
-density.
-
-Postgres bounds a tsvector: positions above 16383 are set to 16383, a lexeme keeps at most 255
-positions (as ``to_tsvector`` does) and a lexeme is at most 2047 bytes. Documents beyond those
-bounds (over 16k words, or one stem over 255 times) can rank differently from the in-process leg.
+A row's tsvector is sent as its lexeme -> positions (``english_tsearch.tsvector_positions``;
+``Lexemes.of`` builds one from our own stems), an OR query as quoted lexemes joined by ``|``.
+Postgres bounds a tsvector (positions above 16383 clamp, 255 positions a lexeme, 2047 bytes a
+lexeme): documents beyond that (over 16k words) can rank differently from the in-process leg.
 """
 
 from __future__ import annotations
@@ -27,8 +21,6 @@ MAX_LEXEME_BYTES = 2047
 
 @dataclass(frozen=True)
 class Lexemes:
-    """A row's stems with their 1-based word positions, ready to be sent as a tsvector."""
-
     positions: Mapping[str, Sequence[int]]
 
     @classmethod
@@ -56,7 +48,6 @@ class Lexemes:
         return b"".join(parts)
 
     def to_text(self) -> str:
-        """The same tsvector as a literal (``'stem':1,4 'other':2``)."""
         return " ".join(
             f"{quote(raw.decode('utf-8'))}:{','.join(map(str, positions))}" for raw, positions in self.bounded().items()
         )

@@ -6,9 +6,12 @@ module creates are 0700, and a folder found in place is used only after ``is_pri
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 # A Unix socket path must fit sun_path: 108 bytes on Linux (104 on macOS) with the final NUL.
@@ -43,10 +46,8 @@ def is_private_folder(path: Path, owner_uid: int) -> bool:
 
 
 def traversable_by(path: Path, uid: int, gid: int) -> bool:
-    """Whether the user ``uid`` (group ``gid``) may search every folder from ``/`` down to ``path``.
-
-    Ordinary mode bits only: a folder that grants access by an ACL alone counts as closed, which is
-    the safe answer here (the caller then reaches the folder without walking the path)."""
+    """Whether ``uid``/``gid`` may search every folder from ``/`` down to ``path``, by mode bits alone
+    (an ACL-only grant counts as closed: the safe answer)."""
     for folder in (path, *path.parents):
         info = folder.stat()
         if uid == 0:
@@ -80,20 +81,27 @@ def socket_folder_fits(base: Path) -> bool:
 
 
 def new_socket_folder(owner_uid: int, owner_gid: int) -> Path:
-    """A fresh 0700 folder with a random name for the server's socket, handed to ``owner_uid``.
-
-    ``mkdtemp`` creates it exclusively (a name another user prepared is never reused), so the
-    folder is ours even in a shared, world-writable /tmp."""
+    """A fresh 0700 folder for the server's socket, handed to ``owner_uid``; ``mkdtemp`` creates it
+    exclusively, so it is ours even in a world-writable /tmp."""
     for base in _socket_folder_bases():
         if base.is_dir() and socket_folder_fits(base):
             folder = Path(tempfile.mkdtemp(prefix=SOCKET_FOLDER_PREFIX, dir=base))
             if owner_uid != os.geteuid():
                 os.chown(folder, owner_uid, owner_gid)
             return folder
-    raise RuntimeError(
-        "no folder for the embedded Postgres socket: $XDG_RUNTIME_DIR, $TMPDIR and /tmp are missing "
-        f"or too long for a socket path of at most {SOCKET_PATH_LIMIT} bytes"
-    )
+    raise RuntimeError("no folder for the embedded Postgres socket: $XDG_RUNTIME_DIR, $TMPDIR and /tmp are missing "
+                       f"or too long for a socket path of at most {SOCKET_PATH_LIMIT} bytes")
+
+
+@contextlib.contextmanager
+def flocked(folder: Path) -> Iterator[None]:
+    """Exclusive across processes: an flock on the folder itself."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def is_our_socket_folder(path: Path, owner_uid: int) -> bool:

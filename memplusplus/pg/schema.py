@@ -6,7 +6,6 @@ Table names are checked by the caller (lower-case letters, digits, _), so they a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 COLUMNS = "seq, doc_id, text, author, date, thread, evidence, ingested_at, lex, author_terms, embedding"
 ROW_TYPES = ["bigint", "text", "text", "text", "timestamp", "text", "text", "timestamp", "tsvector", "text[]", "vector"]
@@ -59,22 +58,9 @@ _TABLE_SQL = {
 }
 
 
-@dataclass(frozen=True)
-class TableStatements:
+def table_statements(table: str) -> dict[str, str]:
     """The statements above with one memory's table name formatted in."""
-
-    counts: str
-    active_texts: str
-    copy_rows: str
-    insert_alias: str
-    archive: str
-    supersede: str
-    locate: str
-    details: str
-
-    @classmethod
-    def for_table(cls, table: str) -> "TableStatements":
-        return cls(**{name: sql.format(table=table) for name, sql in _TABLE_SQL.items()})
+    return {name: sql.format(table=table) for name, sql in _TABLE_SQL.items()}
 
 
 def in_scope_query(table: str, dated: bool) -> str:

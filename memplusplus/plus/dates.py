@@ -1,12 +1,7 @@
-"""Lever 3: date-aware scope. A question that names a day or a period ranks rows near it higher.
-
-The as-of rule is untouched (it still decides which rows may be seen); this only adds a ranking
-leg: the in-scope rows dated inside a named period, or at most ``window_days`` from it, nearest
-first, ties broken by the other legs' fused score. Recognised: ISO days (2023-11-15), days with a
-month name (March 31, 2023; 31 March 2023; 8 May), months (March 2023; in June) and, measured
-from the question's as-of day, yesterday / today / N days, weeks or months ago / last week,
-weekend or month. A day or month named without a year matches that day or month of any year.
-"""
+"""Date-aware scope: a leg ranking the in-scope rows dated in or near a day or period the question
+names, nearest first (ties by fused score). Recognised: ISO days, days and months by name (with or
+without a year: then any year), and, from the as-of day, yesterday / today / N days, weeks or
+months ago / last week, weekend or month. The as-of rule is untouched."""
 
 from __future__ import annotations
 
@@ -44,7 +39,6 @@ class Period:
     month_end: tuple[int, int, int]
 
     def bounds(self, year: int) -> tuple[date, date]:
-        """The period's first and last day, in ``year`` when it names none."""
         y0, m0, d0 = self.month_start
         y1, m1, d1 = self.month_end
         return date(y0 or year, m0, d0), date(y1 or year, m1, d1)
@@ -125,8 +119,7 @@ def _relative(question: str, today: date) -> list[Period]:
 
 
 def distance_days(row_day: date, period: Period) -> int:
-    """Days between ``row_day`` and ``period`` (0 inside it); a yearless period is taken in the
-    row's year and the years next to it, whichever is nearest."""
+    """Days between ``row_day`` and ``period`` (0 inside; a yearless period in the nearest year)."""
     years = (row_day.year - 1, row_day.year, row_day.year + 1) if period.yearless else (0,)
     best: int | None = None
     for year in years:
@@ -147,8 +140,7 @@ def date_leg(
     prior: Mapping[int, float],
     limit: int,
 ) -> list[int]:
-    """In-scope dated rows at most ``window_days`` from a named period: nearest first, then by
-    the other legs' fused score ``prior`` (rows it lacks after), then later ingest first."""
+    """In-scope rows dated within ``window_days`` of a period: nearest, then by ``prior``, then later first."""
     if not periods:
         return []
     near: list[tuple[int, float, int]] = []

@@ -1,19 +1,7 @@
-"""Mem++ plus: the paper's store and write path, a read path built for what the answerer reads.
-
-Write: exactly Mem++'s (documents whole, date and author kept, exact repeats skipped, one
-embedding per row, no generative call). Read, over the same as-of scope S_theta:
-
-1. legs: vector and tag as in Mem++ (the vector leg may also score a row by its sentences or the
-   question by its clauses, :mod:`.views`); the lexical leg matches any query term, ranked by BM25
-   (:mod:`.lexical`); a date leg when the question names a day or period (:mod:`.dates`);
-2. weighted RRF, as in Mem++;
-3. thread expansion: each taken row brings the other in-scope rows of its thread (:mod:`.threads`);
-4. top k with Mem++'s recency reserve;
-5. packing for the character budget (:mod:`.packing`).
-
-``retrieve`` receives the question's text and as-of day only, like every memory system: no lever
-can see gold labels or question ids.
-"""
+"""Mem++ plus: Mem++'s write path (no generative call), a read path over the same as-of scope:
+legs (vector and tag as Mem++'s, with views; an any-term lexical leg; a date leg), weighted RRF,
+thread expansion, Mem++'s top k with its recency reserve, then packing for the budget. ``retrieve``
+sees the question and its as-of day only, as every memory does."""
 
 from __future__ import annotations
 
@@ -24,10 +12,10 @@ import numpy as np
 
 from memplusplus.encoder import CachedEncoder
 from memplusplus.fusion import FusedRow, weighted_rrf
-from memplusplus.legs import BM25Index, tag_leg, vector_leg
+from memplusplus.legs import tag_leg, vector_leg
+from memplusplus.lexical import BM25Index, stem_cover_density_leg
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.plus.dates import date_leg, named_periods
-from memplusplus.plus.lexical import any_term_leg
 from memplusplus.plus.options import PlusOptions
 from memplusplus.plus.packing import pack
 from memplusplus.plus.views import SentenceViews, best_view_leg, clauses
@@ -59,22 +47,23 @@ class PlusMemory(MemPlusPlus):
         self._sentences = SentenceViews(authors, options.sentence_min_words)
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
-        """Mem++'s write path; with sentence views on, the new rows' sentences are embedded too."""
         row_ids = super().ingest(documents, show_progress=show_progress)
         if self.options.sentence_views:
             self._sentences.update(self.store, lambda texts: self.encoder.encode(texts, show_progress=show_progress))
         return row_ids
 
     def leg_rankings(self, query: str, scope: np.ndarray) -> dict[str, list[int]]:
-        """Each enabled leg's ranking over the scoped rows (the date leg is added by ``retrieve``)."""
+        """Each enabled leg's ranking over the scoped rows (the date leg is added by ``ranked_lists``)."""
         cfg, opt = self.config, self.options
         terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         rankings: dict[str, list[int]] = {}
         if not opt.any_term_lexical:  # the paper's leg; the other levers stay as they are
             if cfg.weight("lexical") > 0:
                 rankings["lexical"] = self.paper_lexical_leg(query, terms, scope)
+        elif opt.lexical_weight > 0 and opt.lexical_ranker == "bm25":
+            rankings["lexical"] = self._bm25.leg(self.store, terms, False, scope, cfg.candidates)
         elif opt.lexical_weight > 0:
-            rankings["lexical"] = any_term_leg(self.store, terms, scope, cfg.candidates, opt.lexical_ranker, self._bm25)
+            rankings["lexical"] = stem_cover_density_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("tag") > 0:
             rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("vector") > 0:
@@ -97,7 +86,6 @@ class PlusMemory(MemPlusPlus):
         return {leg: own.get(leg, self.config.weight(leg)) for leg in legs}
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
-        """Top-k hits for ``query`` among rows visible at ``as_of``, in the order to render them."""
         k = self.config.k if k is None else k
         if len(self.store) == 0 or k <= 0:
             return []
@@ -113,9 +101,7 @@ class PlusMemory(MemPlusPlus):
     def ranked_lists(
         self, query: str, as_of: date | datetime | None, scope: np.ndarray
     ) -> tuple[dict[str, list[int]], list[FusedRow]]:
-        """Steps 1-3: the legs' rankings (the date leg when the question names a day or period) and
-        the fused list with threads expanded, which ``retrieve`` takes its top k from and ``diagnose``
-        (Mem++'s, inherited) reports each gold document's place in."""
+        """The legs' rankings (with the date leg) and the fused list with threads expanded."""
         opt = self.options
         rankings = self.leg_rankings(query, scope)
         fused = weighted_rrf(rankings, self.leg_weights(list(rankings)), self.config.gamma)
@@ -132,7 +118,6 @@ class PlusMemory(MemPlusPlus):
     search = retrieve
 
     def _expand(self, fused: list[FusedRow], scope: np.ndarray) -> list[FusedRow]:
-        """Fused rows with their threads' rows right behind them (see :mod:`.threads`)."""
         if self._threads is None or self._threads_size != len(self.store):
             self._threads, self._threads_size = thread_members(self.store), len(self.store)
         by_seq = {f.seq: f for f in fused}

@@ -1,46 +1,24 @@
-"""The read-time switches of Mem++ plus, one group per lever; each lever can be turned off alone.
-
-Everything here is chosen per dataset (configs/system/mempp_plus.yaml reads the dataset config),
-never per question; nothing reads gold labels or question ids.
-"""
+"""The read-time switches of Mem++ plus, one group per lever, each chosen per dataset (never per
+question; configs/system/mempp_plus.yaml reads the dataset config)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-LEXICAL_RANKERS = ("bm25", "cover_density")
+from memplusplus.settings import LEXICAL_RANKERS, check_choice
+
 
 
 @dataclass(frozen=True)
 class PlusOptions:
-    """Switches and settings of the plus read path.
-
-    Lexical leg: ``any_term_lexical`` replaces the paper's lexical leg by one that matches a row
-    sharing any query term, ranked by ``lexical_ranker`` (BM25 with ``bm25_k1``/``bm25_b``, or cover
-    density), with RRF weight ``lexical_weight``.
-
-    Thread expansion: ``thread_expansion`` lets the other in-scope rows of a taken row's thread
-    follow it; ``thread_window`` keeps only siblings within that many rows of it in ingest order
-    (None: the whole thread), ``thread_max`` caps the followers per taken row. ``thread_order``
-    "leader": followers come right after the row that brought them, threads in the order of their
-    best row; "sum": whole threads ordered by the sum of their rows' fused scores (the window is
-    not used).
-
-    Date-aware scope: ``date_scope`` adds a leg (weight ``date_weight``) ranking the rows dated in
-    or near a date or period the question names, nearest first, up to ``date_window_days`` away.
-
-    Clause views: ``clause_views`` scores a row for the vector leg by its best cosine over the
-    whole question and each of its clauses with at least ``clause_min_words`` content words.
-
-    Sentence views: ``sentence_views`` embeds each sentence of a row too (rows of
-    ``sentence_authors`` only; None: every row), and the vector leg scores a row by its best cosine
-    over its own embedding and its sentences'; a sentence under ``sentence_min_words`` words joins
-    its neighbour.
-
-    Packing: ``packing`` orders the rows to render so the ``budget`` characters hold the most
-    evidence: near-duplicates (cosine >= ``near_duplicate``) go to the end, and a row that no
-    longer fits whole lets the next rows that do fit go first (looking ``lookahead`` rows ahead),
-    never moving a row by more than that.
+    """``any_term_lexical``: a lexical leg matching any query stem, by ``lexical_ranker`` (BM25 with
+    ``bm25_k1``/``bm25_b``, or cover density), weight ``lexical_weight``. ``thread_*``: a taken
+    row's in-scope thread follows it (``thread_window`` rows away at most, None: the whole thread;
+    ``thread_max`` per row; order "leader" after their row, "sum" whole threads by summed score).
+    ``date_*``: a leg for rows dated within ``date_window_days`` of a period the question names.
+    ``clause_views``/``sentence_views``: the vector leg also scores question clauses / row
+    sentences (``sentence_authors``' rows only, None: all). ``packing``: the render order for
+    ``budget`` characters (near-duplicates last, fit-first ``lookahead`` rows ahead).
     """
 
     any_term_lexical: bool = True
@@ -66,8 +44,7 @@ class PlusOptions:
     lookahead: int = 5
 
     def __post_init__(self) -> None:
-        if self.lexical_ranker not in LEXICAL_RANKERS:
-            raise ValueError(f"plus.lexical_ranker={self.lexical_ranker!r}; use one of {list(LEXICAL_RANKERS)}")
+        check_choice("plus.lexical_ranker", self.lexical_ranker, LEXICAL_RANKERS)
         if min(self.lexical_weight, self.date_weight) < 0:
             raise ValueError("plus.lexical_weight and plus.date_weight must be >= 0")
         if self.sentence_min_words < 1:
@@ -76,8 +53,7 @@ class PlusOptions:
             object.__setattr__(self, "sentence_authors", tuple(self.sentence_authors))
         if self.bm25_k1 < 0 or not 0 <= self.bm25_b <= 1:
             raise ValueError("plus.bm25_k1 must be >= 0 and plus.bm25_b in [0, 1]")
-        if self.thread_order not in ("leader", "sum"):
-            raise ValueError(f"plus.thread_order={self.thread_order!r}; use leader or sum")
+        check_choice("plus.thread_order", self.thread_order, ("leader", "sum"))
         if self.thread_window is not None and self.thread_window < 1:
             raise ValueError("plus.thread_window must be >= 1 or null (the whole thread)")
         if self.thread_max < 0 or self.date_window_days < 0 or self.lookahead < 0:

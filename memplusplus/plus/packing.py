@@ -1,18 +1,8 @@
-"""Lever 4: budget-aware packing. Which rows to render first so the budget holds the most evidence.
+"""Budget-aware packing: which rows to render first so the ``budget`` characters hold the most evidence.
 
-The answerer reads only the first ``budget`` characters (OrgMemBench: 40,000). Rendering rows in
-rank order spends that budget on whatever comes first, repeats included, and lets one long row be
-cut short while whole, shorter rows wait behind it. Packing keeps the rank order but
-
-1. sends near-duplicates (cosine >= ``near_duplicate`` to a row placed before) to the end, and
-2. when the next row no longer fits whole in what is left of the budget, lets the first of the
-   next ``lookahead`` rows that does fit go before it (the long row keeps its place at the head of
-   the queue, so it is still read as far as the budget allows once nothing else fits).
-
-Rows are never cut or rewritten: the renderer shows every row whole, so packing can only change
-which characters fall inside the budget, and every character counted is the row's own text.
-Without a budget nothing moves: every row is read anyway, and moving repeats to the end of a deep
-ranking (LongMemEval_S ranks the whole haystack for its metrics) only demotes them there.
+Rank order is kept, but near-duplicates (cosine >= ``near_duplicate`` to a row before) go to the
+end, and when the next row no longer fits whole, the first of the next ``lookahead`` rows that does
+fit goes before it. Rows are never cut or rewritten. Without a budget nothing moves.
 """
 
 from __future__ import annotations
@@ -31,8 +21,7 @@ def block_cost(hit: Hit, rank: int, first: bool) -> int:
 
 
 def split_near_duplicates(vectors: np.ndarray, threshold: float) -> tuple[list[int], list[int]]:
-    """(kept, repeats): indices in order; a repeat has cosine >= ``threshold`` with a kept row
-    before it. ``vectors`` are unit rows aligned with the ranking."""
+    """(kept, repeats) indices; a repeat has cosine >= ``threshold`` with a kept row before it."""
     kept: list[int] = []
     repeats: list[int] = []
     for index in range(len(vectors)):
@@ -71,8 +60,7 @@ def pack(
     near_duplicate: float | None,
     lookahead: int,
 ) -> list[Hit]:
-    """``hits`` reordered for the budget (near-duplicates last, then fit-first inside the budget);
-    without a budget nothing moves (every row is read, and a deep ranking keeps its order)."""
+    """``hits`` reordered for the budget (see the module docstring)."""
     if budget is None:
         return list(hits)
     indices = list(range(len(hits)))

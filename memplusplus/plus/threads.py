@@ -1,11 +1,8 @@
-"""Lever 2: thread expansion. When a row is taken, the other rows of its thread follow it.
+"""Thread expansion: when a row is taken, the other in-scope rows of its thread follow it.
 
-An OrgMemBench event is told by a few artefacts (an announcement, its thread, a later correction),
-and a question about it usually needs all of them; a LoCoMo or LongMemEval session is the thread
-of a turn, and the turns next to an evidence turn often carry the rest of the answer. Followers
-come right after the row that brought them, in ingest order, only from the rows in scope (the
-as-of rule is untouched); ``window`` keeps only siblings that many rows from the taken one in
-ingest order, ``limit`` caps the followers per taken row.
+An OrgMemBench event is told by a few artefacts, a LoCoMo or LongMemEval session is the thread of a
+turn, and a question usually needs several of them. ``window`` keeps siblings that many rows away
+in ingest order; ``limit`` caps the followers per taken row.
 """
 
 from __future__ import annotations
@@ -27,8 +24,7 @@ def thread_members(store: RowStore) -> dict[str, list[int]]:
 
 
 def followers(seq: int, members: Sequence[int], scope: np.ndarray, window: int | None) -> list[int]:
-    """The in-scope siblings of ``seq``: nearest in ingest order first when a window is set
-    (only those at most ``window`` rows away), otherwise the whole thread in ingest order."""
+    """The in-scope siblings of ``seq``: within ``window``, nearest first; else the thread in order."""
     others = [m for m in members if m != seq and scope[m]]
     if window is not None:
         position = {m: i for i, m in enumerate(members)}
@@ -46,11 +42,8 @@ def expand(
     limit: int,
     members: dict[str, list[int]] | None = None,
 ) -> list[tuple[int, int | None]]:
-    """``order`` with each row's followers inserted right after it, each row once.
-
-    Returns (seq, leader) pairs: ``leader`` is the seq of the taken row a follower came with,
-    None for a row of ``order`` itself. A row already placed is never placed again.
-    """
+    """``order`` with each row's followers right after it, each row once, as (seq, leader) pairs
+    (leader None for a row of ``order`` itself)."""
     members = thread_members(store) if members is None else members
     placed: set[int] = set()
     result: list[tuple[int, int | None]] = []
@@ -77,13 +70,8 @@ def by_thread_score(
     limit: int,
     members: dict[str, list[int]] | None = None,
 ) -> list[tuple[int, int | None]]:
-    """Whole threads in the order of their summed fused scores, each row once.
-
-    A thread's score is the sum of its ranked rows' scores (a row without a thread is a thread of
-    its own), so an event several of whose artefacts match outranks one matched by a single row.
-    Inside a thread: its ranked rows in rank order, then up to ``limit`` of its other in-scope
-    rows in ingest order. Returns (seq, leader) pairs as :func:`expand` does.
-    """
+    """Whole threads by the sum of their ranked rows' scores (a threadless row alone): the ranked
+    rows in rank order, then up to ``limit`` other in-scope rows; (seq, leader) pairs as ``expand``."""
     members = thread_members(store) if members is None else members
     groups: dict[str, list[int]] = {}
     totals: dict[str, float] = {}

@@ -1,11 +1,6 @@
-"""One self-contained HTML page over one or more run folders (issue 24, "A report to look at").
-
-Everything is inline: the CSS, the plain-JS filters, the charts (SVG drawn in
-:mod:`harness.reports.svg_charts`), and the records as JSON in a ``<script type="application/json">``
-block. No CDN, no server, no network. Text that this module writes into HTML goes through
-:func:`html.escape`; the page's JS (:mod:`harness.reports.html_page`) puts record text into the
-page with ``textContent`` only, so a question holding markup stays text. This module builds the
-page's sections from the runs that :mod:`harness.reports.report_runs` reads and orders.
+"""One self-contained HTML page over one or more run folders: inline CSS, plain-JS filters, SVG charts
+and the records as JSON; nothing fetched. Text written here goes through :func:`html.escape`; the
+page's JS (``report_page.html``) puts record text in with ``textContent`` only, so markup stays text.
 """
 
 from __future__ import annotations
@@ -17,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.reports.html_page import PAGE
 from harness.reports.report_runs import (
     RunData, as_number, categories, comparison_kind, differing_keys, has_metric, headline_metric, load_run, ordered,
     short_labels,
@@ -27,6 +21,7 @@ from harness.reports.svg_charts import bar_chart, fmt_value, line_chart
 __all__ = ["RunData", "comparison_kind", "differing_keys", "load_run", "render_report", "write_report"]
 
 HITS_SHOWN = 10  # top hits listed in a question's detail
+PAGE = Path(__file__).with_name("report_page.html")  # %TITLE%, %HEADLINE%, %SECTIONS%, %DATA% filled in
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "") -> str:
@@ -175,7 +170,7 @@ def render_report(runs: Sequence[RunData], title: str | None = None) -> str:
     fills = {"TITLE": html.escape(title), "HEADLINE": html.escape(metric), "SECTIONS": "".join(sections),
              "DATA": _json_for_script(data)}
     # One pass, so a run label that reads "%DATA%" is never filled in itself.
-    return re.sub(r"%(TITLE|HEADLINE|SECTIONS|DATA)%", lambda m: fills[m.group(1)], PAGE)
+    return re.sub(r"%(TITLE|HEADLINE|SECTIONS|DATA)%", lambda m: fills[m.group(1)], PAGE.read_text(encoding="utf-8"))
 
 
 def write_report(run_dirs: Sequence[str | Path], out: str | Path, title: str | None = None) -> Path:

@@ -34,6 +34,12 @@ def fmt(value: Any, metric: str) -> str:
     return registered.format(value) if registered is not None else f"{value:.3f}"
 
 
+def short_text(value: Any) -> str:
+    """A config value in at most 40 characters (``null``, ``true``)."""
+    text = "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def fmt_mean_std(mean: Any, std: Any, metric: str) -> str:
     if is_missing(mean):
         return MISSING
@@ -94,10 +100,8 @@ CONSOLE_WIDTH = 120  # the console's lines; the Markdown files keep every column
 
 @dataclass
 class Table:
-    """One table, ready to print: ``frame`` holds display strings only, one row per system as the paper
-    prints it (cells ``ours (paper)``); ``retrieval`` our retrieval figures, which have no paper
-    counterpart, in a block of their own; ``fill`` the commands (and dollars) that would fill the
-    cells no answered run fills."""
+    """One table of display strings (cells ``ours (paper)``); ``retrieval``: our figures without a paper
+    counterpart; ``fill``: the commands (and dollars) that would fill the empty judged cells."""
 
     key: str
     title: str

@@ -1,4 +1,4 @@
-"""Table 7 / Figure 4's numbers: Mem++ on OrgMemBench as k varies, with the tokens read and retrieved."""
+"""Table 7 / Figure 4: Mem++ on OrgMemBench as k varies, with the tokens read and retrieved."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The run folders an HTML report reads, and what tells several of them apart.
-
-A run folder holds ``config.json``, ``metrics.json`` and ``records.jsonl``. For a comparison this
-module finds the config keys that differ (execution settings left out), names the comparison (a k
-sweep or a leg ablation), picks the headline metric every run has, labels each run by what tells
-it apart, and orders the runs (numbers in labels compared as numbers: k = 5, 10, 15, 100).
+"""The run folders an HTML report reads, and what tells several apart: the config keys that differ,
+the kind of comparison (k sweep, leg ablation), the headline metric, short labels and the order.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Inline SVG charts for the HTML report: grouped bars and lines over k, with a legend that wraps.
-
-Drawn here as plain SVG text (no plotting library, nothing fetched). Every text is escaped. A line
-chart draws each series with its own dash pattern and marker, so a series whose values equal
-another's stays visible on top of it, and its legend entry says which one it equals.
+"""Inline SVG charts for the HTML report (grouped bars, lines over k) with a wrapping legend. Each line
+has its own dash and marker, so a series equal to another stays visible; its legend entry says so.
 """
 
 from __future__ import annotations

@@ -1,28 +1,14 @@
-"""The paper's Tables 1-4 from the results store, printed the way the paper prints them.
+"""The paper's Tables 1-4 from the results store, laid out as the paper prints them.
 
-The runner leaves one folder per run (``<runs>/<dataset>/<label>-<hash>/``: config.json,
-metrics.json). :func:`build_tables` scans them into one tidy frame (``store.scan_runs``), keeps for
-each table the runs its preset asks for (``selection.select_runs``: matched by resolved
-configuration; limited, failed and plumbing runs left out unless asked), and lays each table out as
-the paper does:
-
-- one row per (answerer, system), under the paper's own column headers (``paper.paper_columns``;
-  Table 4: one column per dataset), each cell ``ours (paper)``: our ``<headline>_paper`` (or F1,
-  BLEU-1) and the paper's figure for the same system and answerer;
-- short row labels (the paper's row names); how a run differs from the preset is a numbered
-  footnote (``footnotes``);
-- a judge-score header never holds a retrieval figure: a system with only key-less (answerer none)
-  runs gets the paper's rows with ``—`` for ours, and its retrieval figures go to a block of their
-  own, "retrieval (no paper counterpart)";
-- the preset command (and its dollars) that would fill the judged cells no run fills (``fill``).
-
-The CSV keeps every column (the parsed-only means, the run folder, the footnote text). Table 7 and
-Figure 4 live in ``ksweep`` and ``plots``.
+One row per (answerer, system) under the paper's headers, each cell ``ours (paper)``; how a run differs
+from the table's preset is a numbered footnote; runs without an answerer go to a retrieval block of
+their own (never under a judge header); the command that would fill the empty judged cells below.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +24,7 @@ from harness.reports.footnotes import Footnotes, run_footnote
 from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt_delta, fmt_mean_std, is_missing
 from harness.reports.ksweep import k_sweep_data, table7
 from harness.reports.labels import (
-    CATEGORY_COLUMNS, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_BENCHMARK, TABLE_DATASET,
+    CATEGORY_COLUMNS, CATEGORY_TABLES, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_BENCHMARK, TABLE_DATASET,
     is_ablation, paper_row, system_rank,
 )
 from harness.reports.paper import (
@@ -103,13 +89,7 @@ def _paper_prints(values: dict, prow: str | None, answerer: str) -> bool:
 
 def _runs_note(rows: list[tuple[str, str, str]]) -> list[str]:
     """Which run folder each row comes from: (label, answerer, folder)."""
-    if not rows:
-        return []
-    return ["Runs: " + "; ".join(f"{label} [{answerer}]: {folder}" for label, answerer, folder in rows) + "."]
-
-
-def _fill_lines(fill: FillPlan | None) -> list[str]:
-    return fill.lines() if fill is not None else []
+    return ["Runs: " + "; ".join(f"{label} [{answerer}]: {folder}" for label, answerer, folder in rows) + "."] if rows else []
 
 
 def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: str = "auto",
@@ -190,7 +170,7 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
     return Table(f"table{number}", f"Table {number}: {title}: {judge_detail}", frame, all_notes,
                  paper_reference(paper, number), bool(rows.judged), csv_only=(*parsed_columns, *CSV_ONLY),
                  cell_format=cell_format, footnotes=marks.lines(), retrieval=retrieval,
-                 retrieval_title=_retrieval_title(), fill=_fill_lines(fill))
+                 retrieval_title=_retrieval_title(), fill=fill.lines() if fill else [])
 
 
 def _retrieval_title() -> str:
@@ -220,16 +200,7 @@ def _retrieval_block(view: RunView, runs: list, columns: Sequence[tuple[str, str
     return pd.DataFrame(out, columns=["system", "metric", *[c for c, _ in columns], OVERALL_INTERVAL, "run"])
 
 
-def table1(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", **kw) -> Table:
-    return category_table(tidy, paper, 1, mode, **kw)
-
-
-def table2(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", **kw) -> Table:
-    return category_table(tidy, paper, 2, mode, **kw)
-
-
-def table3(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", **kw) -> Table:
-    return category_table(tidy, paper, 3, mode, **kw)
+table1, table2, table3 = (partial(category_table, number=number) for number in CATEGORY_TABLES)
 
 
 def _paper_with_delta(values: dict, prow: str | None, answerer: str, dataset: str, metric: str) -> str:
@@ -315,7 +286,7 @@ def table4(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", notes: S
     return Table("table4", "Table 4: Ablations of Mem++ (mempp vs mempp_*)", frame, all_notes,
                  paper_reference(paper, 4), bool(rows.judged), csv_only=(*parsed_columns, *CSV_ONLY),
                  cell_format=cell_format, footnotes=marks.lines(), retrieval=retrieval,
-                 retrieval_title=_retrieval_title(), fill=_fill_lines(fill))
+                 retrieval_title=_retrieval_title(), fill=fill.lines() if fill else [])
 
 
 def _retrieval_table4(view: RunView, runs: list, marks: Footnotes, differences: dict) -> pd.DataFrame | None:
@@ -360,9 +331,8 @@ def fill_plan(jobs: Sequence[Job], filled: set[int], estimate: bool = False, pro
 def build_tables(runs_dir: str | Path = DEFAULT_RUNS_DIR, paper_dir: str | Path | None = DEFAULT_PAPER_DIR,
                  tables: Iterable[int] = TABLES, mode: str = "auto", jobs: dict[int, list[Job]] | None = None,
                  options: Options = Options(), estimate: bool = False, progress: bool = False) -> list[Table]:
-    """Every requested table. ``jobs``: the preset jobs per table (``presets.table_jobs``); without
-    them each table takes the newest run per (dataset, system, k, answerer), as a quick look, and
-    names no fill command. ``estimate``: price the fill commands by dry runs, in-process."""
+    """Every requested table from the runs its preset ``jobs`` ask for (without: the newest run per
+    dataset, system, k and answerer, and no fill command); ``estimate``: price the fill commands."""
     tidy = scan_runs(runs_dir)
     paper = load_paper(paper_dir)
     out = []
@@ -380,12 +350,9 @@ def build_tables(runs_dir: str | Path = DEFAULT_RUNS_DIR, paper_dir: str | Path 
 
 
 def write_tables(tables: Sequence[Table], out_dir: str | Path = DEFAULT_OUT_DIR) -> list[Path]:
-    """``<key>.md`` and ``<key>.csv`` per table (plus ``<key>_retrieval.csv`` for its retrieval
-    block and ``<key>_paper.csv`` for the paper's whole table as published) and ``tables.md``.
-
-    Every file is written to a temporary name first and all are renamed together at the end
-    (:class:`~harness.safe_write.StagedWrites`): a kill or a full disk while writing leaves the
-    previous set of tables whole -- never a mix of new and old, never an empty table."""
+    """``<key>.md``, ``<key>.csv`` (``_retrieval.csv``: its retrieval block; ``_paper.csv``: the paper's
+    table as published) per table, and ``tables.md``, renamed together at the end (a kill or a full
+    disk leaves the previous set whole)."""
     out_dir = Path(out_dir)
     with StagedWrites() as staged:
         for table in tables:

@@ -6,15 +6,9 @@
     python scripts/make_tables.py --include-limited --allow encoder   # also partial runs, any encoder
     python scripts/make_tables.py --estimate                       # price the runs that would fill the tables
 
-Each table is laid out as the paper prints it: one row per system and answerer under the paper's
-headers, each cell ``ours (paper)``; how a run differs from the preset is a numbered footnote; our
-retrieval figures (runs without an answerer) are a block of their own, never under a judge header;
-the preset command that would fill the empty judged cells is printed under the table. Each table
-shows the runs its preset (configs/experiment/table<N>.yaml, k_sweep.yaml) asks for, matched by
-their resolved configuration; every other run is named in the table's notes with the setting that
-differs. The console shows at most 120 characters a line (a wider table one row at a time); the
-Markdown and CSV files keep every column. The logic lives in harness/reports/; the paper's numbers
-come from results/paper/.
+Each table shows the runs its preset (configs/experiment/table<N>.yaml, k_sweep.yaml) asks for, matched
+by resolved configuration; every other run is named in its notes. The console shows at most 120
+characters a line; the files keep every column. The logic lives in harness/reports/.
 """
 
 from __future__ import annotations

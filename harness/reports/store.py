@@ -51,8 +51,7 @@ def flatten(config: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _answerer_name(value: Any) -> str:
-    """The answerer's config name; for ``openai_compatible`` the model it served (a table shows
-    which model answered, not which config group was used)."""
+    """The answerer's config name; for ``openai_compatible`` the model it served."""
     if isinstance(value, dict):
         value = value.get("model") if value.get("name") == "openai_compatible" else value.get("name", "none")
     return "none" if value is None else str(value)
@@ -60,18 +59,10 @@ def _answerer_name(value: Any) -> str:
 
 def is_plumbing(config: dict[str, Any], stats: dict[str, Any]) -> bool:
     """A local model, or any answerer/judge endpoint that is not a provider's own."""
-    if stats.get("plumbing"):
-        return True
-    for role in ("answerer", "judge"):
-        spec = config.get(role)
-        if not isinstance(spec, dict):
-            continue
-        if spec.get("local"):
-            return True
-        base_url = spec.get("base_url")
-        if base_url and not any(host in str(base_url) for host in PROVIDER_HOSTS):
-            return True
-    return False
+    specs = [spec for spec in (config.get("answerer"), config.get("judge")) if isinstance(spec, dict)]
+    return bool(stats.get("plumbing")) or any(
+        spec.get("local") or (spec.get("base_url") and not any(host in str(spec["base_url"]) for host in PROVIDER_HOSTS))
+        for spec in specs)
 
 
 def is_failed(config: dict[str, Any], metrics: dict[str, Any]) -> bool:

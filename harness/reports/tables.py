@@ -22,13 +22,13 @@ from harness.reports.intervals import OVERALL_INTERVAL, TableIntervals, mark_not
 from harness.reports.fill import FillPlan, dry_run_cost, fill_commands, missing_jobs
 from harness.reports.footnotes import Footnotes, run_footnote
 from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt_delta, fmt_mean_std, is_missing
-from harness.reports.ksweep import k_sweep_data, table7
+from harness.reports.ksweep import PARSED_SUFFIX, k_sweep_data, table7
 from harness.reports.labels import (
     CATEGORY_COLUMNS, CATEGORY_TABLES, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_BENCHMARK, TABLE_DATASET,
     is_ablation, paper_row, system_rank,
 )
 from harness.reports.paper import (
-    DEFAULT_PAPER_DIR, PAPER_COLUMNS, PaperColumn, has_paper_row, load_paper, paper_answerers, paper_cell,
+    DEFAULT_PAPER_DIR, PAPER_COLUMNS, PaperColumn, answerers_in_order, has_paper_row, load_paper, paper_answerers, paper_cell,
     paper_columns, paper_lookup, paper_reference, paper_values,
 )
 from harness.reports.plots import plot_k_sweep
@@ -40,7 +40,6 @@ from harness.reports.store import DEFAULT_RUNS_DIR, TIDY_COLUMNS, RunView, lates
 DEFAULT_OUT_DIR = Path("outputs/tables")  # generated, so untracked (.gitignore covers outputs/); results/paper/ is the tracked reference
 TABLES = (1, 2, 3, 4, 7)
 OURS_ONLY = "*"  # marks a column the paper does not print
-PARSED_SUFFIX = " [parsed grades only]"  # CSV-only columns: the mean over parsed grades
 CSV_ONLY = ("run", "settings")
 RETRIEVAL_TITLE = "Retrieval (no paper counterpart)"
 
@@ -64,11 +63,6 @@ def table_columns(paper: pd.DataFrame, number: int, dataset: str) -> list[PaperC
                 header = f"{label} {suffix.get(metric, metric)}" if several else label
                 columns.append(PaperColumn(header + OURS_ONLY, category, metric, in_paper=False))
     return columns
-
-
-def _answerers(paper_side: Sequence[str], ours: Iterable[str]) -> list[str]:
-    """The paper's answerers in its order, then ours it does not report."""
-    return list(dict.fromkeys([*paper_side, *sorted(set(ours) - set(paper_side))]))
 
 
 def _pair(ours: str, paper_text: str | None) -> str:
@@ -113,7 +107,7 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
     origins: list[tuple[str, str, str]] = []
     marked = std_left_out = False
     spans, placed = TableIntervals(), {}
-    for answerer in _answerers(paper_answerers(paper, number), (a for _s, a in judged)):
+    for answerer in answerers_in_order(paper_answerers(paper, number), (a for _s, a in judged)):
         for system in systems:
             run = judged.get((system, answerer))
             sample = run if run is not None else any_run[system]
@@ -235,7 +229,7 @@ def table4(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", notes: S
         cell = judged_value(view, r.run, "overall", metric, bool(r.all_graded))
         return cell.value, cell.text(metric), cell.comparable
 
-    for answerer in _answerers(paper_answerers(paper, 4), (a for _s, a, _d in judged)):
+    for answerer in answerers_in_order(paper_answerers(paper, 4), (a for _s, a, _d in judged)):
         for system in systems:
             mine = {d: judged.get((system, answerer, d)) for d in headers}
             sample = next((r for r in mine.values() if r is not None), any_run[system])

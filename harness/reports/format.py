@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.console_table import CONSOLE_WIDTH
 from judges.aggregate import format_table
 from judges.metrics.registry import lookup
 
@@ -93,9 +94,6 @@ def records(frame: pd.DataFrame, width: int, where: str = "") -> str:
             line += " " + item
         lines.append(line)
     return "\n".join(lines)
-
-
-CONSOLE_WIDTH = 120  # the console's lines; the Markdown files keep every column however wide
 
 
 @dataclass

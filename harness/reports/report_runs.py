@@ -4,6 +4,7 @@ the kind of comparison (k sweep, leg ablation), the headline metric, short label
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.reports.labels import FALLBACK_METRICS, headline_of
+from harness.reports.store import flatten
 from harness.run_folder import check_run_folder
 
 # Config roots that say how a run was executed, not what was measured: never a reason to compare.
@@ -56,18 +58,6 @@ def load_run(root: str | Path) -> RunData:
     records = [json.loads(line) for line in (root / "records.jsonl").read_text().splitlines() if line.strip()]
     return RunData(label=root.name, root=root, config=config, summary=metrics.get("summary", {}),
                    records=records, provenance=metrics.get("provenance", {}))
-
-
-def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}`` (lists stay values)."""
-    flat: dict[str, Any] = {}
-    for key, value in tree.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            flat.update(flatten(value, name + "."))
-        else:
-            flat[name] = value
-    return flat
 
 
 def differing_keys(runs: Sequence[RunData]) -> list[str]:
@@ -143,11 +133,10 @@ def short_labels(runs: Sequence[RunData]) -> list[str]:
 
 
 def _short(value: Any) -> str:
-    if isinstance(value, list):
-        return "+".join(str(v) for v in value)
+    if isinstance(value, str) and value.startswith("["):  # a list, as flatten writes it
+        with contextlib.suppress(ValueError):
+            return "+".join(str(v) for v in json.loads(value))
     return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
-
-
 
 
 def natural_key(text: str) -> tuple[tuple[int, float, str], ...]:

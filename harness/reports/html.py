@@ -89,10 +89,8 @@ def _grade(record: Mapping[str, Any]) -> str | None:
 
 
 def _reference(record: Mapping[str, Any]) -> Any:
-    for key in ("reference", "gold_answer", "expected_answer", "reference_answer"):
-        if record.get(key) is not None:
-            return record[key]
-    return None
+    keys = ("reference", "gold_answer", "expected_answer", "reference_answer")
+    return next((record[key] for key in keys if record.get(key) is not None), None)
 
 
 def question_rows(runs: Sequence[RunData]) -> list[dict[str, Any]]:
@@ -102,30 +100,21 @@ def question_rows(runs: Sequence[RunData]) -> list[dict[str, Any]]:
         ks = [*run.ks, "all"]
         for record in run.records:
             metrics = record.get("metrics", {})
-            hit = {}
-            for k in ks:
-                value = as_number(metrics.get(f"recall_any@{k}"))
-                hit[str(k)] = None if value is None else value > 0
+            hit = {str(k): None if (v := as_number(metrics.get(f"recall_any@{k}"))) is None else v > 0 for k in ks}
             hits = record.get("hits", [])
             rank_of = {}
             for rank, h in enumerate(hits, start=1):
                 for doc_id in h.get("sources") or [h.get("doc_id")]:
                     rank_of.setdefault(doc_id, rank)
             rows.append({
-                "run": index,
-                "qid": record.get("qid"),
-                "category": record.get("category"),
-                "question": record.get("question"),
+                "run": index, **{key: record.get(key) for key in ("qid", "category", "question")},
                 "gold": [{"id": g, "rank": rank_of.get(g)} for g in record.get("gold", [])],
-                "hit": hit,
-                "grade": _grade(record),
-                "answer": record.get("answer"),
-                "answer_error": record.get("answer_error"),
-                "reference": _reference(record),
+                "hit": hit, "grade": _grade(record), "answer": record.get("answer"),
+                "answer_error": record.get("answer_error"), "reference": _reference(record),
                 "n_hits": record.get("n_hits", len(hits)),
                 "hits": [{"doc_id": h.get("doc_id"), "gold": bool(h.get("gold")), "score": h.get("score"),
-                          "legs": {leg: rank + 1 for leg, rank in (h.get("leg_ranks") or {}).items()}, "author": h.get("author"), "date": h.get("date")}
-                         for h in hits[:HITS_SHOWN]],
+                          "legs": {leg: rank + 1 for leg, rank in (h.get("leg_ranks") or {}).items()},
+                          "author": h.get("author"), "date": h.get("date")} for h in hits[:HITS_SHOWN]],
                 "explain": record.get("explain"),
             })
     return rows

@@ -103,11 +103,7 @@ def as_number(value: Any) -> float | None:
 
 def categories(runs: Sequence[RunData]) -> list[str]:
     """Every summary category, ``overall`` rows last."""
-    seen: dict[str, None] = {}
-    for run in runs:
-        for name in run.summary:
-            seen.setdefault(name, None)
-    return sorted(seen, key=lambda name: (name.startswith("overall"), name))
+    return sorted({name for run in runs for name in run.summary}, key=lambda name: (name.startswith("overall"), name))
 
 
 def short_labels(runs: Sequence[RunData]) -> list[str]:

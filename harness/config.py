@@ -203,7 +203,7 @@ class RunConfig:
     progress: bool = True
     run_name: str | None = None
     official_dir: str | None = None
-    answer_recipe: str = "harness"  # harness | mem0 (harness.wording: mem0's answer prompt for Mem0 and Zep rows)
+    answer_recipe: str = "harness"  # harness | mem0 (harness.prompts: mem0's answer prompt for Mem0 and Zep rows)
     print_mode: str = "headline"  # config key `print`: headline (the console-width table) or full (every column)
 
     @property

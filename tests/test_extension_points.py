@@ -25,7 +25,7 @@ TOY_MODULE = '''
 """A toy benchmark: two notes, two questions, judged CORRECT/WRONG."""
 from harness.benchmarks import AnswerRule, Benchmark
 from judges.graders.locomo import LoCoMoJudge
-from judges.graders.templates import load_template
+from judges.templates import load_template
 from loaders import DatasetLoader
 from memory_protocol import Document, Episode, Question
 

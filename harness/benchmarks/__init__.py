@@ -19,7 +19,7 @@ from typing import Any
 
 from judges.graders import Judge
 from judges.official.texts import OfficialTexts
-from judges.wording import Wording
+from judges.templates import Wording
 from loaders import DatasetLoader
 from memory_protocol import ConfigError, Episode, Question
 
@@ -33,7 +33,7 @@ PromptFile = str | Path | Mapping[str, str | Path] | None
 
 
 # The paper states no answer prompt for LoCoMo or LongMemEval_S; without the authors' template
-# (judges.official.authors), ``judges/prompts/answer.txt`` gives its rules in our words.
+# (judges.official.prompts), ``judges/prompts/answer.txt`` gives its rules in our words.
 AUTHORS_ANSWER_RULES = Wording(
     "own",
     "judges/prompts/answer.txt (our words for the rules of AIDAChip-Inc/mem-plus-plus@919659777943:eval/llm.py "
@@ -66,7 +66,7 @@ class Benchmark:
       ``judge_prompt_folder`` describes the folder that file must be, when it is a folder.
     - ``official_judge`` / ``official_answer``: the grader / answerer with the benchmark's official
       texts, read from pinned upstream files or a templates file (None: the benchmark has none); see
-      :mod:`harness.wording`. ``answer_wording``: where the built-in answer prompt's rules come from.
+      :mod:`harness.prompts`. ``answer_wording``: where the built-in answer prompt's rules come from.
     - ``headline``: the judge metric of its tables (a registered metric, 0-100);
       ``extra_metrics``: answer metrics computed per graded question (registered, with a compute);
       ``table_metrics``: what its paper table shows (default: the headline alone).

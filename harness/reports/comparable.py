@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from harness.reports.format import MISSING, fmt_mean_std, is_missing
 from harness.reports.store import RunView
 
-NOT_OFFICIAL_WORDING = ("own", "custom")  # harness.wording: ProtocolPrompts.label
+NOT_OFFICIAL_WORDING = ("own", "custom")  # harness.prompts: ProtocolPrompts.label
 PARSED_ONLY = " (parsed grades only)"
 
 

@@ -1,5 +1,6 @@
 """Per-category summaries of per-question metric records: per-question (micro) means, NaN ignored, as
-LongMemEval's ``run_retrieval.py`` averages after dropping the questions it skips; and the pipe-table writer every table uses."""
+LongMemEval's ``run_retrieval.py`` averages after dropping the questions it skips; and the one pipe-table
+writer every table uses."""
 
 from __future__ import annotations
 

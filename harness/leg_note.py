@@ -1,10 +1,6 @@
-"""Say when one of Mem++'s legs contributed nothing to a whole run.
-
-Each kept hit of a per-question record carries ``leg_ranks``: the rank the row held in every leg
-that returned it. A leg that is enabled (listed and weighted above 0) but absent from every hit
-of every question either matched no row at all (the conjunctive lexical leg on OrgMemBench; the
-tag leg where no author is known) or only rows fused below the returned top k; either way it did
-not shape the run's numbers, and an ablation dropping it prints the same table.
+"""Say when an enabled leg of Mem++ placed no row among any question's hits (it matched nothing, as the
+conjunctive lexical leg on OrgMemBench, or only rows fused below the top k): an ablation dropping it
+prints the same table.
 """
 
 from __future__ import annotations

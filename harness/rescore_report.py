@@ -94,15 +94,17 @@ def rescore_file(path: Path, options: dict[str, str]) -> list[str]:
         name = options.get("dataset.errata")
         if name in ("", "none", "null"):
             name = None
-        errata = None
-        if name is not None:
-            file = options.get("errata_file")
-            errata = load_errata(name, data_dir, Path(file) if file else None)
+        errata = _errata(name, data_dir, options) if name is not None else None
         result = rescore(published, episodes, errata, name, int_option(options, "resamples", DEFAULT_RESAMPLES),
                          int_option(options, "seed", DEFAULT_SEED))
     except (DatasetError, ValueError, OSError) as exc:
         raise CliError(str(exc).splitlines()[0]) from None
     return report(result)
+
+
+def _errata(name: str, data_dir: Path, options: dict[str, str]):
+    file = options.get("errata_file")
+    return load_errata(name, data_dir, Path(file) if file else None)
 
 
 def corrected_lines(run, data_dir, options: dict[str, str]) -> list[str]:
@@ -113,8 +115,7 @@ def corrected_lines(run, data_dir, options: dict[str, str]) -> list[str]:
     name = options.get("dataset.errata")
     if run.dataset != "locomo" or not name:
         raise CliError(f"{run.folder}: a retrieval-only run is rescored on LoCoMo with dataset.errata=<name> only")
-    file = options.get("errata_file")
-    errata = load_errata(name, data_dir, Path(file) if file else None)
+    errata = _errata(name, data_dir, options)
     questions = match_keys([(e.conversation, e.question, e.gold) for e in errata], list(load_locomo(data_dir)), "errata")
     corrected = {q.qid: list(e.correct_evidence) for q, e in zip(questions, errata)}
     frame = corrected_recall(run.records, corrected, 10, run.excluded())

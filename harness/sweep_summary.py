@@ -1,16 +1,8 @@
 """What a ``-m`` sweep prints at its end: one row per job, and a dry run's grand total.
 
-Each job leaves a small pointer file (``sweep_job.json``) in its Hydra job folder: its overrides,
-its run folder (absent for a dry run or a failed job) and, for ``estimate=true``, its dollars and
-calls. The Hydra callback in run.py gathers the pointers of a sweep and hands them here; this
-module is plain Python so it can be tested on real run folders.
-
-The console gets the table fitted to ``CONSOLE_WIDTH`` characters, as a run's table is
-(harness/console_table.py): each job is named by the overrides that set it apart (those every job
-shares are printed once above; labels too long for the table are numbered and listed under it), its
-run folder is left out and the headline metrics are kept as far as they fit. The full table (every
-override, every metric column, the run folders) is written to the sweep folder's ``summary.md``;
-``print=full`` prints it.
+Each job leaves ``sweep_job.json`` in its Hydra job folder; run.py's callback hands the sweep here.
+The console table is fitted to ``CONSOLE_WIDTH`` as a run's is (jobs named by the overrides that set
+them apart); the full table (every override, metric and run folder) goes to the sweep's ``summary.md``.
 """
 
 from __future__ import annotations
@@ -23,8 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.console_table import CONSOLE_WIDTH
+import pandas as pd
+
+from harness.console_table import CONSOLE_WIDTH, fit_columns, width as _width
 from harness.safe_write import atomic_write
+from judges.aggregate import format_table
 from judges.metrics.registry import SWEEP_COLUMNS, by_stage
 
 POINTER_NAME = "sweep_job.json"
@@ -96,19 +91,13 @@ def _sweep_frame(run_folders: Sequence[str | Path], labels: Sequence[str] | None
     columns = ["job", "n", *SWEEP_COLUMNS, *judge_seen, "run folder"]
     if any("note" in row for row in rows):
         columns.append("note")
-    import pandas as pd  # only sweeps print this table; a single run need not import pandas
-
     frame = pd.DataFrame(rows, dtype=object).reindex(columns=columns)
     frame = frame.astype(object).where(frame.notna(), None)  # blank cells, not "nan"; n stays an integer
     return frame, judge_seen
 
 
 def _markdown(frame: Any) -> str:
-    return frame.to_markdown(index=False, floatfmt=".3f", missingval="")
-
-
-def _width(text: str) -> int:
-    return max((len(line) for line in text.splitlines()), default=0)
+    return format_table(frame, index=False, header_pad=2)
 
 
 def _wrapped(text: str, width: int) -> str:
@@ -116,22 +105,9 @@ def _wrapped(text: str, width: int) -> str:
 
 
 def sweep_table(run_folders: list[str | Path], labels: list[str] | None = None) -> str:
-    """One markdown row per run folder: its label (the job's overrides), n, the headline retrieval
-    metrics of the overall row and the judge metric when the run has one; a folder without
-    ``metrics.json`` gets an empty row that says so."""
-    frame, _ = _sweep_frame(run_folders, labels)
-    return _markdown(frame)
-
-
-def _fit_columns(frame: Any, candidates: Sequence[str], width: int) -> list[str]:
-    """job, n and a note column, then each candidate that keeps the table within ``width``."""
-    base = ["job", "n", *(["note"] if "note" in frame.columns else [])]
-    kept: list[str] = []
-    for column in candidates:
-        trial = [c for c in frame.columns if c in base or c in kept or c == column]
-        if _width(_markdown(frame[trial])) <= width:
-            kept.append(column)
-    return [c for c in frame.columns if c in base or c in kept]
+    """One row per run folder (a folder without ``metrics.json`` says so): its label, n, the overall
+    row's headline retrieval and judge metrics."""
+    return _markdown(_sweep_frame(run_folders, labels)[0])
 
 
 def fitted_sweep_table(run_folders: list[str | Path], labels: list[str], width: int = CONSOLE_WIDTH) -> str:
@@ -146,7 +122,8 @@ def fitted_sweep_table(run_folders: list[str | Path], labels: list[str], width: 
     frame = frame.drop(columns=[c for c in judge_seen if c not in shown])
     candidates = [*shown, *SWEEP_COLUMNS]
     numbered = frame.assign(job=[str(number) for number in range(1, len(frame) + 1)])
-    inline, by_number = _fit_columns(frame, candidates, width), _fit_columns(numbered, candidates, width)
+    base = ["job", "n", *(["note"] if "note" in frame.columns else [])]
+    inline, by_number = (fit_columns(f, base, candidates, width, _markdown) for f in (frame, numbered))
     if len(inline) >= len(by_number) and _width(_markdown(frame[inline])) <= width:
         return _markdown(frame[inline])
     legend = [_wrapped(f"{number}: {label}", width) for number, label in enumerate(frame["job"], start=1)]
@@ -159,27 +136,6 @@ def job_labels(overrides: Sequence[Sequence[str]]) -> tuple[list[str], list[str]
         return [" ".join(job) for job in overrides], []
     common = [item for item in overrides[0] if all(item in job for job in overrides[1:])]
     return [" ".join(item for item in job if item not in common) for job in overrides], common
-
-
-def pointers_table(pointers: list[JobPointer]) -> str | None:
-    """The full sweep table of the jobs that wrote a run folder (None when no job did)."""
-    done = [p for p in pointers if p.run_folder]
-    if not done:
-        return None
-    return sweep_table([p.run_folder for p in done], [" ".join(p.overrides) for p in done])
-
-
-def fitted_pointers_table(pointers: list[JobPointer], width: int = CONSOLE_WIDTH) -> str | None:
-    """The console's sweep table of the jobs that wrote a run folder, the overrides they share
-    above it (None when no job wrote one)."""
-    done = [p for p in pointers if p.run_folder]
-    if not done:
-        return None
-    labels, common = job_labels([p.overrides for p in done])
-    table = fitted_sweep_table([p.run_folder for p in done], labels, width)
-    if not common:
-        return table
-    return _wrapped("every job: " + " ".join(common), width) + "\n\n" + table
 
 
 def grand_total(pointers: list[JobPointer]) -> str | None:
@@ -200,19 +156,21 @@ def grand_total(pointers: list[JobPointer]) -> str | None:
 
 
 def sweep_report(sweep_dir: str | Path, print_mode: str = "headline", width: int = CONSOLE_WIDTH) -> str:
-    """Everything printed at the end of a sweep (may be empty). The full table is written to the
-    sweep folder's ``summary.md``; the console shows it fitted to ``width`` unless ``print_mode``
-    is ``full``."""
+    """Everything printed at the end of a sweep (may be empty); writes the full table to ``summary.md``."""
     pointers = read_pointers(sweep_dir)
+    done = [p for p in pointers if p.run_folder]
     parts = []
-    full = pointers_table(pointers)
-    if full:
+    if done:
+        full = sweep_table([p.run_folder for p in done], [" ".join(p.overrides) for p in done])
         summary = Path(sweep_dir) / SUMMARY_NAME
         atomic_write(summary, f"Sweep of {len(pointers)} job(s), {sweep_dir}\n\n{full}\n")
         if print_mode == "full":
             parts.append(f"Sweep of {len(pointers)} job(s), {sweep_dir}:\n\n{full}")
         else:
-            fitted = fitted_pointers_table(pointers, width)
+            labels, common = job_labels([p.overrides for p in done])
+            fitted = fitted_sweep_table([p.run_folder for p in done], labels, width)
+            if common:
+                fitted = _wrapped("every job: " + " ".join(common), width) + "\n\n" + fitted
             parts.append(f"{_wrapped(f'Sweep of {len(pointers)} job(s), {sweep_dir}:', width)}\n\n{fitted}\n"
                          + _wrapped(f"(the full table, with every override and run folder: {summary}, "
                                     f"or print=full)", width))
@@ -221,6 +179,4 @@ def sweep_report(sweep_dir: str | Path, print_mode: str = "headline", width: int
         parts.append(_wrapped("failed jobs: " + "; ".join(
             f"{' '.join(p.overrides) or '(defaults)'} (exit {p.exit_code})" for p in failed), width))
     total = grand_total(pointers)
-    if total:
-        parts.append(total)
-    return "\n\n".join(parts)
+    return "\n\n".join([*parts, *([total] if total else [])])

@@ -1,5 +1,6 @@
 """Per-category summaries of per-question metric records: per-question (micro) means, NaN ignored, as
-LongMemEval's ``run_retrieval.py`` averages after dropping the questions it skips; and a table formatter."""
+LongMemEval's ``run_retrieval.py`` averages after dropping the questions it skips; and the one pipe-table
+writer every table uses."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import tabulate as tabulate_module
 
 OVERALL = "overall"
 OVERALL_ALL = "overall (all)"
@@ -71,35 +73,16 @@ def summarize(records: list[dict[str, Any]], metric_keys: list[str], category_ke
     return frame
 
 
-def _format_cell(value: Any, floatfmt: str) -> str:
-    if isinstance(value, (bool, np.bool_)):
-        return str(value)
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return "nan" if math.isnan(value) else format(float(value), floatfmt)
-    return str(value)
-
-
-def format_table(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    """Render ``df`` (index as the first column) as a padded Markdown pipe table.
-
-    Integers print as integers, floats with ``floatfmt``, NaN as ``nan``; numeric columns are
-    right-aligned (``---:``). Needs no ``tabulate``.
-    """
-    header = [str(df.index.name or ""), *[str(c) for c in df.columns]]
-    numeric = [False, *[pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]]
-    body = [
-        [str(index), *[_format_cell(v, floatfmt) for v in row]]
-        for index, row in zip(df.index, df.itertuples(index=False, name=None))
-    ]
-    widths = [max(3, len(h), *(len(r[j]) for r in body)) for j, h in enumerate(header)]
-
-    def line(cells: Sequence[str]) -> str:
-        padded = [c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, numeric)]
-        return "| " + " | ".join(padded) + " |"
-
-    rule = "|" + "|".join(
-        ("-" * (w + 1) + ":") if num else ("-" * (w + 2)) for w, num in zip(widths, numeric)
-    ) + "|"
-    return "\n".join([line(header), rule, *(line(r) for r in body)])
+def format_table(df: pd.DataFrame, floatfmt: str = ".3f", index: bool = True, missing: str = "",
+                 numbers: bool = True, align: Sequence[str] | None = None, header_pad: int = 0) -> str:
+    """The one Markdown pipe-table writer (tabulate): ``index`` as the first column, numbers right-aligned
+    with ``floatfmt`` (``numbers=False``: every cell as given), None as ``missing``, ``align`` per column."""
+    # tabulate widens each column by MIN_PADDING (2) over its header and takes no argument for it;
+    # the console fits its columns to 120 characters without it (0), the report files keep it (2).
+    saved, tabulate_module.MIN_PADDING = tabulate_module.MIN_PADDING, header_pad
+    try:
+        return tabulate_module.tabulate(df.astype(object), headers="keys", tablefmt="pipe", showindex=index,
+                                        floatfmt=floatfmt, numalign="right", missingval=missing,
+                                        disable_numparse=not numbers, colalign=align)
+    finally:
+        tabulate_module.MIN_PADDING = saved

@@ -14,19 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from harness.explain import NotExplainable, explain, load_record  # noqa: E402
-
-
-def misses(run_dirs: list[Path]) -> int:
-    from harness.cli_options import CliError
-    from harness.misses_report import miss_report
-
-    try:
-        print("\n".join(miss_report(run_dirs)))
-    except CliError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    return 0
+from harness.cli_options import CliError  # noqa: E402
+from harness.question_report import NotExplainable, explain, load_record, miss_report  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,17 +25,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("more", nargs="*", type=Path, help="with --misses: more run folders")
     parser.add_argument("--misses", action="store_true", help="the miss split per system and category")
     args = parser.parse_args(argv)
-    if args.misses:
-        return misses([args.run_dir, *([Path(args.qid)] if args.qid else []), *args.more])
-    if args.qid is None or args.more:
+    if not args.misses and (args.qid is None or args.more):
         print("give one run folder and one question id (or --misses and run folders)", file=sys.stderr)
         return 2
     try:
-        record = load_record(args.run_dir, args.qid)
-    except NotExplainable as exc:
+        if args.misses:
+            print("\n".join(miss_report([args.run_dir, *([Path(args.qid)] if args.qid else []), *args.more])))
+        else:
+            print("\n".join(explain(load_record(args.run_dir, args.qid))))
+    except (CliError, NotExplainable) as exc:
         print(exc, file=sys.stderr)
         return 2
-    print("\n".join(explain(record)))
     return 0
 
 

@@ -6,21 +6,16 @@
     python scripts/make_tables.py --include-limited --allow encoder   # also partial runs, any encoder
     python scripts/make_tables.py --estimate                       # price the runs that would fill the tables
 
-Each table is laid out as the paper prints it: one row per system and answerer under the paper's
-headers, each cell ``ours (paper)``; how a run differs from the preset is a numbered footnote; our
-retrieval figures (runs without an answerer) are a block of their own, never under a judge header;
-the preset command that would fill the empty judged cells is printed under the table. Each table
-shows the runs its preset (configs/experiment/table<N>.yaml, k_sweep.yaml) asks for, matched by
-their resolved configuration; every other run is named in the table's notes with the setting that
-differs. The console shows at most 120 characters a line (a wider table one row at a time); the
-Markdown and CSV files keep every column. The logic lives in harness/reports/; the paper's numbers
-come from results/paper/.
+Each table shows the runs its preset (configs/experiment/table<N>.yaml, k_sweep.yaml) asks for, matched
+by resolved configuration; every other run is named in its notes. The console shows at most 120
+characters a line; the files keep every column. The logic lives in harness/reports/.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,6 +40,11 @@ def parse_tables(text: str) -> list[int]:
 
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """The results store, the paper's numbers, the mode and which runs a table may show."""
+    parser.add_argument("--runs", type=Path, default=DEFAULT_RUNS_DIR, help="results store (default: %(default)s)")
+    parser.add_argument("--paper", type=Path, default=DEFAULT_PAPER_DIR, help="published numbers (default: results/paper)")
+    parser.add_argument("--mode", choices=["auto", "judge", "retrieval"], default="auto",
+                        help="judged rows where runs have judge metrics, retrieval rows otherwise (auto), or one kind")
     parser.add_argument("--include-limited", action="store_true", help="also runs with dataset.limit / categories")
     parser.add_argument("--include-failed", action="store_true", help="also runs whose answers all failed")
     parser.add_argument("--include-plumbing", action="store_true",
@@ -61,8 +61,6 @@ def selection_options(args: argparse.Namespace) -> Options:
 
 def rows_from(table) -> str:
     """One line per table: which run folder each of its rows comes from, wrapped at 120 characters."""
-    import textwrap
-
     fed = []
     for frame in (table.frame, table.retrieval):
         if frame is None or "run" not in frame.columns:
@@ -76,12 +74,8 @@ def rows_from(table) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=Path, default=DEFAULT_RUNS_DIR, help="results store (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT_DIR, help="output folder (default: %(default)s)")
     parser.add_argument("--tables", type=parse_tables, default=list(TABLES), help="e.g. 1,2,3,4,7 (default: all)")
-    parser.add_argument("--paper", type=Path, default=DEFAULT_PAPER_DIR, help="published numbers (default: results/paper)")
-    parser.add_argument("--mode", choices=["auto", "judge", "retrieval"], default="auto",
-                        help="judged rows where runs have judge metrics, retrieval rows otherwise (auto), or one kind")
     parser.add_argument("--quiet", action="store_true", help="do not print the tables")
     parser.add_argument("--print", dest="print_mode", choices=["console", "full"], default="console",
                         help="console: at most 120 characters a line (default); full: the Markdown as written")

@@ -17,17 +17,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from harness.reports.selection import select_runs  # noqa: E402
-from harness.reports.tables import DEFAULT_OUT_DIR, DEFAULT_PAPER_DIR, DEFAULT_RUNS_DIR, latest_runs, load_paper, plot_k_sweep, scan_runs  # noqa: E402
+from harness.reports.tables import DEFAULT_OUT_DIR, latest_runs, load_paper, plot_k_sweep, scan_runs  # noqa: E402
 from make_tables import add_selection_arguments, selection_options  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=Path, default=DEFAULT_RUNS_DIR, help="results store (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT_DIR / "figure4_k_sweep.png", help="PNG path (default: %(default)s)")
     parser.add_argument("--dataset", default="orgmem", help="dataset of the sweep (default: %(default)s)")
-    parser.add_argument("--paper", type=Path, default=DEFAULT_PAPER_DIR, help="published numbers (default: results/paper)")
-    parser.add_argument("--mode", choices=["auto", "judge", "retrieval"], default="auto")
     add_selection_arguments(parser)
     args = parser.parse_args(argv)
     if not args.runs.is_dir():

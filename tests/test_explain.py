@@ -19,7 +19,7 @@ from harness.caches import EMBEDDINGS, run_cache
 from harness.compose import compose_config
 from harness.config import RunConfig
 from harness.encoders import build_encoder
-from harness.explain import explain
+from harness.question_report import explain
 from harness.systems.mempp_family import mempp_settings
 from loaders import load_dataset, prepare_data_dir
 from memplusplus.fusion import weighted_rrf

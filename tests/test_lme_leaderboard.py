@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.reports import lme_leaderboard as L
+from harness.reports.format import read_markdown
 from harness.reports.lme_split import LME_TUNED
 from judges.metrics.longmemeval import Turn, official_corpus, official_metrics
 
@@ -87,8 +88,8 @@ def test_the_page_reads_the_run_folder_splits_by_id_and_scores_official_session_
     assert abs(mean_of(held_out, "recall_any@5")[0] - expected_held) > 0.1
     assert n_held < len(held_out) and n_all < len(records)  # abstention / no-gold questions are not scored
 
-    row = next(line for line in out.read_text().splitlines() if line.startswith("| mempp_plus |"))
-    cells = [c.strip() for c in row.strip("|").split("|")]
+    table = read_markdown(out.read_text().splitlines())
+    cells = table[table["system"] == "mempp_plus"].iloc[0].tolist()
     assert cells[1:7] == [str(n_all), f"{expected_all:.3f}", f"{mean_of(records, 'recall_all@10')[0]:.3f}",
                           str(n_held), f"**{expected_held:.3f}**", f"{turn_held:.3f}"]
     assert cells[7] == f"`{folder}`"
@@ -155,9 +156,9 @@ def plus_cells() -> list:
     lines = (ROOT / "results" / "PLUS.md").read_text().splitlines()
     start = lines.index("## longmemeval_s")
     section = lines[start:]
-    every = {r["system"]: r for r in L._table_after(section, 0)}
+    every = {r["system"]: r for r in read_markdown(section).to_dict("records")}
     marker = next(i for i, line in enumerate(section) if line.startswith("Held out:"))
-    held = {r["system"]: r for r in L._table_after(section, marker)}
+    held = {r["system"]: r for r in read_markdown(section[marker:]).to_dict("records")}
     return [plus_ablation.Cell(system, {k: float(v) for k, v in row.items() if k != "system"}, "?",
                                {k: float(v) for k, v in held[system].items() if k != "system"})
             for system, row in every.items()]
@@ -184,7 +185,7 @@ def test_a_limited_run_given_by_hand_is_labelled_as_such(tmp_path):
                        name="mempp_plus__dataset=longmemeval_s,dataset.limit=20-aaaaaaaaaa")
     (row,) = L.our_rows(tmp_path / "runs", None, systems=["mempp_plus"], explicit={"mempp_plus": folder})
     assert row.limit == 20 and row.held_out is None and row.label == "mempp_plus (first 20 questions)"
-    assert L.our_table([row])[2].startswith("| mempp_plus (first 20 questions) |")
+    assert read_markdown(L.our_table([row]))["system"].tolist() == ["mempp_plus (first 20 questions)"]
     published = L.read_published(script.PUBLISHED)
     assert all(gap.ours_label.startswith("first 20 questions, their rule") for gap in L.gaps([row], published))
 
@@ -195,7 +196,7 @@ def test_the_other_targets_print_as_before(dataset):
     lines = (ROOT / "results" / "PLUS.md").read_text().splitlines()
     section = lines[lines.index(f"## {dataset}"):]
     cells = [plus_ablation.Cell(r["system"], {k: float(v) for k, v in r.items() if k != "system"}, "?")
-             for r in L._table_after(section, 0)]
+             for r in read_markdown(section).to_dict("records")]
     body = "\n".join(section)
     assert plus_ablation.target_lines(dataset, cells) == body[body.index("Targets:"):].split("\n\n")[1].splitlines()
 
@@ -227,7 +228,9 @@ def test_with_a_run_folder_the_verdict_is_like_for_like(tmp_path):
     assert found["agentmemory hybrid"].ours_label == "all, their rule, every turn"
     assert found["agentmemory hybrid"].ours == row.published_rule.every_all_turns == 1.0
     text = script.page([row], list(published.values()), "abc")
-    assert "Like for like" in text and "| mempp_plus | 124 | 1.000 |" in text
+    lines = text.splitlines()
+    rule = read_markdown(lines[next(i for i, line in enumerate(lines) if line.startswith("Our rankings scored")):])
+    assert "Like for like" in text and rule.iloc[0].tolist()[:3] == ["mempp_plus", "124", "1.000"]
 
 
 def test_a_limited_run_shows_how_far_the_rule_moves_a_figure(tmp_path):

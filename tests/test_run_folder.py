@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from harness import safe_write
-from harness.explain import load_record
+from harness.question_report import load_record
 from harness.results import RunPaths, read_history, write_run
 from harness.run_folder import MANIFEST, SEALED, HalfWrittenRun, check_run_folder
 from harness.reports.store import scan_runs

@@ -1,17 +1,9 @@
 """Which of our numbers may stand beside the paper's, and the number that does.
 
-Three things decide it, per run:
-
-- the system: a registry entry with a ``not_comparable`` reason (Mem0 and Zep run as local
-  libraries, where the paper ran the hosted services) prints ours alone, the reason its footnote;
-- the wording: a run whose ``metrics.json`` says ``"wording": "own"`` or ``"custom"`` (its answerer
-  or judge used our wording or the user's ``prompt_file``, not the official upstream files; see
-  :mod:`harness.prompts`) prints ours alone, footnoted; a run without the key predates the marker
-  and is paired as before;
-- the judge metric: the paper's scripts score 100/N over all N questions, a failed or unparsable
-  grade counting 0, which is ``<metric>_paper``; the parsed-only mean ``<metric>`` is kept for the
-  CSV. A run without ``<metric>_paper`` (older) shows its parsed-only mean beside the paper only when
-  every grade parsed (then both are equal); otherwise it is marked and not paired.
+A system with a ``not_comparable`` reason (Mem0 and Zep run as local libraries, the paper's as hosted
+services) or a run in our own or a custom wording (``metrics.json`` ``"wording"``) prints ours alone,
+footnoted. The paper's scripts score 100/N, a failed or unparsable grade counting 0: ``<metric>_paper``;
+an older run without it is paired only when every grade parsed (its parsed-only mean is then equal).
 """
 
 from __future__ import annotations
@@ -59,11 +51,8 @@ class JudgedValue:
 
 
 def judged_value(view: RunView, run: str, category: str, metric: str, graded: bool) -> JudgedValue:
-    """``<metric>_paper`` of a run's row, with its std when one applies.
-
-    The runs' ``<metric>_std`` is over the judge runs' parsed-only means, so it is printed beside
-    ``<metric>_paper`` only when every grade parsed (``graded``: both means equal, run by run), unless
-    the run carries ``<metric>_paper_std`` itself."""
+    """``<metric>_paper`` of a run's row, with ``<metric>_paper_std``, else ``<metric>_std`` (over the
+    parsed-only means) when every grade parsed (``graded``: both means equal)."""
     std = view.value(run, category, f"{paper_metric(metric)}_std")
     if is_missing(std) and graded:
         std = view.value(run, category, f"{metric}_std")

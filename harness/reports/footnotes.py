@@ -1,9 +1,5 @@
-"""Numbered footnotes under a table: how a row's run differs from the paper's preset, in a few words.
-
-A row label stays the paper's short name (``Mem++``, ``RAG-4096``); everything that makes our run
-differ from the job the table's preset asks for (a tolerated setting, ``dataset.limit``, a local
-model, our own prompt wording, a system the paper ran as a hosted service) becomes one footnote,
-``[1] encoder: all-MiniLM-L6-v2 (local) (paper: text-embedding-3-small (openai, 1536-d)); limit=20``.
+"""Numbered footnotes under a table: how a row's run differs from the preset, in a few words
+(``[1] encoder: all-MiniLM-L6-v2 (local) (paper: text-embedding-3-small (openai, 1536-d)); limit=20``).
 Rows with the same differences share the number.
 """
 
@@ -14,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.reports.comparable import not_comparable_reason, own_wording
-from harness.reports.format import is_missing
+from harness.reports.format import is_missing, short_text
 
 MISSING_VALUE = "<missing>"  # selection.differences: a key one side does not have
 
@@ -36,11 +32,6 @@ class Footnotes:
 
     def lines(self) -> list[str]:
         return [f"[{number}] {text}" for number, text in enumerate(self.texts, start=1)]
-
-
-def _short(value: Any) -> str:
-    text = "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _encoder_words(flat: Mapping[str, Any]) -> str:
@@ -67,7 +58,7 @@ def settings_footnote(differences: Mapping[str, tuple[Any, Any]], run_config: Ma
     others = [k for k in keys if k not in encoder]
     for key in others[:limit]:
         ours, theirs = differences[key]
-        phrases.append(f"{key}={_short(ours)} (paper: {_short(theirs)})")
+        phrases.append(f"{key}={short_text(ours)} (paper: {short_text(theirs)})")
     if len(others) > limit:
         phrases.append(f"and {len(others) - limit} more setting(s) (see the run's config.json)")
     return phrases

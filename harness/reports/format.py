@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import math
+import textwrap
+from collections.abc import Sequence
+from itertools import dropwhile, takewhile
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
+from harness.console_table import CONSOLE_WIDTH
+from judges.aggregate import format_table
 from judges.metrics.registry import lookup
 
 MISSING = "—"  # no value of ours (never blank, never 0)
@@ -26,6 +33,12 @@ def fmt(value: Any, metric: str) -> str:
     value = float(value)
     registered = lookup(metric)
     return registered.format(value) if registered is not None else f"{value:.3f}"
+
+
+def short_text(value: Any) -> str:
+    """A config value in at most 40 characters (``null``, ``true``)."""
+    text = "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def fmt_mean_std(mean: Any, std: Any, metric: str) -> str:
@@ -49,16 +62,25 @@ def fmt_millions(value: Any) -> str:
 
 
 def markdown(frame: pd.DataFrame) -> str:
-    """A pipe table of a frame of strings (no index), written by pandas through tabulate."""
-    return frame.astype(str).to_markdown(index=False, tablefmt="pipe", disable_numparse=True)
+    """A pipe table of a frame of display strings (no index)."""
+    return format_table(frame.astype(str), index=False, numbers=False, header_pad=2)
+
+
+def read_markdown(lines: Sequence[str]) -> pd.DataFrame:
+    """The first pipe table in ``lines`` as a frame of stripped strings (its rule line dropped)."""
+    block = list(takewhile(lambda line: line.startswith("|"), dropwhile(lambda line: not line.startswith("|"), lines)))
+    if len(block) < 2:
+        return pd.DataFrame()
+    frame = pd.read_csv(io.StringIO("\n".join(block)), sep="|", dtype=str, keep_default_na=False,
+                        quoting=csv.QUOTE_NONE).iloc[1:, 1:-1]
+    frame.columns = [str(c).strip() for c in frame.columns]
+    return frame.apply(lambda column: column.str.strip()).reset_index(drop=True)
 
 
 def records(frame: pd.DataFrame, width: int, where: str = "") -> str:
     """A table too wide for a terminal, one row at a time: its first two columns as the row's name,
     then ``header: cell`` items, wrapped at ``width`` (the Markdown file keeps the grid)."""
     key_columns = list(frame.columns[:2])
-    import textwrap
-
     lines = textwrap.wrap(f"(wider than {width} characters as a grid: one row at a time; "
                           f"{where or 'the Markdown file'} holds the grid)", width, break_long_words=False)
     for _, row in frame.astype(str).iterrows():
@@ -74,15 +96,10 @@ def records(frame: pd.DataFrame, width: int, where: str = "") -> str:
     return "\n".join(lines)
 
 
-CONSOLE_WIDTH = 120  # the console's lines; the Markdown files keep every column however wide
-
-
 @dataclass
 class Table:
-    """One table, ready to print: ``frame`` holds display strings only, one row per system as the paper
-    prints it (cells ``ours (paper)``); ``retrieval`` our retrieval figures, which have no paper
-    counterpart, in a block of their own; ``fill`` the commands (and dollars) that would fill the
-    cells no answered run fills."""
+    """One table of display strings (cells ``ours (paper)``); ``retrieval``: our figures without a paper
+    counterpart; ``fill``: the commands (and dollars) that would fill the empty judged cells."""
 
     key: str
     title: str

@@ -1,11 +1,6 @@
-"""One self-contained HTML page over one or more run folders (issue 24, "A report to look at").
-
-Everything is inline: the CSS, the plain-JS filters, the charts (SVG drawn in
-:mod:`harness.reports.svg_charts`), and the records as JSON in a ``<script type="application/json">``
-block. No CDN, no server, no network. Text that this module writes into HTML goes through
-:func:`html.escape`; the page's JS (:mod:`harness.reports.html_page`) puts record text into the
-page with ``textContent`` only, so a question holding markup stays text. This module builds the
-page's sections from the runs that :mod:`harness.reports.report_runs` reads and orders.
+"""One self-contained HTML page over one or more run folders: inline CSS, plain-JS filters, SVG charts
+and the records as JSON; nothing fetched. Text written here goes through :func:`html.escape`; the
+page's JS (``report_page.html``) puts record text in with ``textContent`` only, so markup stays text.
 """
 
 from __future__ import annotations
@@ -17,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.reports.html_page import PAGE
 from harness.reports.report_runs import (
     RunData, as_number, categories, comparison_kind, differing_keys, has_metric, headline_metric, load_run, ordered,
     short_labels,
@@ -27,6 +21,7 @@ from harness.reports.svg_charts import bar_chart, fmt_value, line_chart
 __all__ = ["RunData", "comparison_kind", "differing_keys", "load_run", "render_report", "write_report"]
 
 HITS_SHOWN = 10  # top hits listed in a question's detail
+PAGE = Path(__file__).with_name("report_page.html")  # %TITLE%, %HEADLINE%, %SECTIONS%, %DATA% filled in
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "") -> str:
@@ -94,10 +89,8 @@ def _grade(record: Mapping[str, Any]) -> str | None:
 
 
 def _reference(record: Mapping[str, Any]) -> Any:
-    for key in ("reference", "gold_answer", "expected_answer", "reference_answer"):
-        if record.get(key) is not None:
-            return record[key]
-    return None
+    keys = ("reference", "gold_answer", "expected_answer", "reference_answer")
+    return next((record[key] for key in keys if record.get(key) is not None), None)
 
 
 def question_rows(runs: Sequence[RunData]) -> list[dict[str, Any]]:
@@ -107,30 +100,21 @@ def question_rows(runs: Sequence[RunData]) -> list[dict[str, Any]]:
         ks = [*run.ks, "all"]
         for record in run.records:
             metrics = record.get("metrics", {})
-            hit = {}
-            for k in ks:
-                value = as_number(metrics.get(f"recall_any@{k}"))
-                hit[str(k)] = None if value is None else value > 0
+            hit = {str(k): None if (v := as_number(metrics.get(f"recall_any@{k}"))) is None else v > 0 for k in ks}
             hits = record.get("hits", [])
             rank_of = {}
             for rank, h in enumerate(hits, start=1):
                 for doc_id in h.get("sources") or [h.get("doc_id")]:
                     rank_of.setdefault(doc_id, rank)
             rows.append({
-                "run": index,
-                "qid": record.get("qid"),
-                "category": record.get("category"),
-                "question": record.get("question"),
+                "run": index, **{key: record.get(key) for key in ("qid", "category", "question")},
                 "gold": [{"id": g, "rank": rank_of.get(g)} for g in record.get("gold", [])],
-                "hit": hit,
-                "grade": _grade(record),
-                "answer": record.get("answer"),
-                "answer_error": record.get("answer_error"),
-                "reference": _reference(record),
+                "hit": hit, "grade": _grade(record), "answer": record.get("answer"),
+                "answer_error": record.get("answer_error"), "reference": _reference(record),
                 "n_hits": record.get("n_hits", len(hits)),
                 "hits": [{"doc_id": h.get("doc_id"), "gold": bool(h.get("gold")), "score": h.get("score"),
-                          "legs": {leg: rank + 1 for leg, rank in (h.get("leg_ranks") or {}).items()}, "author": h.get("author"), "date": h.get("date")}
-                         for h in hits[:HITS_SHOWN]],
+                          "legs": {leg: rank + 1 for leg, rank in (h.get("leg_ranks") or {}).items()},
+                          "author": h.get("author"), "date": h.get("date")} for h in hits[:HITS_SHOWN]],
                 "explain": record.get("explain"),
             })
     return rows
@@ -175,7 +159,7 @@ def render_report(runs: Sequence[RunData], title: str | None = None) -> str:
     fills = {"TITLE": html.escape(title), "HEADLINE": html.escape(metric), "SECTIONS": "".join(sections),
              "DATA": _json_for_script(data)}
     # One pass, so a run label that reads "%DATA%" is never filled in itself.
-    return re.sub(r"%(TITLE|HEADLINE|SECTIONS|DATA)%", lambda m: fills[m.group(1)], PAGE)
+    return re.sub(r"%(TITLE|HEADLINE|SECTIONS|DATA)%", lambda m: fills[m.group(1)], PAGE.read_text(encoding="utf-8"))
 
 
 def write_report(run_dirs: Sequence[str | Path], out: str | Path, title: str | None = None) -> Path:

@@ -1,13 +1,6 @@
-"""Intervals for the paper tables' cells, from each run's ``records.jsonl``, and which rows of a
-column are not significantly different from the column's best. Judged cells gain the interval after
-what they printed (``ours (paper) [low, high]``); a retrieval block gains one column, the overall
-figure's interval.
-
-A cell's interval is the cluster bootstrap of its metric over the row's questions
-(:mod:`harness.stats.records`); a row is "not significantly different from the best" when the
-paired bootstrap interval of (best - row) over the questions both runs scored holds 0. A run
-without per-question values (an old folder, a synthetic one) gets no interval and no mark, so its
-cells print as before.
+"""Cell intervals from each run's ``records.jsonl`` (cluster bootstrap, :mod:`harness.stats.records`),
+and the rows not significantly different from their column's best (the paired interval of the
+difference holds 0: marked ``≈``). A run without per-question values gets neither.
 """
 
 from __future__ import annotations

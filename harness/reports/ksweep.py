@@ -1,4 +1,4 @@
-"""Table 7 / Figure 4's numbers: Mem++ on OrgMemBench as k varies, with the tokens read and retrieved."""
+"""Table 7 / Figure 4: Mem++ on OrgMemBench as k varies, with the tokens read and retrieved."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ from harness.reports.footnotes import Footnotes, run_footnote
 from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt, fmt_mean_std, fmt_millions, fmt_tokens
 from harness.reports.labels import DATASET_LABELS, HEADLINE, K_SWEEP_FALLBACK
 from model_clients.cost import CHARS_PER_TOKEN
-from harness.reports.paper import paper_lookup, paper_values
+from harness.reports.paper import answerers_in_order, paper_lookup, paper_values
 from harness.reports.rows import row_label
 from harness.reports.store import RUN_COLUMNS, RunView, runs_of
 
 log = logging.getLogger(__name__)
+PARSED_SUFFIX = " [parsed grades only]"  # CSV-only columns: the mean over parsed grades
 
 
 def retrieved_tokens_total(run_dir: str | Path) -> float:
@@ -87,7 +88,7 @@ def k_sweep_data(tidy: pd.DataFrame, dataset: str = "orgmem", mode: str = "auto"
                "retrieved_tokens_total", "kind", "wording", "all_graded"]
     frame = pd.DataFrame(out, columns=columns)
     if not frame.empty:
-        frame["_order"] = frame["k"].map(lambda k: math.inf if k == "full_context" else k)
+        frame["_order"] = frame["k"].map(_k_order)
         frame = frame.sort_values(["answerer", "_order"]).drop(columns="_order").reset_index(drop=True)
     frame.attrs["notes"] = notes
     return frame, judge
@@ -108,8 +109,7 @@ def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset:
     keyless = keyless[keyless["answerer"] == "none"] if mode == "auto" else keyless
     part = paper[paper["table"] == "7"] if dataset == "orgmem" else paper.iloc[0:0]
     values = paper_values(paper, 7) if dataset == "orgmem" else {}
-    paper_answerers = list(dict.fromkeys(a for a in part["answerer"] if a))
-    answerers = list(dict.fromkeys([*paper_answerers, *sorted(set(judged["answerer"]) - set(paper_answerers))]))
+    answerers = answerers_in_order([a for a in dict.fromkeys(part["answerer"]) if a], judged["answerer"])
     everything = pd.concat([judged, keyless]) if not keyless.empty else judged
     keys = sorted(set(everything["k"]) | {"full_context" if r == "Full Context" else int(r) for r in part["row"]},
                   key=_k_order)
@@ -131,13 +131,13 @@ def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset:
             paper_text = printed if printed is not None else NOT_AVAILABLE
             if r is None:
                 row[answerer] = f"{MISSING} ({paper_text})"
-                parsed[f"{answerer}{PARSED}"] = MISSING
+                parsed[f"{answerer}{PARSED_SUFFIX}"] = MISSING
                 continue
             text = _judged_text(r, headline)
             marked |= not r["comparable"]
             pair = bool(r["comparable"]) and not own_wording(r["wording"])
             row[answerer] = f"{text} ({paper_text})" if pair else text
-            parsed[f"{answerer}{PARSED}"] = fmt_mean_std(r[headline], r[f"{headline}_std"], headline)
+            parsed[f"{answerer}{PARSED_SUFFIX}"] = fmt_mean_std(r[headline], r[f"{headline}_std"], headline)
         tokens = paper_lookup(values, label, None, "overall", "retrieved_tokens_total_M")
         ours_tokens = any_run["retrieved_tokens_total"].dropna()
         ours_text = fmt_millions(ours_tokens.iloc[0]) if not ours_tokens.empty else MISSING
@@ -154,7 +154,7 @@ def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset:
             entry[READ_HEADER] = fmt_tokens(r["read_tokens"])
             entry["run"] = r["folder"]
             retrieval.append(entry)
-    parsed_columns = [f"{a}{PARSED}" for a in answerers]
+    parsed_columns = [f"{a}{PARSED_SUFFIX}" for a in answerers]
     frame = pd.DataFrame(rows, columns=["k", *answerers, tokens_header, READ_HEADER, *parsed_columns, "run"])
     block = pd.DataFrame(retrieval, columns=["k", "system", *K_SWEEP_FALLBACK, READ_HEADER, "run"]) if retrieval else None
     all_notes = [
@@ -180,7 +180,6 @@ def table7(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", dataset:
 
 
 READ_HEADER = "read tokens / question*"
-PARSED = " [parsed grades only]"
 
 
 def _judged_text(r: pd.Series, headline: str) -> str:

@@ -1,9 +1,5 @@
-"""What the tables know about datasets, metrics and systems: plain data, one line per system.
-
-The datasets' labels, headline and shown metrics, category columns and tables come from the
-benchmark descriptions (``harness.benchmarks``); the metrics' decimals from the metric registry.
-Adding a system to the tables is one line in ``SYSTEMS``: its run label, the order it takes, and
-the paper's row label per table.
+"""What the tables know about datasets, metrics and systems (from the benchmark descriptions and
+the metric registry). Adding a system to the tables is one line in ``SYSTEMS``.
 """
 
 from __future__ import annotations

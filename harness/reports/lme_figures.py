@@ -1,17 +1,9 @@
-"""LongMemEval_S retrieval: our systems' figures, read from run folders or from results/PLUS.md.
+"""LongMemEval_S retrieval: our systems' figures, from run folders or from results/PLUS.md.
 
-Our figures are session recall_any@5 (``judges/metrics/longmemeval.py``, the official
-``run_retrieval.py`` rules) and turn recall_all@10, over every scored question and over the held-out
-questions (:mod:`harness.reports.lme_split`), read from a run folder's ``records.jsonl``. Where this
-machine holds no full run folder of a system, they are read from results/PLUS.md, which
-scripts/plus_ablation.py generated from run folders (the page says which source each row has).
-
-The published systems all score by another rule than the official one: every question counts, the
-gold is every answer session whole, and k = 5 is the first five distinct sessions. A run folder's
-records allow that rule too (:func:`published_rule_hit`): each kept hit names its session in its id
-(``<session>#<turn>``, ``@n`` for a repeated session) and its role, and an answer session is one
-whose id holds ``answer`` (as the official code takes it; in all 499 of our questions these are
-exactly ``answer_session_ids``).
+Session recall_any@5 (the official ``run_retrieval.py`` rules) and turn recall_all@10, over every scored
+and over the held-out questions (:mod:`harness.reports.lme_split`). A run folder's kept hits also allow
+the published systems' rule (:func:`published_rule_hit`): every question counts, gold is every answer
+session whole (an id holding ``answer``, as the official code takes it), k = 5 distinct sessions.
 """
 
 from __future__ import annotations
@@ -24,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.reports.format import read_markdown
 from harness.reports.lme_split import LME_TUNED, held_out_means, held_out_records, overall_means
 from harness.run_folder import check_run_folder, is_staging
 from judges.metrics.longmemeval import ANSWER_MARK
@@ -41,7 +34,7 @@ SCORED_ALL = 499 - 30 - 51
 
 @dataclass(frozen=True)
 class Figures:
-    """Session recall_any@5 and turn recall_all@10 over one question set (``n_scored`` may be unknown)."""
+    """Session recall_any@5 and turn recall_all@10 over one question set."""
 
     n_scored: int | None
     session_any5: float
@@ -50,8 +43,7 @@ class Figures:
 
 @dataclass(frozen=True)
 class PublishedRule:
-    """Session recall_any@5 by the published systems' rule over every question (abstention and
-    no-gold ones included), counting every turn's session or only user turns' sessions."""
+    """Session recall_any@5 by the published rule over every question, every turn's or user turns' sessions."""
 
     n_every: int
     every_all_turns: float
@@ -80,15 +72,13 @@ class OurRow:
         return self.system if self.limit is None else f"{self.system} (first {self.limit} questions)"
 
 
-
 def hit_session(doc_id: str) -> str:
     """The haystack session of a LongMemEval_S turn id ``<session>[@n]#<turn>``."""
     return re.sub(r"@\d+$", "", doc_id.rsplit("#", 1)[0])
 
 
 def published_rule_hit(hits: Sequence[dict[str, Any]], k: int = 5, user_turns_only: bool = False) -> float:
-    """1.0 when an answer session is among the first ``k`` distinct sessions of the kept hits (every
-    hit's session, or only user turns' sessions), else 0.0: the published systems' rule."""
+    """1.0 when an answer session is among the first ``k`` distinct sessions of the kept hits, else 0.0."""
     sessions: list[str] = []
     for hit in hits:
         if user_turns_only and hit.get("author") != "user":
@@ -127,13 +117,16 @@ def row_from_records(system: str, records: Sequence[dict[str, Any]], source: str
     return OurRow(system, _figures(overall_means(records, KEYS)), held_out, source, limit, published_rule(records))
 
 
+def _config(run_dir: Path) -> dict[str, Any]:
+    try:
+        return json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
 def run_limit(run_dir: Path) -> int | None:
     """The ``dataset.limit`` a run folder's config.json records (None: every question)."""
-    try:
-        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    limit = (config.get("dataset") or {}).get("limit")
+    limit = (_config(run_dir).get("dataset") or {}).get("limit")
     return int(limit) if limit is not None else None
 
 
@@ -144,12 +137,8 @@ def read_records(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def _is_default_run(run_dir: Path, system: str, limited: bool = False) -> bool:
-    """A LongMemEval_S run of ``system`` with no override but the dataset (and, when ``limited``,
-    a ``dataset.limit``); ``limited=False`` asks for every question."""
-    try:
-        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
+    """A LongMemEval_S run of ``system`` with no override but the dataset (and, ``limited``, a limit)."""
+    config = _config(run_dir)
     dataset, chosen = config.get("dataset") or {}, config.get("system") or {}
     overrides = run_dir.name.rsplit("-", 1)[0].partition("__")[2]
     limit = dataset.get("limit")
@@ -168,30 +157,10 @@ def find_run_folder(runs_dir: Path, system: str, limited: bool = False) -> Path 
     return max(found, key=lambda p: (p / "records.jsonl").stat().st_mtime) if found else None
 
 
-def _markdown_table(lines: list[str]) -> list[dict[str, str]]:
-    """The first markdown table in ``lines``, one dict per body row."""
-    rows = [line for line in lines if line.startswith("|")]
-    if len(rows) < 2:
-        return []
-    header = [cell.strip() for cell in rows[0].strip("|").split("|")]
-    return [dict(zip(header, (cell.strip() for cell in row.strip("|").split("|")))) for row in rows[2:]]
-
-
-def _table_after(lines: list[str], start: int) -> list[dict[str, str]]:
-    body: list[str] = []
-    for line in lines[start:]:
-        if line.startswith("|"):
-            body.append(line)
-        elif body:
-            break
-    return _markdown_table(body)
-
-
 def rows_from_plus_page(path: Path, systems: Iterable[str],
                         every_scored: int | None = SCORED_ALL) -> dict[str, OurRow]:
-    """Our rows as results/PLUS.md prints them (its LongMemEval_S section over every question, not a
-    ``--lme-limit`` one): the first table holds every scored question (``every_scored`` of them),
-    the held-out table the questions after the first ``LME_TUNED`` (its count is on its line)."""
+    """Our rows from results/PLUS.md's full LongMemEval_S section: its first table over every scored
+    question (``every_scored``), its held-out table (the count on its line)."""
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
     if "## longmemeval_s" not in lines:
@@ -199,9 +168,9 @@ def rows_from_plus_page(path: Path, systems: Iterable[str],
     start = lines.index("## longmemeval_s") + 1
     end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
     section = lines[start:end]
-    every = {row["system"]: row for row in _table_after(section, 0)}
+    every = read_markdown(section).set_index("system").to_dict("index")
     marker = next((i for i, line in enumerate(section) if line.startswith("Held out:")), None)
-    held = {row["system"]: row for row in _table_after(section, marker)} if marker is not None else {}
+    held = read_markdown(section[marker:]).set_index("system").to_dict("index") if marker is not None else {}
     scored = re.search(r"\((\d+) scored\)", section[marker]) if marker is not None else None
     commit = re.search(r"\bgit ([0-9a-f]{7,40})\b", text)
     source = f"{path.name} (git {commit.group(1)})" if commit else path.name
@@ -220,8 +189,8 @@ def rows_from_plus_page(path: Path, systems: Iterable[str],
 
 def our_rows(runs_dir: Path, plus_page: Path | None, systems: Sequence[str] = OUR_SYSTEMS,
              explicit: dict[str, Path] | None = None) -> list[OurRow]:
-    """Each system's row from its run folder (``explicit`` first, then the newest full default run
-    under ``runs_dir``), else from ``plus_page``; a system found in neither is left out."""
+    """Each system's row from its run folder (``explicit``, else the newest full default run under
+    ``runs_dir``), else from ``plus_page``, else none."""
     fallback = rows_from_plus_page(plus_page, systems) if plus_page and plus_page.is_file() else {}
     rows = []
     for system in systems:
@@ -231,5 +200,3 @@ def our_rows(runs_dir: Path, plus_page: Path | None, systems: Sequence[str] = OU
         elif system in fallback:
             rows.append(fallback[system])
     return rows
-
-

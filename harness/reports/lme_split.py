@@ -1,9 +1,5 @@
-"""The LongMemEval_S held-out split: every question after the first ``LME_TUNED`` by question id.
-
-``mempp_plus``'s LongMemEval_S settings were chosen on its first 100 questions by id, so the rest
-(ids 101-499 of our 499) are the questions no setting was chosen on. results/PLUS.md
-(scripts/plus_ablation.py) and results/LONGMEMEVAL_LEADERBOARD.md (scripts/lme_leaderboard.py)
-both take the split and its means from here, so the two pages cannot disagree on it.
+"""The LongMemEval_S held-out split: every question after the first ``LME_TUNED`` by id (mempp_plus's
+settings were chosen on the first 100). PLUS.md and the leaderboard both take it from here.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,6 +102,11 @@ def paper_answerers(paper: pd.DataFrame, table: int | str) -> list[str]:
     """The answerers the paper reports a table for, in its order."""
     part = paper[paper["table"] == str(table)]
     return [a for a in dict.fromkeys(part["answerer"]) if a]
+
+
+def answerers_in_order(paper_side: Sequence[str], ours: Iterable[str]) -> list[str]:
+    """The paper's answerers in its order, then ours it does not report."""
+    return list(dict.fromkeys([*paper_side, *sorted(set(ours) - set(paper_side))]))
 
 
 def has_paper_row(paper: pd.DataFrame, table: int | str, row: str | None) -> bool:

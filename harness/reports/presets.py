@@ -1,9 +1,5 @@
-"""The jobs of a table's preset, composed as ``python run.py +experiment=<preset>`` would run them.
-
-Each preset in ``configs/experiment/`` is a Hydra multirun: fixed settings plus the sweeper's
-parameters. Here every combination of those parameters is composed (Hydra's compose API, the way
-``harness.compose`` does for scripts and tests) and normalised through ``RunConfig`` into the very
-dict a run writes to ``config.json``, so a run and its job compare key by key.
+"""The jobs of a table's preset, composed as ``python run.py +experiment=<preset>`` would run them and
+normalised through ``RunConfig`` into the dict a run writes to ``config.json``, so they compare key by key.
 """
 
 from __future__ import annotations

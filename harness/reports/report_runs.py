@@ -1,13 +1,10 @@
-"""The run folders an HTML report reads, and what tells several of them apart.
-
-A run folder holds ``config.json``, ``metrics.json`` and ``records.jsonl``. For a comparison this
-module finds the config keys that differ (execution settings left out), names the comparison (a k
-sweep or a leg ablation), picks the headline metric every run has, labels each run by what tells
-it apart, and orders the runs (numbers in labels compared as numbers: k = 5, 10, 15, 100).
+"""The run folders an HTML report reads, and what tells several apart: the config keys that differ,
+the kind of comparison (k sweep, leg ablation), the headline metric, short labels and the order.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -17,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.reports.labels import FALLBACK_METRICS, headline_of
+from harness.reports.store import flatten
 from harness.run_folder import check_run_folder
 
 # Config roots that say how a run was executed, not what was measured: never a reason to compare.
@@ -62,18 +60,6 @@ def load_run(root: str | Path) -> RunData:
                    records=records, provenance=metrics.get("provenance", {}))
 
 
-def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}`` (lists stay values)."""
-    flat: dict[str, Any] = {}
-    for key, value in tree.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            flat.update(flatten(value, name + "."))
-        else:
-            flat[name] = value
-    return flat
-
-
 def differing_keys(runs: Sequence[RunData]) -> list[str]:
     """The config keys whose values are not the same in every run (execution settings left out)."""
     flats = [{k: v for k, v in flatten(run.config).items() if k.split(".")[0] not in _NOT_MEASURED} for run in runs]
@@ -117,11 +103,7 @@ def as_number(value: Any) -> float | None:
 
 def categories(runs: Sequence[RunData]) -> list[str]:
     """Every summary category, ``overall`` rows last."""
-    seen: dict[str, None] = {}
-    for run in runs:
-        for name in run.summary:
-            seen.setdefault(name, None)
-    return sorted(seen, key=lambda name: (name.startswith("overall"), name))
+    return sorted({name for run in runs for name in run.summary}, key=lambda name: (name.startswith("overall"), name))
 
 
 def short_labels(runs: Sequence[RunData]) -> list[str]:
@@ -147,11 +129,10 @@ def short_labels(runs: Sequence[RunData]) -> list[str]:
 
 
 def _short(value: Any) -> str:
-    if isinstance(value, list):
-        return "+".join(str(v) for v in value)
+    if isinstance(value, str) and value.startswith("["):  # a list, as flatten writes it
+        with contextlib.suppress(ValueError):
+            return "+".join(str(v) for v in json.loads(value))
     return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
-
-
 
 
 def natural_key(text: str) -> tuple[tuple[int, float, str], ...]:

@@ -22,10 +22,8 @@ class Rows:
 
 
 def row_label(run: Any, table: int) -> str:
-    """The row name, short as the paper prints it: the paper's row label of the system in ``table``
-    (or in any table), else the system's name; a run given a name of its own (``run_name``) keeps it.
-    How the run differs from the paper's preset goes to a footnote (``footnotes.run_footnote``),
-    never into the label."""
+    """The paper's row label of the system in ``table`` (or any table), else its name; a ``run_name``
+    stays. Differences from the preset go to a footnote, never into the label."""
     name = str(run.system)
     system = str(getattr(run, "system_name", name))
     if name != system:
@@ -46,12 +44,8 @@ def _at_default_k(runs: pd.DataFrame) -> pd.DataFrame:
 
 def choose_rows(tidy: pd.DataFrame, view: RunView, dataset: str | None, mode: str,
                 keep: Callable[[str], bool]) -> Rows:
-    """Runs of ``dataset`` (all datasets if None) whose system passes ``keep``, and which are judged.
-
-    auto: judged rows where a run has its dataset's judge metric, retrieval rows for the systems that
-    have no judged run; judge: judged rows only; retrieval: retrieval rows only (a run without an
-    answerer preferred over a judged one of the same system).
-    """
+    """Runs of ``dataset`` (None: all) whose system passes ``keep``, and which are judged. ``auto``:
+    judged rows, and retrieval rows for systems without one; ``judge`` / ``retrieval``: only those."""
     if mode not in MODES:
         raise ValueError(f"mode must be auto, judge or retrieval, got {mode!r}")
     runs = runs_of(tidy) if not tidy.empty else pd.DataFrame(columns=["run", "system", "dataset", "answerer", "k"])

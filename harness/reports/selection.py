@@ -1,22 +1,9 @@
-"""Which run feeds which row: runs are matched to a table's preset by their resolved configuration.
+"""Which run feeds which row: a run matches a job of the table's preset when their resolved configurations
+agree on every key that changes a number (execution-only keys ignored).
 
-A table's preset (``configs/experiment/table<N>.yaml``) is a list of jobs, each a fully resolved
-configuration (``harness.reports.presets`` composes them). A run feeds a job's row when its own
-configuration equals the job's on every key that changes a number (execution-only keys such as
-concurrency, timeouts, batch sizes, paths and ``run_name`` are ignored):
-
-- judged rows compare everything; retrieval rows (a run without an answerer) compare everything but
-  the answerer and the judge;
-- limited runs (``dataset.limit``, ``dataset.categories``), runs whose answers all failed and
-  plumbing runs (a local model or a non-provider endpoint) are left out unless asked for;
-- ``allow`` names keys (prefixes) whose differences are tolerated; they then show as the row's
-  footnote (``footnotes.settings_footnote``);
-- a retrieval row (no answerer) tolerates a different encoder without being asked: the paper's
-  LoCoMo and LongMemEval_S encoder needs an API key, a key-less run embeds locally, and a retrieval
-  figure has no paper counterpart anyway; the encoder it used is footnoted;
-- among several matching runs the newest (folder mtime, then name) wins.
-
-Every run left out is named with the first differences, so nothing disappears silently.
+Retrieval rows (no answerer) ignore the answerer and judge keys and tolerate another encoder (the paper's
+needs an API key; the encoder is footnoted). Limited, failed and plumbing runs are left out unless asked;
+``allow`` tolerates keys (footnoted). The newest matching run wins; every run left out is named.
 """
 
 from __future__ import annotations
@@ -27,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.reports.format import short_text
 from harness.reports.store import flatten, runs_of
 
 IGNORED_PREFIXES = (
@@ -116,14 +104,9 @@ def _tolerated(key: str, run: pd.Series, options: Options, judged: bool) -> bool
 
 
 def _describe(diff: dict[str, tuple[Any, Any]], limit: int = 3) -> str:
-    parts = [f"{key}={_short(ours)} (preset {_short(theirs)})" for key, (ours, theirs) in list(diff.items())[:limit]]
+    parts = [f"{key}={short_text(ours)} (preset {short_text(theirs)})" for key, (ours, theirs) in list(diff.items())[:limit]]
     more = f" and {len(diff) - limit} more" if len(diff) > limit else ""
     return ", ".join(parts) + more
-
-
-def _short(value: Any) -> str:
-    text = "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def select_runs(tidy: pd.DataFrame, jobs: Sequence[Job], options: Options = Options(),

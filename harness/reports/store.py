@@ -1,8 +1,5 @@
-"""The results store as data: every run folder scanned into one tidy frame.
-
-One row per run x summary category x metric, with the run-level columns (dataset, system, k,
-answerer, flags, folder) and ``config``, the run's resolved configuration flattened to dotted keys
-(``system.params.conjunctive``), which run selection compares with a table's preset.
+"""The results store as one tidy frame: a row per run x summary category x metric, with the run-level
+columns and ``config``, the resolved configuration flattened to dotted keys for run selection.
 """
 
 from __future__ import annotations
@@ -54,8 +51,7 @@ def flatten(config: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _answerer_name(value: Any) -> str:
-    """The answerer's config name; for ``openai_compatible`` the model it served (a table shows
-    which model answered, not which config group was used)."""
+    """The answerer's config name; for ``openai_compatible`` the model it served."""
     if isinstance(value, dict):
         value = value.get("model") if value.get("name") == "openai_compatible" else value.get("name", "none")
     return "none" if value is None else str(value)
@@ -63,18 +59,10 @@ def _answerer_name(value: Any) -> str:
 
 def is_plumbing(config: dict[str, Any], stats: dict[str, Any]) -> bool:
     """A local model, or any answerer/judge endpoint that is not a provider's own."""
-    if stats.get("plumbing"):
-        return True
-    for role in ("answerer", "judge"):
-        spec = config.get(role)
-        if not isinstance(spec, dict):
-            continue
-        if spec.get("local"):
-            return True
-        base_url = spec.get("base_url")
-        if base_url and not any(host in str(base_url) for host in PROVIDER_HOSTS):
-            return True
-    return False
+    specs = [spec for spec in (config.get("answerer"), config.get("judge")) if isinstance(spec, dict)]
+    return bool(stats.get("plumbing")) or any(
+        spec.get("local") or (spec.get("base_url") and not any(host in str(spec["base_url"]) for host in PROVIDER_HOSTS))
+        for spec in specs)
 
 
 def is_failed(config: dict[str, Any], metrics: dict[str, Any]) -> bool:
@@ -99,13 +87,6 @@ def all_graded(stats: dict[str, Any]) -> bool:
     return all(key in stats and stats[key] == 0 for key in GRADE_LOSSES)
 
 
-def wording_of(metrics: dict[str, Any]) -> str | None:
-    """Whose wording the run's answerer and judge used: "official" (the upstream files), "own" (ours,
-    not comparable with the paper), or None when the run predates the marker (unknown)."""
-    value = metrics.get("wording")
-    return None if value is None else str(value)
-
-
 def run_info(folder: Path, config: dict[str, Any], metrics: dict[str, Any], root: Path | None = None) -> dict[str, Any]:
     """The run-level columns of one run folder."""
     dataset = config.get("dataset") or {}
@@ -128,7 +109,7 @@ def run_info(folder: Path, config: dict[str, Any], metrics: dict[str, Any], root
         "mean_read_chars": number(stats.get("mean_read_chars")),
         "questions": stats.get("questions"),
         "all_graded": all_graded(stats),
-        "wording": wording_of(metrics),
+        "wording": None if metrics.get("wording") is None else str(metrics["wording"]),  # None: older run
         "run": str(folder),
         "folder": str(folder.relative_to(root)) if root is not None else folder.name,
         "mtime": folder.stat().st_mtime,
@@ -137,12 +118,8 @@ def run_info(folder: Path, config: dict[str, Any], metrics: dict[str, Any], root
 
 
 def scan_runs(runs_dir: str | Path = DEFAULT_RUNS_DIR) -> pd.DataFrame:
-    """Every ``<dataset>/<run>/`` folder with a config.json and metrics.json, as a tidy frame.
-
-    Value as float (NaN for null). Folders without both files, or with unreadable JSON, are
-    skipped with a warning; a half-written folder (files that do not match its manifest) raises
-    :class:`~harness.run_folder.HalfWrittenRun`, one line; a writer's hidden staging folder is no run.
-    """
+    """Every ``<dataset>/<run>/`` folder with config.json and metrics.json as a tidy frame (others are
+    skipped with a warning); a half-written folder raises :class:`~harness.run_folder.HalfWrittenRun`."""
     rows: list[dict[str, Any]] = []
     root = Path(runs_dir)
     for config_path in sorted(root.glob("*/*/config.json")):

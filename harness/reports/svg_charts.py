@@ -1,8 +1,5 @@
-"""Inline SVG charts for the HTML report: grouped bars and lines over k, with a legend that wraps.
-
-Drawn here as plain SVG text (no plotting library, nothing fetched). Every text is escaped. A line
-chart draws each series with its own dash pattern and marker, so a series whose values equal
-another's stays visible on top of it, and its legend entry says which one it equals.
+"""Inline SVG charts for the HTML report (grouped bars, lines over k) with a wrapping legend. Each line
+has its own dash and marker, so a series equal to another stays visible; its legend entry says so.
 """
 
 from __future__ import annotations
@@ -72,34 +69,33 @@ def _legend(names: Sequence[str], x: float, y: float, width: float, lines: bool 
     return '<g class="legend">' + "".join(parts) + "</g>"
 
 
-def _frame(width: int, height: int, title: str) -> list[str]:
-    return [f'<svg class="chart" role="img" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}"><title>{html.escape(title)}</title>',
-            f'<text x="50" y="18" class="chart-title">{html.escape(title)}</text>']
-
-
-def _grid(left: int, right_x: float, head: int, plot_h: float, scale_max: float) -> list[str]:
-    parts = []
+def _canvas(names: Sequence[str], series: Series, title: str, width: int, height: int, margins: tuple[int, ...]
+            ) -> tuple[list[str], float, float, float]:
+    """The svg head, title and grid; the plot's width, height (less the extra legend rows) and scale."""
+    left, right, head, foot = margins
+    extra = (len(legend_rows(names, width - left - right)) - 1) * LEGEND_ROW
+    height += extra
+    scale_max = _scale_max(series)
+    plot_w, plot_h = width - left - right, height - head - foot - extra
+    parts = [f'<svg class="chart" role="img" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}"><title>{html.escape(title)}</title>',
+             f'<text x="50" y="18" class="chart-title">{html.escape(title)}</text>']
     for step in range(5):
         y = head + plot_h - plot_h * step / 4
-        parts.append(f'<line x1="{left}" x2="{right_x}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
                      f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">'
                      f'{_tick(scale_max * step / 4, scale_max)}</text>')
-    return parts
+    return parts, plot_w, plot_h, scale_max
 
 
 def bar_chart(groups: Sequence[str], series: Series, title: str, width: int = 900, height: int = 320) -> str:
     """Grouped bars: one group per entry of ``groups``, one bar per series in each; ``height`` grows
     by a row for every extra legend row."""
-    left, right, head, foot = 50, 10, 40, 60
+    left, head = 50, 40
     names = [name for name, _ in series]
-    extra = (len(legend_rows(names, width - left - right)) - 1) * LEGEND_ROW
-    height += extra
-    scale_max = _scale_max(series)
-    plot_w, plot_h = width - left - right, height - head - foot - extra
+    parts, plot_w, plot_h, scale_max = _canvas(names, series, title, width, height, (left, 10, head, 60))
     group_w = plot_w / max(len(groups), 1)
     bar_w = group_w * 0.8 / max(len(series), 1)
-    parts = _frame(width, height, title) + _grid(left, width - right, head, plot_h, scale_max)
     for g, group in enumerate(groups):
         x0 = left + g * group_w + group_w * 0.1
         for s, (name, values) in enumerate(series):
@@ -132,13 +128,9 @@ def same_as(series: Series) -> list[str | None]:
 def line_chart(xs: Sequence[int], series: Series, title: str, x_label: str, width: int = 900, height: int = 320) -> str:
     """Lines over a numeric x axis (the k sweep). Each series has its own dash pattern and a marker
     that grows with its index, so equal series stay visible; the legend names the one it equals."""
-    left, right, head, foot = 50, 20, 40, 70
-    equal = same_as(series)
-    names = [name if twin is None else f"{name} (= {twin} at every k)" for (name, _), twin in zip(series, equal)]
-    extra = (len(legend_rows(names, width - left - right)) - 1) * LEGEND_ROW
-    height += extra
-    scale_max = _scale_max(series)
-    plot_w, plot_h = width - left - right, height - head - foot - extra
+    left, head = 50, 40
+    names = [name if twin is None else f"{name} (= {twin} at every k)" for (name, _), twin in zip(series, same_as(series))]
+    parts, plot_w, plot_h, scale_max = _canvas(names, series, title, width, height, (left, 20, head, 70))
     lo, hi = min(xs), max(xs)
     span = (hi - lo) or 1
 
@@ -148,7 +140,6 @@ def line_chart(xs: Sequence[int], series: Series, title: str, x_label: str, widt
     def py(y: float) -> float:
         return head + plot_h - plot_h * y / scale_max
 
-    parts = _frame(width, height, title) + _grid(left, width - right, head, plot_h, scale_max)
     for x in xs:
         parts.append(f'<text x="{px(x):.1f}" y="{head + plot_h + 16}" text-anchor="middle" class="tick">{x}</text>')
     parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{head + plot_h + 34}" text-anchor="middle" class="tick">'

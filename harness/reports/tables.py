@@ -1,28 +1,14 @@
-"""The paper's Tables 1-4 from the results store, printed the way the paper prints them.
+"""The paper's Tables 1-4 from the results store, laid out as the paper prints them.
 
-The runner leaves one folder per run (``<runs>/<dataset>/<label>-<hash>/``: config.json,
-metrics.json). :func:`build_tables` scans them into one tidy frame (``store.scan_runs``), keeps for
-each table the runs its preset asks for (``selection.select_runs``: matched by resolved
-configuration; limited, failed and plumbing runs left out unless asked), and lays each table out as
-the paper does:
-
-- one row per (answerer, system), under the paper's own column headers (``paper.paper_columns``;
-  Table 4: one column per dataset), each cell ``ours (paper)``: our ``<headline>_paper`` (or F1,
-  BLEU-1) and the paper's figure for the same system and answerer;
-- short row labels (the paper's row names); how a run differs from the preset is a numbered
-  footnote (``footnotes``);
-- a judge-score header never holds a retrieval figure: a system with only key-less (answerer none)
-  runs gets the paper's rows with ``—`` for ours, and its retrieval figures go to a block of their
-  own, "retrieval (no paper counterpart)";
-- the preset command (and its dollars) that would fill the judged cells no run fills (``fill``).
-
-The CSV keeps every column (the parsed-only means, the run folder, the footnote text). Table 7 and
-Figure 4 live in ``ksweep`` and ``plots``.
+One row per (answerer, system) under the paper's headers, each cell ``ours (paper)``; how a run differs
+from the table's preset is a numbered footnote; runs without an answerer go to a retrieval block of
+their own (never under a judge header); the command that would fill the empty judged cells below.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +22,13 @@ from harness.reports.intervals import OVERALL_INTERVAL, TableIntervals, mark_not
 from harness.reports.fill import FillPlan, dry_run_cost, fill_commands, missing_jobs
 from harness.reports.footnotes import Footnotes, run_footnote
 from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt_delta, fmt_mean_std, is_missing
-from harness.reports.ksweep import k_sweep_data, table7
+from harness.reports.ksweep import PARSED_SUFFIX, k_sweep_data, table7
 from harness.reports.labels import (
-    CATEGORY_COLUMNS, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_BENCHMARK, TABLE_DATASET,
+    CATEGORY_COLUMNS, CATEGORY_TABLES, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_BENCHMARK, TABLE_DATASET,
     is_ablation, paper_row, system_rank,
 )
 from harness.reports.paper import (
-    DEFAULT_PAPER_DIR, PAPER_COLUMNS, PaperColumn, has_paper_row, load_paper, paper_answerers, paper_cell,
+    DEFAULT_PAPER_DIR, PAPER_COLUMNS, PaperColumn, answerers_in_order, has_paper_row, load_paper, paper_answerers, paper_cell,
     paper_columns, paper_lookup, paper_reference, paper_values,
 )
 from harness.reports.plots import plot_k_sweep
@@ -54,7 +40,6 @@ from harness.reports.store import DEFAULT_RUNS_DIR, TIDY_COLUMNS, RunView, lates
 DEFAULT_OUT_DIR = Path("outputs/tables")  # generated, so untracked (.gitignore covers outputs/); results/paper/ is the tracked reference
 TABLES = (1, 2, 3, 4, 7)
 OURS_ONLY = "*"  # marks a column the paper does not print
-PARSED_SUFFIX = " [parsed grades only]"  # CSV-only columns: the mean over parsed grades
 CSV_ONLY = ("run", "settings")
 RETRIEVAL_TITLE = "Retrieval (no paper counterpart)"
 
@@ -80,11 +65,6 @@ def table_columns(paper: pd.DataFrame, number: int, dataset: str) -> list[PaperC
     return columns
 
 
-def _answerers(paper_side: Sequence[str], ours: Iterable[str]) -> list[str]:
-    """The paper's answerers in its order, then ours it does not report."""
-    return list(dict.fromkeys([*paper_side, *sorted(set(ours) - set(paper_side))]))
-
-
 def _pair(ours: str, paper_text: str | None) -> str:
     """One cell: ``ours (paper)``; ours alone where no paper figure may stand beside it."""
     return ours if paper_text is None else f"{ours} ({paper_text})"
@@ -103,13 +83,7 @@ def _paper_prints(values: dict, prow: str | None, answerer: str) -> bool:
 
 def _runs_note(rows: list[tuple[str, str, str]]) -> list[str]:
     """Which run folder each row comes from: (label, answerer, folder)."""
-    if not rows:
-        return []
-    return ["Runs: " + "; ".join(f"{label} [{answerer}]: {folder}" for label, answerer, folder in rows) + "."]
-
-
-def _fill_lines(fill: FillPlan | None) -> list[str]:
-    return fill.lines() if fill is not None else []
+    return ["Runs: " + "; ".join(f"{label} [{answerer}]: {folder}" for label, answerer, folder in rows) + "."] if rows else []
 
 
 def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: str = "auto",
@@ -133,7 +107,7 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
     origins: list[tuple[str, str, str]] = []
     marked = std_left_out = False
     spans, placed = TableIntervals(), {}
-    for answerer in _answerers(paper_answerers(paper, number), (a for _s, a in judged)):
+    for answerer in answerers_in_order(paper_answerers(paper, number), (a for _s, a in judged)):
         for system in systems:
             run = judged.get((system, answerer))
             sample = run if run is not None else any_run[system]
@@ -190,7 +164,7 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
     return Table(f"table{number}", f"Table {number}: {title}: {judge_detail}", frame, all_notes,
                  paper_reference(paper, number), bool(rows.judged), csv_only=(*parsed_columns, *CSV_ONLY),
                  cell_format=cell_format, footnotes=marks.lines(), retrieval=retrieval,
-                 retrieval_title=_retrieval_title(), fill=_fill_lines(fill))
+                 retrieval_title=_retrieval_title(), fill=fill.lines() if fill else [])
 
 
 def _retrieval_title() -> str:
@@ -220,16 +194,7 @@ def _retrieval_block(view: RunView, runs: list, columns: Sequence[tuple[str, str
     return pd.DataFrame(out, columns=["system", "metric", *[c for c, _ in columns], OVERALL_INTERVAL, "run"])
 
 
-def table1(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", **kw) -> Table:
-    return category_table(tidy, paper, 1, mode, **kw)
-
-
-def table2(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", **kw) -> Table:
-    return category_table(tidy, paper, 2, mode, **kw)
-
-
-def table3(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", **kw) -> Table:
-    return category_table(tidy, paper, 3, mode, **kw)
+table1, table2, table3 = (partial(category_table, number=number) for number in CATEGORY_TABLES)
 
 
 def _paper_with_delta(values: dict, prow: str | None, answerer: str, dataset: str, metric: str) -> str:
@@ -264,7 +229,7 @@ def table4(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", notes: S
         cell = judged_value(view, r.run, "overall", metric, bool(r.all_graded))
         return cell.value, cell.text(metric), cell.comparable
 
-    for answerer in _answerers(paper_answerers(paper, 4), (a for _s, a, _d in judged)):
+    for answerer in answerers_in_order(paper_answerers(paper, 4), (a for _s, a, _d in judged)):
         for system in systems:
             mine = {d: judged.get((system, answerer, d)) for d in headers}
             sample = next((r for r in mine.values() if r is not None), any_run[system])
@@ -315,7 +280,7 @@ def table4(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", notes: S
     return Table("table4", "Table 4: Ablations of Mem++ (mempp vs mempp_*)", frame, all_notes,
                  paper_reference(paper, 4), bool(rows.judged), csv_only=(*parsed_columns, *CSV_ONLY),
                  cell_format=cell_format, footnotes=marks.lines(), retrieval=retrieval,
-                 retrieval_title=_retrieval_title(), fill=_fill_lines(fill))
+                 retrieval_title=_retrieval_title(), fill=fill.lines() if fill else [])
 
 
 def _retrieval_table4(view: RunView, runs: list, marks: Footnotes, differences: dict) -> pd.DataFrame | None:
@@ -360,9 +325,8 @@ def fill_plan(jobs: Sequence[Job], filled: set[int], estimate: bool = False, pro
 def build_tables(runs_dir: str | Path = DEFAULT_RUNS_DIR, paper_dir: str | Path | None = DEFAULT_PAPER_DIR,
                  tables: Iterable[int] = TABLES, mode: str = "auto", jobs: dict[int, list[Job]] | None = None,
                  options: Options = Options(), estimate: bool = False, progress: bool = False) -> list[Table]:
-    """Every requested table. ``jobs``: the preset jobs per table (``presets.table_jobs``); without
-    them each table takes the newest run per (dataset, system, k, answerer), as a quick look, and
-    names no fill command. ``estimate``: price the fill commands by dry runs, in-process."""
+    """Every requested table from the runs its preset ``jobs`` ask for (without: the newest run per
+    dataset, system, k and answerer, and no fill command); ``estimate``: price the fill commands."""
     tidy = scan_runs(runs_dir)
     paper = load_paper(paper_dir)
     out = []
@@ -380,12 +344,9 @@ def build_tables(runs_dir: str | Path = DEFAULT_RUNS_DIR, paper_dir: str | Path 
 
 
 def write_tables(tables: Sequence[Table], out_dir: str | Path = DEFAULT_OUT_DIR) -> list[Path]:
-    """``<key>.md`` and ``<key>.csv`` per table (plus ``<key>_retrieval.csv`` for its retrieval
-    block and ``<key>_paper.csv`` for the paper's whole table as published) and ``tables.md``.
-
-    Every file is written to a temporary name first and all are renamed together at the end
-    (:class:`~harness.safe_write.StagedWrites`): a kill or a full disk while writing leaves the
-    previous set of tables whole -- never a mix of new and old, never an empty table."""
+    """``<key>.md``, ``<key>.csv`` (``_retrieval.csv``: its retrieval block; ``_paper.csv``: the paper's
+    table as published) per table, and ``tables.md``, renamed together at the end (a kill or a full
+    disk leaves the previous set whole)."""
     out_dir = Path(out_dir)
     with StagedWrites() as staged:
         for table in tables:

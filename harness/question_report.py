@@ -1,7 +1,8 @@
-"""A few lines on why one question of a run missed, read from its record alone (``gold_docs``).
+"""What scripts/explain.py prints: why one question of a run missed, from its record alone
+(``gold_docs``), or the miss split of answered runs per system and category.
 
-Ranks are printed 1-based (#1 = best). Records store the hits' ``leg_ranks`` 0-based (the rank in
-the RRF formula) and ``gold_docs`` ranks 1-based; both are shown the same way here.
+Ranks print 1-based (#1 = best): records store hits' ``leg_ranks`` 0-based (RRF's rank) and
+``gold_docs`` ranks 1-based.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.misses import attribute, miss_line
+from harness.cli_options import CliError
+from harness.misses import attribute, miss_line, miss_table
+from harness.run_data import load_run
 from harness.run_folder import HalfWrittenRun, check_run_folder
+from judges.aggregate import format_table
 
 
 class NotExplainable(Exception):
@@ -105,3 +109,21 @@ def _judge_metric(record: dict[str, Any]) -> str:
         if key.endswith("_run0"):
             return key[: -len("_run0")]
     return "llm_judge"
+
+
+def miss_report(run_dirs: list[Path]) -> list[str]:
+    """The miss split as ``explain --misses`` prints it: a row per system and category, each outcome in %."""
+    runs = [load_run(folder) for folder in run_dirs]
+    answered = [run for run in runs if run.answered]
+    if not answered:
+        raise CliError("no answered run among these folders: a miss needs an answer and a grade")
+    excluded = answered[0].excluded()
+    frame = miss_table(((run.system, run.records) for run in answered), answered[0].headline(),
+                       exclude_from_overall=excluded)
+    frame = frame.set_index("system")
+    skipped = [run.system for run in runs if not run.answered]
+    lines = ["where each question was lost (% of the questions of the row; right = judged right)", "",
+             format_table(frame, floatfmt=".1f")]
+    if skipped:
+        lines.append(f"retrieval-only runs left out (nothing answered): {', '.join(skipped)}")
+    return lines

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.validate import number, show
+from harness.validate import as_typed as show, float_setting as number
 from memory_protocol import ConfigError
 
 __all__ = ["STATUS", "role_batch", "switch", "write_time_note"]

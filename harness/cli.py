@@ -95,7 +95,8 @@ def _print_estimate(result: Any, config: RunConfig, job: JobPointer) -> None:
     elif not any(getattr(e, "batch", False) for e in priced):
         total = f"${sum(known):.2f}"
     else:
-        total = f"${sum(known):.2f} with batch=true (batch tier where set); all live: {'n/a' if live is None else f'${live:.2f}'}"
+        beside = "n/a" if live is None else f"${live:.2f}"
+        total = f"${sum(known):.2f} with batch=true (batch tier where set); all live: {beside}"
     print(f"total for this configuration: {total}")
     job.estimate_calls = sum(getattr(e, "calls", 0) for e in result.estimates)
     job.estimate_usd = sum(v for v in known if v is not None)

@@ -29,14 +29,10 @@ BOOLEAN_KEYS = frozenset({
 
 def as_typed(value: Any) -> str:
     """``value`` as a YAML/Hydra user would type it, cut to about ``MAX_SHOWN`` characters."""
-    if value is None:
-        text = "null"
-    elif isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, str):
-        text = repr(value)
+    if value is None or isinstance(value, bool):
+        text = "null" if value is None else str(value).lower()
     else:
-        text = str(value)
+        text = repr(value) if isinstance(value, str) else str(value)
     if len(text) > MAX_SHOWN:
         text = f"{text[:MAX_SHOWN]}... ({len(text):,} characters)"
     return text
@@ -80,9 +76,7 @@ def float_setting(key: str, value: Any, *, above: float | None = None, at_least:
         result = float(value) if not isinstance(value, bool) else math.nan
     except (TypeError, ValueError):
         result = math.nan
-    bad = not math.isfinite(result)
-    bad = bad or (above is not None and result <= above) or (at_least is not None and result < at_least)
-    if bad:
+    if not math.isfinite(result) or (above is not None and result <= above) or (at_least is not None and result < at_least):
         bound = f"> {above:g}" if above is not None else f">= {at_least:g}" if at_least is not None else "finite"
         raise ConfigError(f"{key}={as_typed(value)}: must be a number {bound}{allowed}")
     return result
@@ -127,19 +121,16 @@ def check_mempp(params: Mapping[str, Any], k: int) -> None:
             f"system.weights={as_typed(dict(weights))} with system.legs={as_typed(list(legs))}: every leg that runs has "
             f"weight 0, so nothing would be ranked; give at least one leg a weight > 0"
         )
-    if "candidates" in params:
-        int_setting("system.candidates", params["candidates"], 1, allowed=" (C, the most rows a leg returns)")
-    if "recency_reserve" in params:
-        int_setting("system.recency_reserve", params["recency_reserve"], 0, k, allowed=f" (at most system.k={k})")
+    for key, low, high, allowed in (("candidates", 1, None, " (C, the most rows a leg returns)"),
+                                    ("recency_reserve", 0, k, f" (at most system.k={k})"),
+                                    ("min_term_chars", 1, None, ""), ("max_query_terms", 1, None, " or null (no cap)")):
+        if key in params and (params[key] is not None or key in ("candidates", "recency_reserve")):  # two may be null
+            int_setting(f"system.{key}", params[key], low, high, allowed=allowed)
     # the one check of both lexical rankers (Mem++'s and Mem++ plus's)
-    for key, ranker in (("lexical_ranker", params.get("lexical_ranker")),
-                        ("plus.lexical_ranker", dict(params.get("plus") or {}).get("lexical_ranker"))):
-        if ranker is not None and ranker not in LEXICAL_RANKERS:
-            raise ConfigError(f"system.{key}={as_typed(ranker)}: must be one of {', '.join(LEXICAL_RANKERS)}")
-    if params.get("min_term_chars") is not None:
-        int_setting("system.min_term_chars", params["min_term_chars"], 1)
-    if params.get("max_query_terms") is not None:
-        int_setting("system.max_query_terms", params["max_query_terms"], 1, allowed=" or null (no cap)")
+    for key, values in (("lexical_ranker", params), ("plus.lexical_ranker", dict(params.get("plus") or {}))):
+        if "lexical_ranker" in values and values["lexical_ranker"] not in LEXICAL_RANKERS:
+            raise ConfigError(f"system.{key}={as_typed(values['lexical_ranker'])}: must be one of "
+                              f"{', '.join(LEXICAL_RANKERS)}")
 
 
 def check_model(section: str, values: Mapping[str, Any], prompt_folder: str | None = None) -> None:
@@ -166,7 +157,6 @@ def check_model(section: str, values: Mapping[str, Any], prompt_folder: str | No
     prompt = values.get("prompt_file")
     if prompt is not None:
         path = Path(str(prompt)).expanduser()
-        exists = path.is_dir() if prompt_folder else path.is_file()
-        if not exists:
-            kind = prompt_folder or "a prompt file"
-            raise ConfigError(f"{section}.prompt_file={as_typed(prompt)}: not found; must be {kind} or null")
+        if not (path.is_dir() if prompt_folder else path.is_file()):
+            raise ConfigError(f"{section}.prompt_file={as_typed(prompt)}: not found; must be "
+                              f"{prompt_folder or 'a prompt file'} or null")

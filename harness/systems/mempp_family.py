@@ -57,7 +57,6 @@ def _build_mempp(context: RunContext) -> BuiltSystem:
     return BuiltSystem(MemPlusPlus(config, encoder=context.encoder))
 
 
-# ---------------------------------------------------------------- Mem++ plus
 def _plus_options(spec: SystemSpec) -> Any:
     from memplusplus.plus import PlusOptions
 
@@ -84,36 +83,26 @@ def _plus_embeds(params: dict[str, Any]) -> EmbedRule:
     from memplusplus.plus.views import clauses, sentences
 
     plus = dict(params.get("plus") or {})
-    vector = _vector_leg(params)
-    authors = plus.get("sentence_authors")
-    min_words = int(plus.get("sentence_min_words", 4))
+    vector, authors = _vector_leg(params), plus.get("sentence_authors")
+    min_words, clause_words = int(plus.get("sentence_min_words", 4)), int(plus.get("clause_min_words", 3))
 
     def sentence_views(doc: Any) -> list[str]:
-        if authors is not None and doc.author not in authors:
-            return []
-        return sentences(doc.text, min_words)
+        return sentences(doc.text, min_words) if authors is None or doc.author in authors else []
 
-    clause_words = int(plus.get("clause_min_words", 3))
-    return EmbedRule(
-        documents=True,
-        questions=vector,
-        document_views=sentence_views if plus.get("sentence_views") else None,
-        question_views=(lambda text: clauses(text, clause_words)) if vector and plus.get("clause_views") else None,
-    )
+    return EmbedRule(documents=True, questions=vector,
+                     document_views=sentence_views if plus.get("sentence_views") else None,
+                     question_views=(lambda q: clauses(q, clause_words)) if vector and plus.get("clause_views") else None)
 
 
-# ---------------------------------------------------------------- write-time variants
 def make_complete(context: RunContext) -> tuple[Complete, LLMClient]:
     """``complete(messages, response_format, max_tokens)`` over one cached client from ``system.llm``.
     ``response_format`` is not sent (the prompts ask for JSON) but keys the cache."""
     client = write_time_client(context)
 
-    def complete(
-        messages: list[dict[str, str]], response_format: dict[str, Any] | None = None, max_tokens: int | None = None
-    ) -> str:
-        request = ChatRequest(messages=messages, template_hash=stable_hash({"response_format": response_format}),
-                              max_tokens=max_tokens)
-        result = client.complete(request)
+    def complete(messages: list[dict[str, str]], response_format: dict[str, Any] | None = None,
+                 max_tokens: int | None = None) -> str:
+        result = client.complete(ChatRequest(messages=messages, max_tokens=max_tokens,
+                                             template_hash=stable_hash({"response_format": response_format})))
         if not result.ok:
             raise CallFailed(result.error or "failed")
         return result.text
@@ -155,8 +144,8 @@ def _graph_calls(params: dict[str, Any], episode: Episode) -> tuple[list[str], s
 
     chunk = int(params.get("chunk_turns", 10))
     unit_texts = ["\n".join(d.text for d in unit) for unit in units(written_documents(episode), chunk)]
-    questions = [q.text for q in episode.questions]
-    return unit_texts * 2 + questions, f"2 per write unit of 1 document or {chunk} turns, 1 per question"
+    rule = f"2 per write unit of 1 document or {chunk} turns, 1 per question"
+    return unit_texts * 2 + [q.text for q in episode.questions], rule
 
 
 def _fact_calls(params: dict[str, Any], episode: Episode) -> tuple[list[str], str]:
@@ -167,10 +156,8 @@ def _consolidation_calls(params: dict[str, Any], episode: Episode) -> tuple[list
     """An upper bound: at most n/2 groups of 2+ rows, each a classify and maybe a merge call."""
     docs = written_documents(episode)
     pairs = [docs[i].text + "\n" + docs[i + 1].text for i in range(0, len(docs) - 1, 2)]
-    return pairs * 2, (
-        "at most 2 per group of 2+ similar rows (classify, then merge on a restatement); "
-        "counted as 2 per 2 documents (an upper bound)"
-    )
+    return pairs * 2, ("at most 2 per group of 2+ similar rows (classify, then merge on a restatement); "
+                       "counted as 2 per 2 documents (an upper bound)")
 
 
 def _check_write_time(spec: SystemSpec) -> None:

@@ -119,11 +119,11 @@ def _system(raw: dict[str, Any]) -> SystemSpec:
 
 
 def _dataset(raw: dict[str, Any]) -> DatasetSpec:
-    if raw.get("limit") is not None:  # 0 wrote an empty run folder with a row of NaN
-        raw["limit"] = int_setting("dataset.limit", raw["limit"], 1, allowed=" (questions to run) or null (every question)")
-    if raw.get("context_budget") is not None:
-        int_setting("dataset.context_budget", raw["context_budget"], 1, allowed=" (characters) or null (no cut)")
-    int_setting("dataset.answer_max_tokens", raw.get("answer_max_tokens", 512), 1)
+    # limit 0 wrote an empty run folder with a row of NaN
+    for key, allowed in (("limit", " (questions to run) or null (every question)"),
+                         ("context_budget", " (characters) or null (no cut)"), ("answer_max_tokens", "")):
+        if raw.get(key) is not None or key == "answer_max_tokens":
+            raw[key] = int_setting(f"dataset.{key}", raw.get(key, 512), 1, allowed=allowed)
     categories = raw.get("categories")
     if categories is not None and (not isinstance(categories, list) or not categories
                                    or not all(isinstance(c, str) and c.strip() for c in categories)):

@@ -18,8 +18,7 @@ from harness.config import ModelSpec
 from model_clients.endpoint_limit import EndpointLimits
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
-from judges.graders.templates import PromptTemplate, load_template
-from judges.wording import RequestParams, Wording, texts_hash
+from judges.templates import PromptTemplate, RequestParams, Wording, load_template, texts_hash
 from memory_protocol import Question
 from memory_protocol.documents import Hit
 

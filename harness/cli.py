@@ -28,6 +28,7 @@ from model_clients.call_counts import format_model_calls
 from model_clients.llm_client import CacheMissError, CallsInterrupted, MissingAPIKeyError
 from model_clients.model_listing import UnknownModelError
 from memory_protocol import DatasetError
+from memory_protocol.paths import cache_root
 from memplusplus.openai_encoder import EmbeddingServiceError
 
 MAX_MESSAGE_CHARS = 1000  # an error quoting a huge value (a 5 MB field) is cut to this
@@ -139,7 +140,7 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
         from harness.batch_status import status_report
 
         store = raw_config.get("store") or {}
-        print_wrapped(status_report(Path(os.path.expanduser(str(store.get("cache_dir", "~/.cache/mempp")))) / LLM_REPLIES))
+        print_wrapped(status_report(Path(os.path.expanduser(str(store.get("cache_dir") or cache_root()))) / LLM_REPLIES))
         return 0
     try:
         config = RunConfig.from_dict(raw_config)

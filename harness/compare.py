@@ -1,6 +1,4 @@
-"""Two runs on the same questions, compared per category: the paired difference with its interval,
-a p-value, McNemar's exact p where scores are 0/1, and the smallest difference the question count can
-detect. The lines ``scripts/compare.py`` prints, at most 120 characters each."""
+"""Two runs on the same questions, compared per category: the lines ``scripts/compare.py`` prints."""
 
 from __future__ import annotations
 
@@ -21,9 +19,9 @@ def _p(value: float | None) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def _scale(metric: str) -> tuple[float, int]:
+def _digits(metric: str) -> int:
     """Judge scores are 0-100 (one decimal), retrieval shares 0-1 (three)."""
-    return (1.0, 1) if metric.startswith("llm_judge") or metric in ("accuracy", "score") else (1.0, 3)
+    return 1 if metric.startswith("llm_judge") or metric in ("accuracy", "score") else 3
 
 
 def compare_runs(a: RunData, b: RunData, metric: str | None = None, n_resamples: int = DEFAULT_RESAMPLES,
@@ -42,7 +40,7 @@ def compare_runs(a: RunData, b: RunData, metric: str | None = None, n_resamples:
 
 
 def lines(a: RunData, b: RunData, metric: str, results: dict[str, PairedResult]) -> list[str]:
-    _, digits = _scale(metric)
+    digits = _digits(metric)
     overall = results["overall"]
     out = [f"{a.system} - {b.system} on {a.dataset}, {metric}, paired by question ({overall.n:,} questions both scored)"[:WIDTH],
            f"{'category':<14}{'n':>6}{'A':>9}{'B':>9}  {'A-B [95% interval]':<28}{'p':>8}{'McNemar':>9}{'MDE':>8}"]

@@ -12,6 +12,7 @@ from harness.encoders import check_encoder_keys, encoder_config
 from harness.env_settings import check_env_settings
 from harness.validate import as_typed, check_booleans, check_model, int_setting, writable_folder
 from memplusplus.encoder import DEFAULT_MODEL
+from memory_protocol.paths import cache_root
 from memory_protocol import ConfigError
 from model_clients.chat_types import LLMConfig
 
@@ -72,7 +73,7 @@ class EncoderSpec:
 
 @dataclass(frozen=True)
 class StoreSpec:
-    cache_dir: str = "~/.cache/mempp"
+    cache_dir: str = field(default_factory=lambda: str(cache_root()))
     results_dir: str = "outputs/runs"
     repair_cache: bool = False  # a cache entry failing its checksum is dropped and recomputed, not an error
 

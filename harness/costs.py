@@ -1,11 +1,6 @@
-"""What a memory costs per question, from run folders alone (``records.jsonl``, ``metrics.json``).
-
-Per run: retrieval latency p50 / p95 / p99 (from each record's ``retrieval_seconds`` where the
-runner recorded it), the context the answerer read (mean tokens, the records' chars / 4 estimate),
-write-time chat calls per document and their dollars (``stats.model_calls``, ``stats.write_spend``),
-store size (``stats.store_bytes``) where recorded, and as-of leakage: retrieved items dated after
-the question's as-of date (per question with an as-of date; it must be 0 for Mem++).
-A figure a run folder does not hold prints as "—": nothing is re-run or estimated here.
+"""What a memory costs per question, from run folders alone: retrieval latency p50/p95/p99, tokens
+read (chars / 4), write-time calls and dollars per document, store size, and as-of leakage (items
+dated after their question's as-of day: 0 for Mem++). What a folder does not hold prints as "—".
 """
 
 from __future__ import annotations
@@ -77,5 +72,4 @@ def cost_row(run: RunData) -> dict[str, Any]:
 
 
 def cost_table(runs: Sequence[RunData]) -> pd.DataFrame:
-    frame = pd.DataFrame([cost_row(run) for run in runs], columns=COLUMNS).set_index("system")
-    return frame
+    return pd.DataFrame([cost_row(run) for run in runs], columns=COLUMNS).set_index("system")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a run; the message says how far it got. Every finished step is cached."""
+    """The message says how far the run got; every finished step is cached."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

@@ -1,15 +1,9 @@
-"""The lock file of the exact package versions CI passed with, and how this environment compares.
+"""``requirements/ci.lock``: the exact versions ``.ci/run`` passed with, and how this environment compares.
 
-``requirements/ci.lock`` is a pip requirements file: one ``name==version`` line per distribution of
-the venv in which ``.ci/run`` passed (every optional extra installed), sorted by name. Two kinds of
-distribution are left out: pip (the installer, not a dependency), this package itself (installed from the checkout) and the two that
-``.ci/run`` installs with ``--no-deps`` (:data:`NO_DEPS`), whose declared dependencies a resolver
-must not see (hydra-ray-launcher's ``cloudpickle<3`` conflicts with the locked cloudpickle). A local
-version label (``+cpu``) is dropped: ``torch==2.13.0`` matches the CPU and the CUDA build alike.
-
-Every run records the lock file's sha256 and whether the installed versions match it
-(:func:`lock_state`, in ``metrics.json`` under ``provenance.lock``), so a published number names the
-environment it came from. ``scripts/lock.py`` writes the file and compares an environment with it.
+One ``name==version`` line per distribution of CI's venv (every extra), sorted, local labels (``+cpu``)
+dropped. Left out: pip, this package, and the two ``.ci/run`` installs with ``--no-deps`` (:data:`NO_DEPS`),
+whose declared dependencies a resolver must not see (hydra-ray-launcher's ``cloudpickle<3`` conflicts
+with the locked cloudpickle). Every run records :func:`lock_state` under ``provenance.lock``.
 """
 
 from __future__ import annotations
@@ -43,7 +37,6 @@ def _public(version: str) -> str:
 
 
 def installed() -> dict[str, str]:
-    """``{canonical name: version}`` of every distribution importable here, local labels dropped."""
     out: dict[str, str] = {}
     for dist in metadata.distributions():
         name = dist.metadata["Name"]
@@ -53,21 +46,18 @@ def installed() -> dict[str, str]:
 
 
 def render_lock(versions: dict[str, str], header: str) -> str:
-    """The lock file's text: ``header`` as comment lines, then one ``name==version`` per package."""
     lines = [f"# {line}".rstrip() for line in header.splitlines()]
     lines += [f"{name}=={version}" for name, version in sorted(versions.items()) if name not in _SKIP]
     return "\n".join(lines) + "\n"
 
 
 def parse_lock(text: str) -> dict[str, str]:
-    """``{canonical name: version}`` of the ``name==version`` lines (comments and options ignored)."""
     return {canonical(m.group(1)): _public(m.group(2)) for m in map(_LINE.match, text.splitlines()) if m}
 
 
 @dataclass
 class LockDiff:
-    """How an environment differs from a lock: ``differ`` installed at another version (installed,
-    locked), ``missing`` locked but not installed (an extra left out), ``extra`` installed, not locked."""
+    """``differ``: {name: (installed, locked)}; ``missing``: locked, not installed; ``extra``: the reverse."""
 
     differ: dict[str, tuple[str, str]] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
@@ -88,9 +78,8 @@ def compare(env: dict[str, str], locked: dict[str, str]) -> LockDiff:
 
 
 def lock_state(path: Path = LOCK_PATH) -> dict[str, Any]:
-    """What a run records of the lock: its sha256, whether every installed package that the lock
-    names has the locked version (``matches``), whether the environment is the locked one exactly
-    (``exact``: nothing missing or added either), and the first few differences."""
+    """The lock's sha256, ``matches`` (every locked package installed has its version), ``exact`` (nothing
+    missing or added either) and the first few differences."""
     shown = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
     try:
         raw = path.read_bytes()

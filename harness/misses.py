@@ -1,15 +1,6 @@
-"""Where each miss came from, read from a record alone (``gold_docs``, the judge's grade, errata).
-
-For an answered and judged question:
-
-- ``gold wrong``: the errata say its gold answer is wrong (no answer can be judged right fairly);
-- ``right``: the judge accepted the answer (mean over judge runs at least 50);
-- ``synthesis``: the answerer read a gold document and still answered wrong;
-- ``budget``: a gold document was returned but the context budget cut it before the answerer read it;
-- ``retrieval``: no gold document among what the system returned;
-- ``no gold``: the question names no gold evidence (nothing to attribute);
-- ``no grade``: no answer or no parsed grade.
-"""
+"""Where each miss came from, from a record alone (``gold_docs``, the judge's grade, errata): the gold
+is wrong, right, lost at synthesis (gold read), at the budget (gold returned, cut) or at retrieval
+(no gold returned), no gold evidence, or no grade; ``miss_line`` says each in words."""
 
 from __future__ import annotations
 

@@ -1,16 +1,12 @@
-"""Where a run's numbers came from: code version, package versions and the lock file they are
-compared with (:mod:`harness.lockfile`), date, overrides, data files.
+"""Where a run's numbers came from: code and package versions against the lock, date, overrides, data files.
 
-The data files are those the loader actually opened under the data directory, seen through
-Python's ``open`` audit event while :func:`recording_reads` is active; each is hashed (sha256) once
-and the digest remembered by (path, device, inode, size, mtime, ctime) in a small JSON file in the
-cache directory, so a warm run does not re-read hundreds of megabytes. The ctime is what a same-size
-edit cannot hide: restoring the mtime (``touch -d``, ``os.utime``) sets it to now.
+The data files are those the loader opened under the data folder (Python's ``open`` audit event);
+each digest is remembered by (path, device, inode, size, mtime, ctime) in a JSON file of the cache, so
+a warm run re-reads nothing. The ctime is what a same-size edit cannot hide: restoring the mtime sets it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -25,6 +21,7 @@ from typing import Any
 
 from harness.lockfile import lock_state
 from harness.safe_write import atomic_write
+from loaders.pins import sha256_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTLE_NS = 2_000_000_000  # a file changed this recently is hashed again on the next run (file timestamps are coarse)
@@ -35,7 +32,6 @@ KEY_PACKAGES = (
 
 
 def git_state(root: Path = ROOT) -> dict[str, Any]:
-    """``{"commit": sha or None, "dirty": bool or None}`` of the checkout holding the code."""
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=20)
@@ -58,57 +54,42 @@ def package_versions(names: tuple[str, ...] = KEY_PACKAGES) -> dict[str, str | N
     return out
 
 
-class _ReadLog:
-    """Paths opened for reading under ``root`` while active (one audit hook per process)."""
-
-    def __init__(self) -> None:
-        self.root: str | None = None
-        self.paths: set[str] = set()
-        self.installed = False
-
-    def hook(self, event: str, args: tuple[Any, ...]) -> None:
-        if event != "open" or self.root is None or not args:
-            return
-        path, mode = args[0], args[1] if len(args) > 1 else "r"
-        if isinstance(path, (str, os.PathLike)) and (mode is None or "w" not in str(mode)):
-            text = os.path.abspath(os.fspath(path))
-            if text.startswith(self.root):
-                self.paths.add(text)
+_READS: dict[str, Any] = {"root": None, "paths": set(), "hooked": False}  # one audit hook per process
 
 
-_LOG = _ReadLog()
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    root = _READS["root"]
+    if event != "open" or root is None or not args:
+        return
+    path, mode = args[0], args[1] if len(args) > 1 else "r"
+    if isinstance(path, (str, os.PathLike)) and (mode is None or "w" not in str(mode)):
+        text = os.path.abspath(os.fspath(path))
+        if text.startswith(root):
+            _READS["paths"].add(text)
 
 
 @contextmanager
 def recording_reads(root: str | Path | None) -> Iterator[set[str]]:
-    """Collect the files opened under ``root`` inside the block (an empty set if ``root`` is None)."""
+    """The files opened for reading under ``root`` inside the block."""
     if root is None:
         yield set()
         return
-    if not _LOG.installed:
-        sys.addaudithook(_LOG.hook)
-        _LOG.installed = True
-    _LOG.root, _LOG.paths = os.path.abspath(str(root)) + os.sep, set()
+    if not _READS["hooked"]:
+        sys.addaudithook(_hook)
+        _READS["hooked"] = True
+    _READS.update(root=os.path.abspath(str(root)) + os.sep, paths=set())
     try:
-        yield _LOG.paths
+        yield _READS["paths"]
     finally:
-        _LOG.root = None
-
-
-def file_stamp(stat: os.stat_result) -> str:
-    """What must all match for a remembered digest to stand for a file's bytes: size and mtime alone
-    let a same-size edit with its mtime put back record the old sha256."""
-    return f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}"
+        _READS["root"] = None
 
 
 def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path | None = None) -> dict[str, str]:
     """``{relative path: sha256}`` of ``paths``; digests reused from ``cache_file`` when unchanged."""
-    known: dict[str, Any] = {}
-    if cache_file is not None and cache_file.is_file():
-        try:
-            known = json.loads(cache_file.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            known = {}
+    try:
+        known: dict[str, Any] = json.loads(cache_file.read_text(encoding="utf-8")) if cache_file else {}
+    except (OSError, json.JSONDecodeError):
+        known = {}
     out: dict[str, str] = {}
     changed = False
     for path in sorted(paths):
@@ -116,16 +97,12 @@ def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path 
             stat = os.stat(path)
         except OSError:
             continue
-        stamp = file_stamp(stat)
+        stamp = f"{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}"
         entry = known.get(path)
         if not entry or entry.get("stamp") != stamp or not entry.get("settled"):
-            digest = hashlib.sha256()
-            with open(path, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
             # changed within a timestamp tick of its hashing, a later edit could keep the same stamp: hashed again next time
             settled = time.time_ns() - stat.st_ctime_ns > SETTLE_NS
-            entry = {"stamp": stamp, "sha256": digest.hexdigest(), "settled": settled}
+            entry = {"stamp": stamp, "sha256": sha256_of(Path(path)), "settled": settled}
             known[path] = entry
             changed = True
         out[os.path.relpath(path, str(root))] = entry["sha256"]
@@ -135,7 +112,6 @@ def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path 
 
 
 def collect(overrides: list[str] | None, data_root: str | Path | None, data_files: dict[str, str]) -> dict[str, Any]:
-    """The provenance block stored with every run."""
     return {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "git": git_state(),

@@ -36,7 +36,7 @@ from model_clients.endpoint_limit import EndpointLimits
 from model_clients.llm_client import LLMClient
 from harness.misses import attribute
 from harness.qa_checks import ALL_FAILED_KEY, all_failed, check_qa_ready, failure_report
-from harness.wording import ProtocolPrompts
+from harness.prompts import ProtocolPrompts
 from judges.graders import Judge
 from judges.metrics.registry import lookup
 from memory_protocol import Question

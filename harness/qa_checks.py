@@ -21,7 +21,7 @@ from memory_protocol import ConfigError
 from model_clients.model_listing import check_model_offered
 
 if TYPE_CHECKING:
-    from harness.wording import ProtocolPrompts
+    from harness.prompts import ProtocolPrompts
 
 __all__ = ["check_qa_ready", "first_errors", "failure_report", "all_failed", "ALL_FAILED_KEY"]
 
@@ -102,9 +102,12 @@ def check_qa_ready(config: RunConfig) -> ProtocolPrompts | None:
     roles = [("answerer", config.answerer)] + ([("judge", config.judge)] if config.judge is not None else [])
     for role, spec in roles:
         _check_key(role, spec, config)
-    from harness.wording import choose_prompts
+    from harness.prompts import choose_prompts
 
-    prompts = choose_prompts(config)  # a broken prompt file or a changed official file stops the run here
+    # a broken prompt file or a changed official file stops the run here
+    prompts = choose_prompts(benchmark, config.answerer, config.judge, recipe=config.answer_recipe,
+                             system_kind=config.system.kind, context_budget=config.dataset.context_budget,
+                             official_dir=config.official_dir)
     if not (config.cache_only or config.estimate):
         _check_batchable(config, prompts)
         for role, spec in roles:

@@ -76,8 +76,8 @@ def rejudge(run: RunData, options: dict[str, str]) -> Path:
         config = RunConfig.from_dict(raw)
         prompts = check_qa_ready(config)
         dataset = config.dataset
-        root = prepare_data_dir(dataset.name, dataset.data_dir, dataset.options, progress=False)
         benchmark = dataset.describe()
+        root = prepare_data_dir(benchmark.loader, dataset.data_dir, dataset.options, progress=False)
         episodes = load_dataset(benchmark.loader, data_dir=root, limit=dataset.limit, categories=dataset.categories,
                                 **dataset.options)
     except (ConfigError, DatasetError) as exc:

@@ -83,7 +83,7 @@ def wrap(lines: list[str]) -> list[str]:
 
 def rescore_file(path: Path, options: dict[str, str]) -> list[str]:
     """Read, map, score and lay out ``path``; CliError (one line) for anything wrong with the input."""
-    from loaders.datadir import resolve_data_dir
+    from loaders import resolve_data_dir
 
     try:
         data_dir = resolve_data_dir(options.get("dataset.data_dir"))

@@ -1,11 +1,7 @@
-"""The judge-robustness table: each system's score under each judge, how far its rank moves, Cohen's
-kappa per judge pair, Fleiss' kappa over all judges, and each judge's leniency where known.
-
-Input: judged run folders of the same answers (a run and its ``rejudge`` copies). A run's judge is
-named by its model and wording (``strict`` for our strict prompt, else the run's); its system is the
-original run's. A question's label under a judge is "right" when its mean grade is at least 50.
-Leniency is the published judge's accept rate on locomo-audit's deliberately wrong answers
-(``ap_v1`` / ``ap_v2``), from the files' own labels; a judge of ours gets it once it has graded them.
+"""The judge-robustness table of judged runs of the same answers (a run and its ``rejudge`` copies):
+each system's score per judge (model and wording), its rank movement, Cohen's kappa per judge pair,
+Fleiss' kappa over all (a label is "right" at a mean grade of 50), and leniency: the accept rate on
+locomo-audit's deliberately wrong answers (``ap_v1`` / ``ap_v2``), published or once graded.
 """
 
 from __future__ import annotations
@@ -19,7 +15,7 @@ import pandas as pd
 
 from harness.misses import PASS_MARK
 from harness.run_data import RunData
-from harness.stats.agreement import cohen_kappa, fleiss_kappa, rating_counts
+from harness.stats.agreement import cohen_kappa, fleiss_kappa, leniency, rating_counts
 
 
 def judge_name(run: RunData) -> str:
@@ -44,7 +40,7 @@ def labels(run: RunData) -> dict[str, bool]:
     return out
 
 
-def robustness(runs: Sequence[RunData], leniency: dict[str, float] | None = None) -> tuple[pd.DataFrame, list[str]]:
+def robustness(runs: Sequence[RunData], lenient: dict[str, float] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """The table (systems x judges: overall score, then rank movement) and the agreement lines."""
     by_judge: dict[str, dict[str, RunData]] = {}
     for run in runs:
@@ -71,13 +67,11 @@ def robustness(runs: Sequence[RunData], leniency: dict[str, float] | None = None
         shared = sorted(set.intersection(*(set(pooled[j]) for j in judges)))
         kappa = fleiss_kappa(rating_counts([[pooled[j][k] for j in judges] for k in shared]))
         lines.append(f"Fleiss' kappa over {len(judges)} judges: {kappa:.3f} over {len(shared):,} answers")
-    for judge in judges:
-        known = (leniency or {}).get(judge)
+    lenient = lenient or {}
+    for judge in [*judges, *(name for name in lenient if name not in judges)]:
+        known = lenient.get(judge)
         lines.append(f"leniency {judge}: " + (f"{known:.2f}% of deliberately wrong answers accepted" if known is not None
                                               else "— (not graded on the deliberately wrong answers)"))
-    for name, value in (leniency or {}).items():
-        if name not in judges:
-            lines.append(f"leniency {name}: {value:.2f}% of deliberately wrong answers accepted")
     return table, lines
 
 
@@ -89,6 +83,6 @@ def published_leniency(data_dir: Path) -> dict[str, float]:
     for version in ("ap_v1", "ap_v2"):
         path = data_dir / "published" / "audit" / f"{version}.scored.json"
         if path.is_file():
-            grades = [g for item in read_published(path).items for g in item.grades if g is not None]
-            out[f"published mem0 judge, gpt-4o-mini, {version}"] = 100.0 * sum(grades) / len(grades)
+            grades = [g for item in read_published(path).items for g in item.grades]
+            out[f"published mem0 judge, gpt-4o-mini, {version}"] = 100.0 * leniency(grades)
     return out

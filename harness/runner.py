@@ -107,7 +107,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
         print(note, file=sys.stderr)
     ks = sorted(set(dataset.ks))
     LOG.stage(f"{config.system.name} on {dataset.name}: loading the data")
-    data_root = prepare_data_dir(dataset.name, dataset.data_dir, dataset.options, progress=config.progress)
+    data_root = prepare_data_dir(benchmark.loader, dataset.data_dir, dataset.options, progress=config.progress)
     with recording_reads(data_root) as read_files:
         episodes = load_dataset(
             benchmark.loader, data_dir=data_root, limit=dataset.limit, categories=dataset.categories, **dataset.options

@@ -1,18 +1,9 @@
-"""Every file the harness writes for people to read: whole or not at all, and one line on a full disk.
+"""Files the harness writes for people to read: whole or not at all, and one line on a full disk.
 
-- :func:`atomic_write` / :func:`atomic_write_with`: the content goes to a temporary name unique to the
-  writer (pid and a random part), is flushed to disk and renamed over the target, so a kill or a full
-  disk leaves the old file or the new one, never a prefix, and never the temporary file.
-- :class:`StagedWrites`: several files that belong together (the tables of one ``make_tables`` run)
-  are all written to temporary names first and renamed together at the end; a failure while writing
-  any of them replaces none.
-- :func:`append_line`: one whole line appended with a single write and fsync, under a lock. A
-  failed write is cut back off, so no fragment stays; a fragment left by an older writer or a crash
-  (a last line without its newline) is set aside in ``<name>.torn`` with a one-line warning, never
-  joined to the next line. :func:`read_lines` sets such a fragment aside too before reading.
-
-A full disk (ENOSPC, or a quota: EDQUOT) is raised as :class:`DiskFullError`, one sentence naming
-the file; the command line prints it as one line and exits with code 2.
+``atomic_write`` renames a fsynced temporary sibling over the target; ``StagedWrites`` renames a set
+of files together only when all were written; ``append_line`` appends one whole line under a lock
+and sets a torn last line aside in ``<name>.torn`` instead of joining it to the next. A full disk
+(ENOSPC or EDQUOT) is raised as :class:`DiskFullError`, which the command line prints as one line.
 """
 
 from __future__ import annotations
@@ -26,10 +17,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["DiskFullError", "as_disk_full", "StagedWrites", "append_line", "atomic_write", "atomic_write_with", "read_lines",
-           "TORN_SUFFIX"]
-
-TORN_SUFFIX = ".torn"
 _DISK_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
@@ -38,67 +25,51 @@ class DiskFullError(OSError):
 
     def __init__(self, path: str | Path, cause: OSError) -> None:
         self.path = str(path)
-        message = (f"no space left on the device writing {self.path} ({cause.strerror or cause}); nothing "
-                   f"half-written was left there: free some space and re-run (finished steps are cached)")
-        super().__init__(cause.errno, message)
-        self.message = message
+        self.message = (f"no space left on the device writing {self.path} ({cause.strerror or cause}); nothing "
+                        f"half-written was left there: free some space and re-run (finished steps are cached)")
+        super().__init__(cause.errno, self.message)
 
     def __str__(self) -> str:
         return self.message
-
-
-def _disk_full(exc: BaseException) -> bool:
-    return isinstance(exc, OSError) and exc.errno in _DISK_FULL
 
 
 def as_disk_full(exc: OSError, path: str | Path | None = None) -> DiskFullError | None:
     """``exc`` as a :class:`DiskFullError` when it says the disk is full (None otherwise)."""
     if isinstance(exc, DiskFullError):
         return exc
-    if not _disk_full(exc):
+    if exc.errno not in _DISK_FULL:
         return None
     return DiskFullError(path if path is not None else exc.filename or "a file", exc)
 
 
 @contextmanager
 def _naming_full_disk(path: Path) -> Iterator[None]:
-    """Re-raise a full-disk OSError as :class:`DiskFullError` naming ``path``."""
     try:
         yield
     except DiskFullError:
         raise
     except OSError as exc:
-        if _disk_full(exc):
+        if exc.errno in _DISK_FULL:
             raise DiskFullError(path, exc) from exc
         raise
 
 
-def temporary_name(path: Path) -> Path:
-    """A sibling name no other writer uses (its pid and a random part), ending in ``.tmp``."""
+def _temporary_name(path: Path) -> Path:
+    """A sibling no other writer uses (pid and a random part), ending in ``.tmp``."""
     return path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
 
 
-def _fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
+def _fsync(path: Path, best_effort: bool = False) -> None:
+    """fsync a file, or (``best_effort``) a folder after a rename: some file systems refuse that."""
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make a rename durable (best effort: some file systems refuse to fsync a directory)."""
-    try:
-        _fsync_path(folder)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     except OSError:
-        pass
-
-
-def _discard(tmp: Path) -> None:
-    try:
-        tmp.unlink()
-    except FileNotFoundError:
-        pass
+        if not best_effort:
+            raise
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -125,21 +96,19 @@ def _write_data(data: str | bytes) -> Callable[[Path], None]:
 
 
 def atomic_write_with(path: str | Path, write: Callable[[Path], None]) -> Path:
-    """``write(tmp)`` fills a temporary sibling of ``path``, which then replaces ``path``.
-
-    For writers that want a file name (``DataFrame.to_csv``, ``Figure.savefig``: give them the
-    format explicitly, the temporary name ends in ``.tmp``)."""
+    """``write(tmp)`` fills a temporary sibling of ``path`` that then replaces it (for writers that
+    want a file name, as ``DataFrame.to_csv``: give them the format, the name ends in ``.tmp``)."""
     path = Path(path)
     with _naming_full_disk(path):
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = temporary_name(path)
+        tmp = _temporary_name(path)
         try:
             write(tmp)
-            _fsync_path(tmp)
+            _fsync(tmp)
             os.replace(tmp, path)
         finally:
-            _discard(tmp)
-        _fsync_dir(path.parent)
+            tmp.unlink(missing_ok=True)
+        _fsync(path.parent, best_effort=True)
     return path
 
 
@@ -149,15 +118,8 @@ def atomic_write(path: str | Path, data: str | bytes) -> Path:
 
 
 class StagedWrites:
-    """Files written together: each to a temporary name, all renamed when the block ends without error.
-
-        with StagedWrites() as staged:
-            staged.write(out / "table1.md", text)
-            staged.write_with(out / "table1.csv", lambda tmp: frame.to_csv(tmp, index=False))
-
-    An error (a full disk, a bug) while staging removes every temporary file and replaces nothing, so
-    the folder keeps the previous set whole. ``paths`` lists the targets in the order staged.
-    """
+    """Files written together: each to a temporary name, all renamed when the ``with`` block ends
+    without error; an error replaces none, so the folder keeps the previous set whole."""
 
     def __init__(self) -> None:
         self._staged: list[tuple[Path, Path]] = []
@@ -170,10 +132,10 @@ class StagedWrites:
         path = Path(path)
         with _naming_full_disk(path):
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = temporary_name(path)
+            tmp = _temporary_name(path)
             self._staged.append((tmp, path))  # before writing: a failed write is discarded too
             write(tmp)
-            _fsync_path(tmp)
+            _fsync(tmp)
         return path
 
     def write(self, path: str | Path, data: str | bytes) -> Path:
@@ -181,7 +143,7 @@ class StagedWrites:
 
     def discard(self) -> None:
         for tmp, _ in self._staged:
-            _discard(tmp)
+            tmp.unlink(missing_ok=True)
         self._staged.clear()
 
     def commit(self) -> list[Path]:
@@ -192,59 +154,45 @@ class StagedWrites:
                     os.replace(tmp, path)
                 done.append(path)
             for folder in {path.parent for path in done}:
-                _fsync_dir(folder)
+                _fsync(folder, best_effort=True)
         finally:
             self.discard()
         return done
 
-    def __enter__(self) -> "StagedWrites":
+    def __enter__(self) -> StagedWrites:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.discard()
-
-
-# --------------------------------------------------------------------------- append-only line files
-def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
-
-
-def _last_newline(fd: int, size: int, block: int = 1 << 16) -> int:
-    """Offset of the last ``\\n`` in the first ``size`` bytes of ``fd`` (-1 when there is none)."""
-    end = size
-    while end > 0:
-        start = max(0, end - block)
-        chunk = os.pread(fd, end - start, start)
-        found = chunk.rfind(b"\n")
-        if found >= 0:
-            return start + found
-        end = start
-    return -1
+        self.commit() if exc_type is None else self.discard()
 
 
 def _set_aside_torn_tail(fd: int, path: Path) -> int:
-    """Move a last line without its newline (``fd``: ``path`` opened for writing, locked) to
-    ``<path>.torn`` and cut it off; returns the file's size afterwards."""
+    """Move a last line without its newline (``fd``: ``path``, locked) to ``<path>.torn`` and cut it
+    off; returns the file's size afterwards."""
     size = os.fstat(fd).st_size
     if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
         return size
-    keep = _last_newline(fd, size) + 1
-    fragment = os.pread(fd, size - keep, keep)
-    torn = path.with_name(path.name + TORN_SUFFIX)
+    end = size
+    while end > 0:  # the last newline, read backwards in blocks
+        start = max(0, end - (1 << 16))
+        found = os.pread(fd, end - start, start).rfind(b"\n")
+        if found >= 0:
+            end = start + found + 1
+            break
+        end = start
+    fragment = os.pread(fd, size - end, end)
+    torn = path.with_name(path.name + ".torn")
     torn_fd = os.open(torn, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:  # kept, one fragment a line, for whoever wants to look
         _write_all(torn_fd, fragment + b"\n")
         os.fsync(torn_fd)
     finally:
         os.close(torn_fd)
-    os.ftruncate(fd, keep)
+    os.ftruncate(fd, end)
     os.fsync(fd)
-    _warn(f"{path}: its last line was cut off by an interrupted write ({len(fragment)} bytes); "
-          f"set aside in {torn.name}, the whole lines are kept")
-    return keep
+    print(f"warning: {path}: its last line was cut off by an interrupted write ({len(fragment)} bytes); "
+          f"set aside in {torn.name}, the whole lines are kept", file=sys.stderr)
+    return end
 
 
 @contextmanager
@@ -259,8 +207,7 @@ def _locked(path: Path) -> Iterator[int]:
 
 
 def append_line(path: str | Path, line: str) -> None:
-    """Append ``line`` and its newline to ``path`` in one write, fsynced; on a failed or short
-    write the file is cut back to what it was (raises :class:`DiskFullError` on a full disk)."""
+    """Append ``line`` and a newline in one fsynced write; a failed or short write is cut back off."""
     if "\n" in line:
         raise ValueError("append_line takes one line without a newline")
     path = Path(path)
@@ -270,8 +217,7 @@ def append_line(path: str | Path, line: str) -> None:
         with _locked(path) as fd:
             start = _set_aside_torn_tail(fd, path)
             try:
-                written = os.write(fd, data)
-                if written != len(data):  # a short write: the disk filled up mid-line
+                if os.write(fd, data) != len(data):  # a short write: the disk filled up mid-line
                     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
                 os.fsync(fd)
             except BaseException:
@@ -284,8 +230,7 @@ def read_lines(path: str | Path) -> list[str]:
     path = Path(path)
     if not path.is_file():
         return []
-    with _naming_full_disk(path):
-        with _locked(path) as fd:
-            size = _set_aside_torn_tail(fd, path)
-            data = os.pread(fd, size, 0) if size else b""
+    with _naming_full_disk(path), _locked(path) as fd:
+        size = _set_aside_torn_tail(fd, path)
+        data = os.pread(fd, size, 0) if size else b""
     return data.decode("utf-8", errors="replace").splitlines()

@@ -1,12 +1,6 @@
-"""Plain progress lines for a run whose output is not a terminal (a log file, nohup, CI).
-
-Progress bars are turned off when stderr is not a terminal (they would fill a log with carriage
-returns), which left a 27-minute LongMemEval run silent until its table. When the run asked for
-progress (``progress=true``, the default) and stdout is not a terminal, the runner prints instead
-one line when a stage starts and, within the episode loop, one line at most every ``every`` seconds
-with the count done and an estimate of the time left. On a terminal the bars show this and these
-lines stay off.
-"""
+"""Plain progress lines when stdout is not a terminal (a log, nohup, CI), where the bars are off: a
+27-minute LongMemEval run printed nothing until its table. One line per stage, and at most one every
+``every`` seconds with the count done and the time left."""
 
 from __future__ import annotations
 
@@ -24,20 +18,18 @@ class StageLog:
     every: float = EVERY_SECONDS
     out: TextIO | None = None  # None: sys.stdout at the time of writing
     started: float = field(default_factory=time.monotonic)
-    _last: float = 0.0  # when the last line was printed
-    _stage_start: float = 0.0  # when the current counted stage began
+    _last: float = 0.0
+    _stage_start: float = 0.0
 
     def _say(self, text: str) -> None:
         if self.enabled:
             print(f"[{time.monotonic() - self.started:7.1f} s] {text}", file=self.out or sys.stdout, flush=True)
 
     def stage(self, text: str) -> None:
-        """One line: a stage starts (also restarts the periodic clock)."""
         self._last = time.monotonic()
         self._say(text)
 
     def tick(self, what: str, done: int, total: int, unit: str) -> None:
-        """A line with ``done``/``total`` when ``every`` seconds have passed since the last one."""
         now = time.monotonic()
         if not self.enabled or now - self._last < self.every:
             return
@@ -49,7 +41,6 @@ class StageLog:
         self._say(f"{what}: {done}/{total} {unit} ({100 * done / max(total, 1):.0f}%){left}")
 
     def begin(self, what: str, total: int, unit: str) -> None:
-        """A stage over ``total`` items: its line, and the start of its time-left estimate."""
         self._stage_start = time.monotonic()
         self.stage(f"{what}: {total} {unit}")
 
@@ -58,7 +49,6 @@ LOG = StageLog()
 
 
 def enable_when_not_a_terminal(progress_requested: bool, stream: TextIO | None = None) -> None:
-    """Turn the lines on when progress was asked for and ``stream`` (stdout) is not a terminal."""
     stream = stream or sys.stdout
     LOG.enabled = progress_requested and not stream.isatty()
     LOG.started = time.monotonic()

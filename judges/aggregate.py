@@ -1,9 +1,5 @@
-"""Per-category summaries of per-question metric records, and a dependency-free table formatter.
-
-Means are per question (micro averages), NaN ignored, as LongMemEval's ``run_retrieval.py`` averages
-its per-question scores after dropping the questions it skips. ``n`` counts every question of a row,
-``n_scored`` those with a defined value of the first metric, so excluded questions stay visible.
-"""
+"""Per-category summaries of per-question metric records: per-question (micro) means, NaN ignored, as
+LongMemEval's ``run_retrieval.py`` averages after dropping the questions it skips; and a table formatter."""
 
 from __future__ import annotations
 
@@ -23,7 +19,7 @@ __all__ = ["OVERALL", "OVERALL_ALL", "natural_key", "summarize", "format_table"]
 
 
 def natural_key(name: str) -> tuple[Any, ...]:
-    """Sort key that orders digit runs numerically: C2 < C10, then plain name order."""
+    """C2 < C10: digit runs compare as numbers."""
     parts = re.split(r"(\d+)", name)
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p.lower()) for p in parts)
 
@@ -43,42 +39,27 @@ def _category(record: dict[str, Any], category_key: str) -> str:
 
 
 def _row(records: Sequence[dict[str, Any]], metric_keys: Sequence[str]) -> dict[str, Any]:
-    """n, n_scored and the NaN-ignoring mean of each metric over ``records``."""
-    values = np.array(
-        [[_as_float(r.get(key)) for key in metric_keys] for r in records], dtype=float
-    ).reshape(len(records), len(metric_keys))
+    """``n`` (every question), ``n_scored`` (a defined first metric) and each metric's mean."""
+    values = np.array([[_as_float(r.get(key)) for key in metric_keys] for r in records],
+                      dtype=float).reshape(len(records), len(metric_keys))
     defined = ~np.isnan(values)
-    row: dict[str, Any] = {
-        "n": len(records),
-        "n_scored": int(defined[:, 0].sum()) if metric_keys else len(records),
-    }
+    row: dict[str, Any] = {"n": len(records), "n_scored": int(defined[:, 0].sum()) if metric_keys else len(records)}
     for j, key in enumerate(metric_keys):
         column = values[defined[:, j], j]
         row[key] = float(column.mean()) if column.size else math.nan
     return row
 
 
-def summarize(
-    records: list[dict[str, Any]],
-    metric_keys: list[str],
-    category_key: str = "category",
-    exclude_from_overall: Collection[str] = (),
-) -> pd.DataFrame:
-    """One row per category (natural order), then ``overall``, then ``overall (all)`` if needed.
-
-    ``overall`` averages the questions of every category not in ``exclude_from_overall``;
-    ``overall (all)`` (present only when some question was excluded) averages every question.
-    Columns: ``n``, ``n_scored`` (questions with a defined first metric), then ``metric_keys``.
-    The index is named ``category_key``.
-    """
+def summarize(records: list[dict[str, Any]], metric_keys: list[str], category_key: str = "category",
+              exclude_from_overall: Collection[str] = ()) -> pd.DataFrame:
+    """One row per category (natural order), ``overall`` (without ``exclude_from_overall``), and
+    ``overall (all)`` when some question was excluded; columns ``n``, ``n_scored``, ``metric_keys``."""
     excluded = {str(c) for c in exclude_from_overall}
     by_category: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         by_category.setdefault(_category(record, category_key), []).append(record)
 
-    rows: dict[str, dict[str, Any]] = {
-        name: _row(by_category[name], metric_keys) for name in sorted(by_category, key=natural_key)
-    }
+    rows = {name: _row(by_category[name], metric_keys) for name in sorted(by_category, key=natural_key)}
     kept = [r for r in records if _category(r, category_key) not in excluded]
     rows[OVERALL] = _row(kept, metric_keys)
     if len(kept) < len(records):

@@ -1,41 +1,129 @@
-"""Reading JSON / JSONL files and pulling fields out of records, with errors that name the place."""
+"""Reading dataset files (JSON, JSON lines, gzip or not) within bounds, and fields with errors naming the place.
+
+Bounds, so a hostile file fails fast in one line: without them a 400 KB file of 200,000 nested
+brackets drove ijson to 24 GB and ``json.loads`` to a RecursionError, and two 50 MB strings took
+ijson 70-80 s. A whole-read file is capped (before and after gunzip) and scanned for depth and string
+length before ``json.loads``; the streamed one (``loaders.jsonstream``) reads in small pieces. The
+real files leave wide room: depth 6 at most, the longest string 76,560 characters, the largest
+whole-read file 2.8 MB (locomo10.json).
+"""
 
 from __future__ import annotations
 
 import gzip
 import io
 import json
+import re
 import zlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from loaders.jsonguard import LIMITS, check_file_size, check_json_text
 from memory_protocol import DatasetError
 
 GZIP_MAGIC = b"\x1f\x8b"
 _MISSING = object()
 
 
-def read_bytes(path: Path) -> bytes:
-    """The file's bytes, gunzipped when it starts with the gzip magic number.
+@dataclass(frozen=True)
+class JsonLimits:
+    max_depth: int = 64  # nested lists/objects
+    max_token_bytes: int = 1 << 20  # one string or number as written (1 MiB)
+    max_file_bytes: int = 64 << 20  # a file read whole, after gunzip
+    read_size: int = 4096  # bytes handed to the streaming parser per read
 
-    A file read whole is capped (``jsonguard.LIMITS.max_file_bytes``), before and after gunzip,
-    so neither a huge file nor a gzip bomb is ever held in memory.
-    """
-    cap = LIMITS.max_file_bytes
+
+LIMITS = JsonLimits()
+# One JSON string as written (an unterminated one runs to the end), or one bracket.
+_TOKEN_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
+
+
+def too_deep(path: Path | str, where: str, limits: JsonLimits = LIMITS) -> DatasetError:
+    return DatasetError(str(path), f"JSON nested deeper than {limits.max_depth} levels at {where}; "
+                                   "refused before parsing further (a hostile or corrupt file?)")
+
+
+def too_long(path: Path | str, where: str, limits: JsonLimits = LIMITS) -> DatasetError:
+    return DatasetError(str(path), f"a JSON string or number longer than {limits.max_token_bytes:,} bytes at {where}; "
+                                   "refused (the longest real dataset string is 76,560 characters)")
+
+
+def check_json_text(text: str, path: Path | str, limits: JsonLimits = LIMITS) -> None:
+    """Refuse ``text`` nesting deeper or holding a longer string than ``limits`` (one regex pass in C)."""
+    depth = 0
+    for match in _TOKEN_RE.finditer(text):
+        start = match.start()
+        first = text[start]
+        if first == '"':
+            if match.end() - start > limits.max_token_bytes:
+                raise too_long(path, _line_col(text, start), limits)
+        elif first in "[{":
+            depth += 1
+            if depth > limits.max_depth:
+                raise too_deep(path, _line_col(text, start), limits)
+        else:
+            depth -= 1
+
+
+def _line_col(text: str, pos: int) -> str:
+    return (f"line {text.count(chr(10), 0, pos) + 1} column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1} "
+            f"(char {pos})")
+
+
+def check_file_size(path: Path, size: int, unpacked: bool = False) -> None:
+    if size > LIMITS.max_file_bytes:
+        what = "unpacks to more than" if unpacked else "is larger than"
+        raise DatasetError(str(path), f"file {what} {LIMITS.max_file_bytes:,} bytes, the cap for a file read whole "
+                                      f"(the largest real one is 2.8 MB); refused")
+
+
+class TokenTooLong(Exception):
+    def __init__(self, at_byte: int) -> None:
+        super().__init__(at_byte)
+        self.at_byte = at_byte
+
+
+class BoundedReader:
+    """A binary stream read in small pieces that refuses one token longer than the cap: when more than
+    ``max_token_bytes`` were read since the parser's last event (:meth:`saw_event`), the next read raises."""
+
+    def __init__(self, raw: IO[bytes], limits: JsonLimits = LIMITS) -> None:
+        self._raw, self._limits = raw, limits
+        self.position = self._last_event_at = 0
+
+    def read(self, size: int = -1) -> bytes:
+        if size == 0:  # ijson probes the stream's type with read(0)
+            return b""
+        if self.position - self._last_event_at > self._limits.max_token_bytes + self._limits.read_size:
+            raise TokenTooLong(self._last_event_at)
+        want = self._limits.read_size if size is None or size < 0 else min(size, self._limits.read_size)
+        piece = self._raw.read(want)
+        self.position += len(piece)
+        return piece
+
+    def saw_event(self) -> None:
+        self._last_event_at = self.position
+
+
+def open_error(path: Path, exc: OSError) -> DatasetError:
+    if isinstance(exc, FileNotFoundError):
+        return DatasetError(str(path), "file not found")
+    return DatasetError(str(path), f"cannot read file: {exc.strerror or exc}")
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, gunzipped when it starts with the gzip magic, capped before and after gunzip."""
     try:
         check_file_size(path, path.stat().st_size)
         raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DatasetError(str(path), "file not found") from None
     except OSError as exc:
-        raise DatasetError(str(path), f"cannot read file: {exc.strerror or exc}") from None
+        raise open_error(path, exc) from None
     if not raw.startswith(GZIP_MAGIC):
         return raw
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unpacking:
-            data = unpacking.read(cap + 1)
+            data = unpacking.read(LIMITS.max_file_bytes + 1)
     except (EOFError, OSError, zlib.error) as exc:
         raise DatasetError(str(path), f"truncated or corrupt gzip data: {exc}") from None
     check_file_size(path, len(data), unpacked=True)
@@ -43,24 +131,18 @@ def read_bytes(path: Path) -> bytes:
 
 
 def read_text(path: Path) -> str:
-    """The file decoded as UTF-8 (gzip detected by magic bytes)."""
-    raw = read_bytes(path)
     try:
-        return raw.decode("utf-8")
+        return read_bytes(path).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DatasetError(str(path), f"not valid UTF-8 at byte {exc.start}") from None
 
 
 def _decode_error(path: Path, exc: json.JSONDecodeError, record: str | None = None) -> DatasetError:
-    return DatasetError(
-        str(path),
-        f"invalid or truncated JSON: {exc.msg} at line {exc.lineno} column {exc.colno} (char {exc.pos})",
-        record=record,
-    )
+    return DatasetError(str(path), f"invalid or truncated JSON: {exc.msg} at line {exc.lineno} column {exc.colno} "
+                                   f"(char {exc.pos})", record=record)
 
 
 def read_json(path: Path) -> Any:
-    """Parse a whole JSON file (plain or gzip), its depth and string lengths checked first."""
     text = read_text(path)
     check_json_text(text, path)
     try:
@@ -69,11 +151,11 @@ def read_json(path: Path) -> Any:
         raise _decode_error(path, exc) from None
 
 
-def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """Parse a JSON-lines file into (1-based line number, object) pairs; blank lines are skipped."""
-    records: list[tuple[int, dict[str, Any]]] = []
-    text = read_text(path)
+def read_jsonl(path: Path, what: str = "JSON lines") -> list[tuple[int, dict[str, Any]]]:
+    """(1-based line number, object) pairs; blank lines skipped; a missing file names ``what``."""
+    text = read_text(require_file(path, what))
     check_json_text(text, path)
+    records: list[tuple[int, dict[str, Any]]] = []
     # split on "\n" only: str.splitlines() would also break inside strings holding U+2028 and friends
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -88,27 +170,9 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return records
 
 
-def _type_ok(value: Any, kind: type | tuple[type, ...] | None) -> bool:
-    if kind is None or type(value) is kind:
-        return True
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if isinstance(value, bool) and bool not in kinds:
-        return False
-    return isinstance(value, kinds)
-
-
-def get_field(
-    record: Mapping[str, Any],
-    name: str,
-    path: Path | str,
-    record_id: str,
-    kind: type | tuple[type, ...] | None = None,
-    default: Any = _MISSING,
-) -> Any:
-    """``record[name]``, or a DatasetError naming file, record and field when missing or mistyped.
-
-    ``kind`` checks the value's type (bool never passes for int); ``default`` makes the field optional.
-    """
+def get_field(record: Mapping[str, Any], name: str, path: Path | str, record_id: str,
+              kind: type | tuple[type, ...] | None = None, default: Any = _MISSING) -> Any:
+    """``record[name]`` checked against ``kind`` (bool never passes for int); ``default`` makes it optional."""
     if type(record) is not dict and not isinstance(record, Mapping):
         raise DatasetError(str(path), f"expected a JSON object, got {type(record).__name__}", record_id)
     value = record.get(name, _MISSING)
@@ -116,15 +180,15 @@ def get_field(
         if default is not _MISSING:
             return default
         raise DatasetError(str(path), "missing field", record_id, name)
-    if not _type_ok(value, kind):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if kind is not None and type(value) is not kind and (
+            (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds)):
         raise DatasetError(str(path), f"unexpected type {type(value).__name__}", record_id, name)
     return value
 
 
-def get_str_list(
-    record: Mapping[str, Any], name: str, path: Path | str, record_id: str, default: Any = _MISSING
-) -> list[str]:
-    """A list-of-strings field, checked element by element."""
+def get_str_list(record: Mapping[str, Any], name: str, path: Path | str, record_id: str,
+                 default: Any = _MISSING) -> list[str]:
     values = get_field(record, name, path, record_id, list, default)
     for i, value in enumerate(values):
         if not isinstance(value, str):
@@ -133,7 +197,17 @@ def get_str_list(
 
 
 def require_file(path: Path, what: str) -> Path:
-    """``path`` if it is an existing file, else a DatasetError saying what was expected there."""
     if not path.is_file():
         raise DatasetError(str(path), f"missing file ({what})")
     return path
+
+
+def find_data_file(data_dir: Path, subdir: str, names: tuple[str, ...], explicit: str | None, what: str) -> Path:
+    """``explicit`` as given or under ``data_dir/subdir``, else the first of ``names`` there; errors list every try."""
+    folder = data_dir / subdir
+    tried = list(dict.fromkeys([Path(explicit).expanduser(), folder / explicit])) if explicit else \
+        [folder / name for name in names]
+    for path in tried:
+        if path.is_file():
+            return path
+    raise DatasetError(str(tried[0]), f"missing file ({what}); looked for: {', '.join(str(p) for p in tried)}")

@@ -1,13 +1,7 @@
-"""Reading a JSON list one element at a time (ijson), so a caller that stops early builds no more.
+"""A JSON list read one element at a time (ijson), bounded as ``loaders.jsonio`` says, so a caller
+that stops early (``dataset.limit=20`` of LongMemEval_S's 257 MB) builds no more.
 
-LongMemEval_S is one 257 MB list; ``dataset.limit=20`` needs its first twenty entries built only.
-The parse is bounded (``loaders.jsonguard``): small reads, a cap on one token's length, and a
-depth count on ijson's prefix-free ``basic_parse`` events, so a hostile file fails fast in one
-line. :meth:`JsonListStream.remaining_field` reads the rest of the list without building it, for
-checks that must see every element (unique ids) whatever the limit.
-
-Errors name the file as ``loaders.jsonio`` does: missing file, corrupt gzip, invalid or truncated
-JSON, and a top level that is not a list. Gzip is detected by the magic bytes, not by the file name.
+Depth is counted on ijson's prefix-free ``basic_parse`` events, so no event carries a deep prefix.
 """
 
 from __future__ import annotations
@@ -22,8 +16,7 @@ from typing import IO, Any
 import ijson
 from ijson.common import ObjectBuilder
 
-from loaders.jsonguard import LIMITS, BoundedReader, JsonLimits, TokenTooLong, too_deep, too_long
-from loaders.jsonio import GZIP_MAGIC
+from loaders.jsonio import GZIP_MAGIC, LIMITS, BoundedReader, JsonLimits, TokenTooLong, open_error, too_deep, too_long
 from memory_protocol import DatasetError
 
 # ijson's first event -> the Python type name json.loads would have given the top level
@@ -34,10 +27,8 @@ _SCALARS = frozenset(("string", "number", "boolean", "null"))
 def _open(path: Path) -> IO[bytes]:
     try:
         raw = path.open("rb")
-    except FileNotFoundError:
-        raise DatasetError(str(path), "file not found") from None
     except OSError as exc:
-        raise DatasetError(str(path), f"cannot read file: {exc.strerror or exc}") from None
+        raise open_error(path, exc) from None
     if raw.read(2) == GZIP_MAGIC:
         raw.seek(0)
         return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
@@ -61,7 +52,6 @@ class JsonListStream:
         self._started = False
 
     def _guarded_events(self) -> Iterator[tuple[str, Any]]:
-        """ijson's prefix-free events, refused past ``max_depth`` (the hot loop: kept inline)."""
         reader, max_depth = self._reader, self._limits.max_depth
         depth = 0
         for event, value in ijson.basic_parse(reader, use_float=True):
@@ -76,7 +66,6 @@ class JsonListStream:
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
-        """The parser's and gunzip's exceptions as one-line DatasetErrors naming the file."""
         path = self.path
         try:
             yield
@@ -101,7 +90,7 @@ class JsonListStream:
             raise DatasetError(str(self.path), f"expected a JSON list of questions, got {got}")
 
     def _element_events(self) -> Iterator[Iterator[tuple[str, Any]]]:
-        """For each element still to come, an iterator over its events (to be used up before the next)."""
+        """An iterator over each next element's events (to be used up before the next)."""
         truncated = DatasetError(str(self.path), "invalid or truncated JSON: the file ends inside the list")
         while True:
             first = next(self._events, None)
@@ -127,7 +116,6 @@ class JsonListStream:
         raise truncated
 
     def __iter__(self) -> Iterator[Any]:
-        """Each element, built (dicts, lists, str, float/int, bool, None) when it is reached."""
         with self._errors():
             self._start()
             for events in self._element_events():

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from loaders.dates import parse_locomo_datetime, quote
-from loaders.datadir import find_data_file
-from loaders.jsonio import get_field, read_json
+from loaders.jsonio import find_data_file, get_field, read_json
 from memory_protocol import DatasetError, Episode, Question
 from memory_protocol.documents import Document
 
@@ -21,13 +20,7 @@ log = logging.getLogger(__name__)
 SUBDIR = "locomo"
 FILE_NAMES: tuple[str, ...] = ("locomo10.json",)
 # Official numbering (snap-research/locomo task_eval/evaluation.py); mem0's labels differ.
-CATEGORY_NAMES: dict[int, str] = {
-    1: "multi-hop",
-    2: "temporal",
-    3: "open-domain",
-    4: "single-hop",
-    5: "adversarial",
-}
+CATEGORY_NAMES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 ADVERSARIAL = 5
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_NAMES.values()) + tuple(str(i) for i in CATEGORY_NAMES)
 SESSION_KEY_RE = re.compile(r"session_(\d+)")
@@ -43,16 +36,7 @@ KNOWN_UNPARSED_STRINGS: frozenset[tuple[str, str]] = frozenset({
 })
 
 
-# ---------------------------------------------------------------- documents
-
-
-def session_numbers(conversation: Mapping[str, Any]) -> list[int]:
-    """Numbers N of the ``session_N`` keys that exist, ascending (date_time keys alone do not count)."""
-    return sorted(int(m[1]) for key in conversation if (m := SESSION_KEY_RE.fullmatch(key)))
-
-
 def session_date(conversation: Mapping[str, Any], number: int, path: Path, sample_id: str) -> tuple[str, datetime]:
-    """The session's date_time string and its parsed datetime."""
     key = f"session_{number}_date_time"
     raw = get_field(conversation, key, path, sample_id, str)
     try:
@@ -62,12 +46,8 @@ def session_date(conversation: Mapping[str, Any], number: int, path: Path, sampl
 
 
 def turn_document(turn: Mapping[str, Any], number: int, stamp: str, when: datetime, path: Path, rec: str) -> Document:
-    """One dialogue turn -> Document whose text carries the session date and the speaker.
-
-    The speaker is a turn's speaker, not an author the source names (``author_role="speaker"``:
-    the paper's tag leg does not index it), and the text, which already leads with
-    ``[date] speaker:``, is shown in the evidence as stored (``evidence="as_stored"``).
-    """
+    """One dialogue turn -> Document ``[date] speaker: text``: a speaker, not an author (the paper's tag
+    leg does not index it), and the text already leads with date and speaker (shown as stored)."""
     dia_id = get_field(turn, "dia_id", path, rec, str)
     rec = f"{rec} {dia_id}"
     speaker = get_field(turn, "speaker", path, rec, str)
@@ -83,9 +63,9 @@ def turn_document(turn: Mapping[str, Any], number: int, stamp: str, when: dateti
 
 
 def conversation_documents(conversation: Mapping[str, Any], path: Path, sample_id: str) -> list[Document]:
-    """Every turn of every existing session, session order then turn order; dia_ids unique."""
+    """Every turn of every ``session_N``, session order then turn order; dia_ids unique."""
     docs: list[Document] = []
-    for number in session_numbers(conversation):
+    for number in sorted(int(m[1]) for key in conversation if (m := SESSION_KEY_RE.fullmatch(key))):
         stamp, when = session_date(conversation, number, path, sample_id)
         turns = get_field(conversation, f"session_{number}", path, sample_id, list)
         for i, turn in enumerate(turns):
@@ -101,19 +81,8 @@ def conversation_documents(conversation: Mapping[str, Any], path: Path, sample_i
     return docs
 
 
-# ---------------------------------------------------------------- questions
-
-
-def evidence_ids(raw: list[Any]) -> list[str]:
-    """Dialogue ids found by regex in every evidence string (tolerates 'D8:6; D9:17'), de-duplicated in order."""
-    found = (m for item in raw for m in EVIDENCE_ID_RE.findall(str(item)))
-    return list(dict.fromkeys(found))
-
-
 @dataclass(frozen=True)
 class Evidence:
-    """A qa item's gold: the ids that resolve to turns, and the known quirks dropped from it."""
-
     ids: tuple[str, ...]
     missing: tuple[str, ...] = ()  # known ids that match no turn
     unparsed: tuple[str, ...] = ()  # known strings that hold no id
@@ -126,29 +95,13 @@ def resolve_evidence(raw: list[Any], sample_id: str, doc_ids: set[str], path: Pa
     if unknown_strings:
         raise DatasetError(str(path), f"evidence {quote(unknown_strings)} holds no dialogue id like 'D1:3'",
                            rec, "evidence")
-    ids = evidence_ids(raw)
+    ids = list(dict.fromkeys(m for item in raw for m in EVIDENCE_ID_RE.findall(str(item))))  # 'D8:6; D9:17' too
     missing = [e for e in ids if e not in doc_ids]
     unknown_ids = [e for e in missing if (sample_id, e) not in KNOWN_UNRESOLVED_IDS]
     if unknown_ids:
         raise DatasetError(str(path), f"evidence ids {quote(unknown_ids)} match no turn of the conversation",
                            rec, "evidence")
     return Evidence(tuple(e for e in ids if e in doc_ids), tuple(missing), tuple(unparsed))
-
-
-def question_text(item: Mapping[str, Any], path: Path, rec: str) -> str:
-    """The question, refused when empty or blank."""
-    text = get_field(item, "question", path, rec, str)
-    if not text.strip():
-        raise DatasetError(str(path), "empty question", rec, "question")
-    return text
-
-
-def question_answer(item: Mapping[str, Any], category: int, path: Path, rec: str) -> str:
-    """str(answer); adversarial items usually have none (then '')."""
-    if category == ADVERSARIAL:
-        value = item.get("answer")
-        return "" if value is None else str(value)
-    return str(get_field(item, "answer", path, rec, (str, int, float)))
 
 
 def build_question(item: Mapping[str, Any], index: int, sample_id: str, doc_ids: set[str], path: Path) -> Question:
@@ -159,30 +112,25 @@ def build_question(item: Mapping[str, Any], index: int, sample_id: str, doc_ids:
     if category not in CATEGORY_NAMES:
         raise DatasetError(str(path), f"unknown category {category}; expected one of {sorted(CATEGORY_NAMES)}",
                            rec, "category")
-    text = question_text(item, path, rec)
+    text = get_field(item, "question", path, rec, str)
+    if not text.strip():
+        raise DatasetError(str(path), "empty question", rec, "question")
     evidence = resolve_evidence(get_field(item, "evidence", path, rec, list), sample_id, doc_ids, path, rec)
     meta: dict[str, Any] = {"category_id": category, "sample_id": sample_id}
     if evidence.missing:
         meta["missing_evidence"] = list(evidence.missing)
     if evidence.unparsed:
         meta["unparsed_evidence"] = list(evidence.unparsed)
-    if category == ADVERSARIAL:
+    if category == ADVERSARIAL:  # usually without an answer (then '')
         meta["adversarial_answer"] = get_field(item, "adversarial_answer", path, rec)
-    return Question(
-        qid=qid,
-        text=text,
-        category=CATEGORY_NAMES[category],
-        answer=question_answer(item, category, path, rec),
-        evidence_ids=evidence.ids,
-        meta=meta,
-    )
-
-
-# ---------------------------------------------------------------- entry point
+        answer = "" if item.get("answer") is None else str(item["answer"])
+    else:
+        answer = str(get_field(item, "answer", path, rec, (str, int, float)))
+    return Question(qid=qid, text=text, category=CATEGORY_NAMES[category], answer=answer,
+                    evidence_ids=evidence.ids, meta=meta)
 
 
 def build_episode(sample: Mapping[str, Any], index: int, path: Path) -> Episode:
-    """One conversation record -> Episode(sample_id)."""
     sample_id = get_field(sample, "sample_id", path, f"conversation [{index}]", str)
     conversation = get_field(sample, "conversation", path, sample_id, dict)
     documents = conversation_documents(conversation, path, sample_id)
@@ -199,16 +147,11 @@ def load_locomo(data_dir: Path, file: str | None = None) -> Iterator[Episode]:
     if not isinstance(samples, list):
         raise DatasetError(str(path), f"expected a JSON list of conversations, got {type(samples).__name__}")
     log.info("LoCoMo: %d conversations in %s", len(samples), path)
-    check_unique_sample_ids(samples, path)
-    for index, sample in enumerate(samples):
-        yield build_episode(sample, index, path)
-
-
-def check_unique_sample_ids(samples: list[Any], path: Path) -> None:
-    """Every conversation's sample_id present and unique, checked before any is built (so whatever the limit)."""
-    seen: set[str] = set()
+    seen: set[str] = set()  # every sample_id present and unique, whatever the limit
     for index, sample in enumerate(samples):
         sample_id = get_field(sample, "sample_id", path, f"conversation [{index}]", str)
         if sample_id in seen:
             raise DatasetError(str(path), "duplicate sample_id", sample_id, "sample_id")
         seen.add(sample_id)
+    for index, sample in enumerate(samples):
+        yield build_episode(sample, index, path)

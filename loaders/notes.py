@@ -1,12 +1,8 @@
-"""What a run should know about the questions it loaded: known upstream quirks made visible.
+"""Known upstream quirks of the loaded questions made visible: not errors, but none may pass silently.
 
-The loaders keep a few documented upstream quirks as they are (LoCoMo's evidence ids that match no
-turn, ``data/locomo/SOURCE.md``; OrgMemBench evidence missing from the corpus), and some
-questions carry no gold evidence at all, are dated before every document of their episode, or cite gold
-evidence dated after them.
-(Abstention questions have no gold by design and are not listed.) None of these is an error, but none may pass silently: :func:`dataset_notes` names the questions,
-``loaders.load_dataset`` logs one warning per kind, and the runner records the counts and ids in
-the run's stats (``metrics.json`` -> ``stats.dataset_notes``).
+Gold evidence dropped as a documented quirk (LoCoMo ids matching no turn, OrgMemBench evidence missing from
+the corpus), no gold (abstention aside), a question dated before every document, gold dated after the
+question: logged once per kind and recorded in ``metrics.json`` -> ``stats.dataset_notes``.
 """
 
 from __future__ import annotations
@@ -35,19 +31,13 @@ class DatasetNotes:
     gold_dated_after_question: tuple[str, ...] = ()
 
     def kinds(self) -> dict[str, tuple[str, ...]]:
-        return {
-            "dropped_evidence": self.dropped_evidence,
-            "without_gold": self.without_gold,
-            "dated_before_documents": self.dated_before_documents,
-            "gold_dated_after_question": self.gold_dated_after_question,
-        }
+        return {kind: getattr(self, kind) for kind in EXPLANATIONS}
 
     def as_dict(self) -> dict[str, dict[str, object]]:
         """``{kind: {"count": n, "questions": [...]}}`` for the kinds that occur."""
         return {kind: {"count": len(ids), "questions": list(ids)} for kind, ids in self.kinds().items() if ids}
 
     def warnings(self, dataset: str) -> list[str]:
-        """One line per kind that occurs, naming the questions."""
         lines = []
         for kind, ids in self.kinds().items():
             if ids:
@@ -68,20 +58,14 @@ EXPLANATIONS: dict[str, str] = {
 }
 
 
-def _earliest_day(episode: Episode) -> date | None:
-    days = [doc.date.date() for doc in episode.documents if doc.date is not None]
-    return min(days) if days else None
-
-
 def dataset_notes(episodes: Iterable[Episode]) -> DatasetNotes:
-    """The notes for these episodes' questions."""
     dropped: list[str] = []
     without_gold: list[str] = []
     early: list[str] = []
     late_gold: list[str] = []
     for episode in episodes:
-        earliest = _earliest_day(episode)
         day_of = {doc.doc_id: doc.date.date() for doc in episode.documents if doc.date is not None}
+        earliest: date | None = min(day_of.values(), default=None)
         for question in episode.questions:
             if any(question.meta.get(key) for key in DROPPED_EVIDENCE_KEYS):
                 dropped.append(question.qid)

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from loaders.dates import find_date_in_text, parse_iso_date
-from loaders.jsonguard import LIMITS
-from loaders.jsonio import get_field, get_str_list, read_jsonl, read_text, require_file
+from loaders.jsonio import LIMITS, get_field, get_str_list, read_jsonl, read_text, require_file
 from memory_protocol import DatasetError, Episode, Question, RubricFacet
 from memory_protocol.documents import Document
 
@@ -29,22 +28,9 @@ HEADER_FIELDS: tuple[str, ...] = ("slot_id", "event_id", "genre", "role", "autho
 
 @dataclass(frozen=True)
 class Event:
-    """The dates the source of truth gives an event."""
-
     event_id: str
     occurred_at: date
     recorded_at: str | None
-
-
-@dataclass(frozen=True)
-class Artefact:
-    """A corpus file split into its metadata header and its body."""
-
-    header: dict[str, str]
-    body: str
-
-
-# ---------------------------------------------------------------- paths
 
 
 def tier_dir(data_dir: Path, tier: str) -> Path:
@@ -55,21 +41,14 @@ def tier_dir(data_dir: Path, tier: str) -> Path:
         available = sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
         raise DatasetError(str(root), f"unknown OrgMemBench tier {tier!r}; available tiers: {available or 'none'}")
     if not (root / "corpus").is_dir():
-        raise DatasetError(
-            str(root / "corpus"),
-            f"OrgMemBench tier {tier!r} has no corpus files (only its questions and index are present), "
-            "so it cannot be run; use tier 'medium'",
-        )
+        raise DatasetError(str(root / "corpus"), f"OrgMemBench tier {tier!r} has no corpus files (only its questions "
+                                                 "and index are present), so it cannot be run; use tier 'medium'")
     return root
 
 
-# ---------------------------------------------------------------- side tables
-
-
 def load_events(path: Path) -> dict[str, Event]:
-    """events.jsonl -> {event id: Event}."""
     events: dict[str, Event] = {}
-    for lineno, record in read_jsonl(require_file(path, "OrgMemBench events")):
+    for lineno, record in read_jsonl(path, "OrgMemBench events"):
         rec = f"line {lineno}"
         event_id = get_field(record, "id", path, rec, str)
         occurred = get_field(record, "occurred_at", path, f"{rec} ({event_id})", str)
@@ -83,19 +62,15 @@ def load_events(path: Path) -> dict[str, Event]:
 
 
 def load_persona_names(path: Path) -> dict[str, str]:
-    """personas.jsonl -> {persona id: display name}."""
     names: dict[str, str] = {}
-    for lineno, record in read_jsonl(require_file(path, "OrgMemBench personas")):
+    for lineno, record in read_jsonl(path, "OrgMemBench personas"):
         persona_id = get_field(record, "persona_id", path, f"line {lineno}", str)
         names[persona_id] = get_field(record, "display_name", path, f"line {lineno} ({persona_id})", str)
     return names
 
 
-# ---------------------------------------------------------------- artefacts
-
-
-def split_artefact(text: str, path: Path) -> Artefact:
-    """Separate the ``<!-- artefact_metadata ... -->`` header from the body (body stripped)."""
+def split_artefact(text: str, path: Path) -> tuple[dict[str, str], str]:
+    """The ``<!-- artefact_metadata ... -->`` header's fields and the body (stripped)."""
     match = HEADER_RE.match(text)
     if match is None:
         raise DatasetError(str(path), "missing '<!-- artefact_metadata ... -->' header", field_name="header")
@@ -107,72 +82,40 @@ def split_artefact(text: str, path: Path) -> Artefact:
     for name in HEADER_FIELDS:
         if name not in header:
             raise DatasetError(str(path), "missing field in artefact header", field_name=name)
-    return Artefact(header, text[match.end():].strip())
+    return header, text[match.end():].strip()
 
 
-def check_header_agrees(artefact: Artefact, row: Mapping[str, str], path: Path) -> None:
-    """The header's slot_id and event_id must equal those of its corpus_index row."""
-    for name in ("slot_id", "event_id"):
-        if artefact.header[name] != row[name]:
-            raise DatasetError(
-                str(path),
-                f"header says {artefact.header[name]!r} but corpus_index.jsonl says {row[name]!r}",
-                artefact.header["slot_id"],
-                name,
-            )
-
-
-def resolve_author(persona_id: str, mode: str | None, personas: Mapping[str, str]) -> str | None:
-    """None (the benchmark's own setting) or the persona's display name (persona id when unknown)."""
-    if mode is None:
-        return None
-    return personas.get(persona_id, persona_id)
-
-
-def build_document(
-    row: Mapping[str, str], root: Path, events: Mapping[str, Event], author_mode: str | None,
-    personas: Mapping[str, str],
-) -> Document:
-    """One artefact file -> Document dated at midnight of its event's occurred_at.
-
-    The header names the artefact's author (a persona id), so a passed author is an author
-    (``author_role="author"``, the default); with no author passed, as the benchmark's runner
-    does, the evidence header shows a placeholder (``memplusplus.evidence.NO_AUTHOR``).
-    """
+def build_document(row: Mapping[str, str], root: Path, events: Mapping[str, Event], author_mode: str | None,
+                   personas: Mapping[str, str]) -> Document:
+    """One artefact -> Document dated at midnight of its event's occurred_at. No author is passed unless
+    ``author_mode`` asks (as the benchmark's runner does; the evidence header then shows a placeholder)."""
     path = root / row["path"]
     text = read_text(require_file(path, f"artefact {row['slot_id']}"))
     if len(text) > LIMITS.max_token_bytes:
         raise DatasetError(str(path), f"artefact longer than {LIMITS.max_token_bytes:,} characters, the cap for one "
                                       f"document (the longest real one is 11,632 bytes); refused", row["slot_id"])
-    artefact = split_artefact(text, path)
-    check_header_agrees(artefact, row, path)
+    header, body = split_artefact(text, path)
+    for name in ("slot_id", "event_id"):  # the header must agree with its corpus_index row
+        if header[name] != row[name]:
+            raise DatasetError(str(path), f"header says {header[name]!r} but corpus_index.jsonl says {row[name]!r}",
+                               header["slot_id"], name)
     event = events.get(row["event_id"])
     if event is None:
         raise DatasetError(str(path), f"event {row['event_id']!r} is not in source_of_truth/events.jsonl",
                            row["slot_id"], "event_id")
-    header = artefact.header
-    return Document(
-        doc_id=row["slot_id"],
-        text=artefact.body,
-        author=resolve_author(header["author"], author_mode, personas),
-        date=datetime.combine(event.occurred_at, datetime.min.time()),
-        thread=event.event_id,
-        meta={
-            "persona_id": header["author"],
-            "genre": header["genre"],
-            "role": header["role"],
-            "testimony_type": header["testimony_type"],
-            "event_id": event.event_id,
-            "recorded_at": event.recorded_at,
-        },
-    )
+    return Document(doc_id=row["slot_id"], text=body,
+                    author=None if author_mode is None else personas.get(header["author"], header["author"]),
+                    date=datetime.combine(event.occurred_at, datetime.min.time()), thread=event.event_id,
+                    meta={"persona_id": header["author"], "genre": header["genre"], "role": header["role"],
+                          "testimony_type": header["testimony_type"], "event_id": event.event_id,
+                          "recorded_at": event.recorded_at})
 
 
 def read_index(path: Path) -> list[dict[str, str]]:
     """corpus_index.jsonl rows {slot_id, path, event_id}, slot ids unique."""
     rows: list[dict[str, str]] = []
     seen: set[str] = set()
-    for lineno, record in read_jsonl(require_file(path, "OrgMemBench corpus index")):
+    for lineno, record in read_jsonl(path, "OrgMemBench corpus index"):
         row = {name: get_field(record, name, path, f"line {lineno}", str) for name in ("slot_id", "path", "event_id")}
         if row["slot_id"] in seen:
             raise DatasetError(str(path), f"duplicate slot_id {row['slot_id']!r}", f"line {lineno}", "slot_id")
@@ -196,73 +139,40 @@ def load_documents(root: Path, author_mode: str | None) -> list[Document]:
     return docs
 
 
-# ---------------------------------------------------------------- questions
-
-
-def _label(key: str) -> str:
-    return key.replace("_", " ").strip().capitalize()
-
-
-def _render_value(value: Any) -> str:
+def _render(value: Any) -> str:
     if isinstance(value, Mapping):
-        return ", ".join(f"{k}: {_render_value(v)}" for k, v in value.items())
+        return ", ".join(f"{k}: {_render(v)}" for k, v in value.items())
     if isinstance(value, list):
-        if not value:
-            return "none"
-        return "".join(f"\n  - {_render_value(item)}" for item in value)
+        return "".join(f"\n  - {_render(item)}" for item in value) if value else "none"
     return str(value).strip()
 
 
 def render_answer(ground_truth: Mapping[str, Any]) -> str:
-    """A readable 'Label: value' rendering of a ground-truth dict (lists become bullet lines)."""
+    """'Label: value' lines of a ground-truth dict (lists become bullet lines)."""
     lines = []
     for key, value in ground_truth.items():
-        rendered = _render_value(value)
-        separator = "" if rendered.startswith("\n") else " "
-        lines.append(f"{_label(key)}:{separator}{rendered}")
+        rendered = _render(value)
+        lines.append(f"{key.replace('_', ' ').strip().capitalize()}:{'' if rendered.startswith(chr(10)) else ' '}{rendered}")
     return "\n".join(lines)
 
 
-def parse_rubric(items: list[Any], path: Path, qid: str) -> tuple[RubricFacet, ...]:
-    """rubric_subpoints -> RubricFacet tuple."""
-    facets = []
-    for i, item in enumerate(items):
-        rec = f"{qid} rubric_subpoints[{i}]"
-        facets.append(RubricFacet(
-            facet_id=get_field(item, "id", path, rec, str),
-            max_score=float(get_field(item, "max_score", path, rec, (int, float))),
-            criterion=get_field(item, "criterion", path, rec, str),
-            fail_criterion=get_field(item, "fail_criterion", path, rec, str, default=""),
-        ))
-    return tuple(facets)
-
-
-def question_as_of(category: str, text: str, path: Path, qid: str) -> date | None:
-    """The as-of date written in a C4 question's text (None for other categories)."""
-    if category != AS_OF_CATEGORY:
-        return None
+def _dates(text: str, ground_truth: Mapping[str, Any], path: Path, rec: str) -> tuple[date, date | None]:
+    """A C4 question's as-of date written in its text, and ground_truth_answer.as_of_date (or None)."""
+    value = ground_truth.get("as_of_date")
+    try:
+        field = None if value is None else parse_iso_date(value)
+    except ValueError as exc:
+        raise DatasetError(str(path), f"unparsable date: {exc}", rec, "ground_truth_answer.as_of_date") from None
     try:
         found = find_date_in_text(text)
     except ValueError as exc:
-        raise DatasetError(str(path), f"unparsable date in question text: {exc}", qid, "text") from None
+        raise DatasetError(str(path), f"unparsable date in question text: {exc}", rec, "text") from None
     if found is None:
-        raise DatasetError(str(path), f"{AS_OF_CATEGORY} question text contains no as-of date", qid, "text")
-    return found
-
-
-def as_of_field(ground_truth: Mapping[str, Any], path: Path, qid: str) -> date | None:
-    """ground_truth_answer.as_of_date parsed, or None when absent."""
-    value = ground_truth.get("as_of_date")
-    if value is None:
-        return None
-    try:
-        return parse_iso_date(value)
-    except ValueError as exc:
-        raise DatasetError(str(path), f"unparsable date: {exc}", qid, "ground_truth_answer.as_of_date") from None
+        raise DatasetError(str(path), f"{AS_OF_CATEGORY} question text contains no as-of date", rec, "text")
+    return found, field
 
 
 def build_question(record: Mapping[str, Any], lineno: int, path: Path) -> Question:
-    """One benchmark_v0.0.jsonl line -> Question."""
     qid = get_field(record, "id", path, f"line {lineno}", str)
     rec = f"line {lineno} ({qid})"
     category = get_field(record, "category", path, rec, str)
@@ -272,55 +182,45 @@ def build_question(record: Mapping[str, Any], lineno: int, path: Path) -> Questi
     if not text.strip():
         raise DatasetError(str(path), "empty question", rec, "text")
     ground_truth = get_field(record, "ground_truth_answer", path, rec, dict)
-    meta: dict[str, Any] = {
-        "ground_truth": ground_truth,
-        "paraphrases": list(get_str_list(record, "paraphrases", path, rec, default=[])),
-        "source_metadata": record.get("metadata", {}),
-    }
+    meta: dict[str, Any] = {"ground_truth": ground_truth,
+                            "paraphrases": list(get_str_list(record, "paraphrases", path, rec, default=[])),
+                            "source_metadata": record.get("metadata", {})}
+    as_of = None
     if category == AS_OF_CATEGORY:
-        meta["as_of_field"] = as_of_field(ground_truth, path, rec)
-    return Question(
-        qid=qid,
-        text=text,
-        category=category,
-        answer=render_answer(ground_truth),
-        as_of=question_as_of(category, text, path, rec),
-        rubric=parse_rubric(get_field(record, "rubric_subpoints", path, rec, list), path, rec),
-        evidence_ids=tuple(get_str_list(record, "evidence_artefact_ids", path, rec)),
-        meta=meta,
-    )
-
-
-def drop_unknown_evidence(question: Question, doc_ids: set[str]) -> Question:
-    """Keep only evidence ids present in the corpus; list the others in meta['missing_evidence']."""
-    missing = [e for e in question.evidence_ids if e not in doc_ids]
-    if not missing:
-        return question
-    log.warning("OrgMemBench %s: evidence ids not in the corpus: %s", question.qid, missing)
-    kept = tuple(e for e in question.evidence_ids if e in doc_ids)
-    return replace(question, evidence_ids=kept, meta={**question.meta, "missing_evidence": missing})
+        as_of, meta["as_of_field"] = _dates(text, ground_truth, path, rec)
+    rubric = tuple(RubricFacet(
+        facet_id=get_field(item, "id", path, f"{rec} rubric_subpoints[{i}]", str),
+        max_score=float(get_field(item, "max_score", path, f"{rec} rubric_subpoints[{i}]", (int, float))),
+        criterion=get_field(item, "criterion", path, f"{rec} rubric_subpoints[{i}]", str),
+        fail_criterion=get_field(item, "fail_criterion", path, f"{rec} rubric_subpoints[{i}]", str, default=""),
+    ) for i, item in enumerate(get_field(record, "rubric_subpoints", path, rec, list)))
+    return Question(qid=qid, text=text, category=category, answer=render_answer(ground_truth), as_of=as_of,
+                    rubric=rubric, evidence_ids=tuple(get_str_list(record, "evidence_artefact_ids", path, rec)),
+                    meta=meta)
 
 
 def load_questions(path: Path, doc_ids: set[str]) -> list[Question]:
-    """All questions of benchmark_v0.0.jsonl, file order, ids unique."""
-    questions = [build_question(record, lineno, path) for lineno, record in read_jsonl(require_file(path, "questions"))]
+    """All questions, file order, ids unique; evidence missing from the corpus goes to meta['missing_evidence']."""
+    questions = [build_question(record, lineno, path) for lineno, record in read_jsonl(path, "questions")]
     seen: set[str] = set()
     for q in questions:
         if q.qid in seen:
             raise DatasetError(str(path), "duplicate question id", q.qid, "id")
         seen.add(q.qid)
-    return [drop_unknown_evidence(q, doc_ids) for q in questions]
-
-
-# ---------------------------------------------------------------- entry point
+    out = []
+    for q in questions:
+        missing = [e for e in q.evidence_ids if e not in doc_ids]
+        if missing:
+            log.warning("OrgMemBench %s: evidence ids not in the corpus: %s", q.qid, missing)
+            q = replace(q, evidence_ids=tuple(e for e in q.evidence_ids if e in doc_ids),
+                        meta={**q.meta, "missing_evidence": missing})
+        out.append(q)
+    return out
 
 
 def load_orgmem(data_dir: Path, tier: str = "medium", author: str | None = None) -> Iterator[Episode]:
-    """Yield the single OrgMemBench episode ``orgmem-<tier>``.
-
-    ``author=None`` passes no author (as the benchmark's runner does); ``author="persona"`` uses the
-    persona display name from helix_canon/personas.jsonl.
-    """
+    """The single episode ``orgmem-<tier>``; ``author="persona"`` passes each artefact's persona display name
+    (helix_canon/personas.jsonl) as its author, None none (as the benchmark's runner does)."""
     if author not in AUTHOR_MODES:
         raise DatasetError("orgmem", f"unknown author option {author!r}; expected one of {list(AUTHOR_MODES)}",
                            field_name="author")

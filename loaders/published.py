@@ -1,16 +1,13 @@
-"""Published per-question LoCoMo results, read into one shape whatever project wrote them.
+"""Published per-question LoCoMo results in one shape, whichever project wrote them
+(``../shared/data/published/SOURCE.md``):
 
-Three formats (see ``../shared/data/published/SOURCE.md``):
+- locomo-audit's ``eval_results.json``: ``detailed_results`` {conversation: [{question, golden_answer,
+  generated_answer, llm_judgments {judgment_1..n: bool}, category}]} and ``metadata``;
+- mem0's ``evals.py`` results: {conversation: [{question, answer, response, category, llm_score 0/1,
+  f1_score, bleu_score}]};
+- Zep's grades: {conversation: [{question, golden_answer, answer, grade bool, category}]}.
 
-- locomo-audit's ``eval_results.json``: ``detailed_results`` {conversation key: [{question,
-  golden_answer, generated_answer, llm_judgments {judgment_1..n: bool}, category}]} and
-  ``metadata`` (per-run accuracies, mean, std, per-category figures);
-- mem0's ``evals.py`` results: {conversation index: [{question, answer (gold), response,
-  category, llm_score 0/1, f1_score, bleu_score}]};
-- Zep's grades file: {conversation key: [{question, golden_answer, answer, grade bool, category}]}.
-
-Each conversation key ends with the conversation's index in ``locomo10.json``; categories use
-LoCoMo's official numbering (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop).
+A conversation key ends with its index in ``locomo10.json``; categories are LoCoMo's official numbers.
 """
 
 from __future__ import annotations
@@ -51,13 +48,6 @@ class PublishedRun:
         return max((len(item.grades) for item in self.items), default=0)
 
 
-def _conversation(key: str, path: Path) -> int:
-    match = _TRAILING_INDEX.search(str(key))
-    if match is None:
-        raise DatasetError(str(path), f"conversation key {key!r} does not end with the conversation's index")
-    return int(match[1])
-
-
 def _grade(value: Any) -> bool | None:
     if value is None:
         return None
@@ -86,17 +76,14 @@ def _zep_item(conversation: int, item: dict[str, Any]) -> PublishedItem:
                          str(item.get("answer", "")), (_grade(item["grade"]),))
 
 
-def detect_format(data: Any) -> str:
-    """Which of :data:`FORMATS` a parsed file is (ValueError when none)."""
+def detect_format(data: Any) -> str | None:
     if isinstance(data, dict) and "detailed_results" in data:
         return "locomo-audit"
     if isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
         first = next((items[0] for items in data.values() if items), None)
-        if isinstance(first, dict) and "llm_score" in first:
-            return "mem0"
-        if isinstance(first, dict) and "grade" in first:
-            return "zep"
-    raise ValueError(f"not a published results file of a known format ({', '.join(FORMATS)})")
+        if isinstance(first, dict):
+            return "mem0" if "llm_score" in first else "zep" if "grade" in first else None
+    return None
 
 
 READERS = {"locomo-audit": _audit_item, "mem0": _mem0_item, "zep": _zep_item}
@@ -108,15 +95,17 @@ def read_published(path: Path) -> PublishedRun:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise DatasetError(str(path), f"not JSON ({exc.msg} at line {exc.lineno})") from None
-    try:
-        kind = detect_format(data)
-    except ValueError as exc:
-        raise DatasetError(str(path), str(exc)) from None
+    kind = detect_format(data)
+    if kind is None:
+        raise DatasetError(str(path), f"not a published results file of a known format ({', '.join(FORMATS)})")
     groups = data["detailed_results"] if kind == "locomo-audit" else data
     reader = READERS[kind]
     items: list[PublishedItem] = []
     for key, entries in groups.items():
-        conversation = _conversation(key, path)
+        match = _TRAILING_INDEX.search(str(key))
+        if match is None:
+            raise DatasetError(str(path), f"conversation key {key!r} does not end with the conversation's index")
+        conversation = int(match[1])
         for index, entry in enumerate(entries):
             try:
                 items.append(reader(conversation, entry))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from memplusplus.encoder import (
     word_piece_tokenizer,
 )
 from memplusplus.model_files import checked, seal
+from memory_protocol.paths import cache_root
 
 OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -48,7 +49,7 @@ class OnnxEncoderConfig:
     max_tokens: int = 256
     batch_size: int = 64
     threads: int | None = None  # ONNX Runtime intra-op threads; None = every core
-    model_dir: str = "~/.cache/mempp/onnx"  # where the one-off export is kept
+    model_dir: str = field(default_factory=lambda: str(cache_root() / "onnx"))  # where the one-off export is kept
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_tokens <= 512 or self.batch_size < 1:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ import numpy as np
 
 from memplusplus.encoder import DEFAULT_MODEL, CachedEncoder, EmbeddingCache, _offline, derived_model_file, model_source
 from memplusplus.model_files import checked, seal
+from memory_protocol.paths import cache_root
 
 UNUSED_TOKENS = r"\[unused\d+\]"  # BERT's placeholder rows: model2vec's default, dropped
 
@@ -38,7 +39,7 @@ class StaticEncoderConfig:
     pca_dims: int = 256  # width of the distilled vectors
     sif_coefficient: float = 1e-4  # model2vec's token weighting; smaller weighs frequent tokens less
     token_remove_pattern: str = UNUSED_TOKENS  # regex of teacher tokens left out of the table
-    model_dir: str = "~/.cache/mempp/static"  # where the distilled table is kept
+    model_dir: str = field(default_factory=lambda: str(cache_root() / "static"))  # where the distilled table is kept
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1 or self.batch_size < 1 or self.pca_dims < 1:

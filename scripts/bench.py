@@ -9,8 +9,7 @@
     python scripts/bench.py --encoder-only --encoders minilm --threads 1,2 --sample 500
                                                      # the same per torch (ONNX) thread count
 
-Cold = a fresh, empty cache directory; warm = the same command again on that cache. Peak memory
-is the maximum resident set size of the run.py process.
+Cold: a fresh, empty cache folder; warm: the same command again on it. Peak memory: run.py's max RSS.
 """
 
 from __future__ import annotations
@@ -22,10 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from script_common import ROOT, run_config
 
 
 def timed_run(args: list[str]) -> tuple[float, float]:
@@ -60,8 +57,7 @@ FULL_LME_TEXTS = 245_396
 
 
 def sample_texts(dataset: str, sample: int) -> list[str]:
-    """``sample`` distinct document texts of ``dataset``, shuffled with a fixed seed (the same for
-    every encoder); LongMemEval_S texts come from the haystacks of its first 50 questions."""
+    """``sample`` distinct texts of ``dataset`` in a fixed shuffle (LongMemEval_S: its first 50 haystacks)."""
     from loaders import load_dataset
 
     episodes = load_dataset(dataset, limit=50 if dataset == "longmemeval_s" else None)
@@ -71,22 +67,18 @@ def sample_texts(dataset: str, sample: int) -> list[str]:
 
 
 def build_named_encoder(name: str, model_dir_root: str | None, threads: int | None = None):
-    """The encoder ``python run.py encoder=NAME`` builds, without a vector cache (every text is
-    computed); ``threads``: its ``encoder.threads`` (None: the config's own)."""
-    from harness.compose import compose_config
-    from harness.config import RunConfig
+    """The encoder ``python run.py encoder=NAME`` builds, with no vector cache (every text computed)."""
     from harness.encoders import build_encoder
 
     overrides = [f"encoder={name}"] + ([f"store.cache_dir={model_dir_root}"] if model_dir_root else [])
-    overrides += [f"++encoder.threads={threads}"] if threads is not None else []
-    config = RunConfig.from_dict(compose_config(overrides))
+    config = run_config(*overrides, *([f"++encoder.threads={threads}"] if threads is not None else []))
     return build_encoder(config.encoder.backend, config.encoder.params, cache=None)
 
 
 def bench_encoder(sample: int, names: list[str], datasets: list[str], model_dir_root: str | None,
                   thread_counts: tuple[int | None, ...] | list[int | None] = (None,)) -> None:
-    """Texts/s and word pieces/s of each encoder on the same shuffled distinct texts, in wall and
-    process CPU seconds; on LongMemEval_S also the extrapolation to its 245,396 distinct turn texts."""
+    """Texts/s and word pieces/s of each encoder on the same texts (wall and CPU); on LongMemEval_S
+    also extrapolated to all its distinct turn texts."""
     from memplusplus.encoder import resolve_device, word_piece_tokenizer
 
     print(f"torch device for encoder.device=auto: {resolve_device('auto')}", flush=True)

@@ -1,10 +1,8 @@
-"""What checking every cache read costs on a warm cache: ``get_many`` of N stored vectors through
-the checked stores vs the plain SELECT the store did before digests (same file, same rows).
+"""What checking every cache read costs on a warm cache: the best of ``--repeat`` ``get_many`` of N
+stored vectors through the checked stores against the plain SELECT of the store before digests.
 
     python scripts/bench_cache_reads.py            # 20,000 vectors of 384 float32
     python scripts/bench_cache_reads.py --n 100000 --repeat 7
-
-Prints the best of ``--repeat`` timings per way of reading, in ms and microseconds per entry.
 """
 
 from __future__ import annotations
@@ -13,26 +11,19 @@ import argparse
 import sqlite3
 import sys
 import tempfile
-import time
+import timeit
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import script_common  # noqa: F401 - this checkout on sys.path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from model_clients.kvstore import KVStore, embedding_store  # noqa: E402
+from model_clients.kvstore import KVStore, embedding_store
 
 
 def best_of(repeat: int, read: Callable[[], object]) -> float:
     read()  # warm the page cache and the connection
-    timings = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        read()
-        timings.append(time.perf_counter() - start)
-    return min(timings)
+    return min(timeit.repeat(read, number=1, repeat=repeat))
 
 
 def unchecked_reader(path: Path, keys: list[str]) -> Callable[[], dict[str, bytes]]:

@@ -2,26 +2,17 @@
 
     python scripts/bench_scale.py --rows 1000,10000,100000,1000000 --out scale.json
     python scripts/bench_scale.py --rows 1000,10000 --backends memory,postgres --out scale.json
-    python scripts/bench_scale.py --rows 100000 --ann hnsw,ivf --out scale.json
+    python scripts/bench_scale.py --rows 100000 --ann hnsw,ivf --vectors clustered --out scale.json
+    python scripts/bench_scale.py --rows 20000 --traced --out scale.json   # tracemalloc bytes per row
 
-Rows are LoCoMo turns (text and speaker) repeated with varied authors and dates over three years;
-each row gets a random unit vector and each question one too (a stand-in encoder hands them out),
-so the encoder does not dominate. Questions are LoCoMo questions, half of them with an as-of date.
-Per size and backend: ``search`` wall time p50/p95 and mean CPU (for Postgres, the client plus the
-server backend's CPU), bulk ``ingest`` time per row and single ``add`` p50, resident memory per row
-(memory backend) or table size per row (postgres); then the same questions on the same rows with
-plain numpy brute force (matrix product + top-k), faiss IndexFlatIP, bm25s and rank-bm25, each
-with its wall p50 and its CPU p50 (``time.process_time``; the machine may be shared, so CPU is the
-steadier figure), and the load average before and after the size.
-
-``--ann hnsw,ivf`` then gives the same in-process memory the opt-in ANN vector leg
-(``memplusplus.ann``) and reports its build time, search p50, and recall@k against the exact run
-of the vector leg and of the whole fused top-k (the share of the exact list's rows it returns).
-``--vectors clustered`` draws vectors around 2,000 random centres (cosine ~0.7 to the centre),
-closer to a sentence encoder's structure than uniform random vectors, which are ANN's worst case.
-``--threads N`` caps numpy's BLAS threads (threadpoolctl) and faiss' OpenMP threads for Mem++ and
-the references alike: on a shared machine, a multi-threaded matrix-vector product can wait on a
-descheduled thread and take several times its single-thread time.
+Rows: LoCoMo turns with varied authors and dates and random unit vectors (the encoder does not
+dominate); questions: LoCoMo's, half with an as-of date. Per size and backend: search wall and CPU
+(Postgres: client plus server), ingest and add time, bytes per row; then numpy, faiss, bm25s and
+rank-bm25 on the same questions (CPU is the steadier figure on a shared machine). ``--ann``: the
+ANN leg's build and search time and recall against the exact runs. ``--vectors clustered``: around
+2,000 centres (cosine ~0.7), unlike uniform vectors, ANN's worst case. ``--threads``: a threaded
+product can wait on a descheduled thread. One size a run gives RSS per row in a fresh process;
+``PYTHONPATH=<another checkout>`` times that copy.
 """
 
 from __future__ import annotations
@@ -30,26 +21,26 @@ import argparse
 import json
 import os
 import random
-import sys
 import tempfile
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import dataclasses
+from typing import Any
+
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from harness.safe_write import atomic_write  # noqa: E402
-sys.path.insert(0, str(ROOT / "scripts"))
+import script_common  # noqa: F401 - this checkout on sys.path
 
-from memplusplus import Document, MemPPConfig  # noqa: E402
-from memplusplus.encoder import CachedEncoder  # noqa: E402
-from memplusplus.text import content_terms, positional_stems  # noqa: E402
+from harness.safe_write import atomic_write
+from memplusplus import Document, MemPPConfig
+from memplusplus.encoder import CachedEncoder
+from memplusplus.text import content_terms, positional_stems
 
 
 class InjectedEncoder(CachedEncoder):
-    """Hands out precomputed unit vectors: rows in ingest order, questions by their text."""
+    """Precomputed unit vectors: rows in ingest order, questions by their text."""
 
     def __init__(self, rows: np.ndarray, questions: dict[str, np.ndarray]):
         super().__init__(None)
@@ -113,28 +104,84 @@ def rss() -> int:
     return psutil.Process().memory_info().rss
 
 
-def timed(calls, prefix: str) -> dict[str, float]:
-    """Run each zero-argument call once; wall p50 and CPU (process_time) p50 in ms."""
-    walls, cpus = [], []
+def clocked(calls, cpu_of=None) -> tuple[list, list[float], list[float]]:
+    """Each zero-argument call once: its results, wall seconds and CPU seconds (``cpu_of``, default
+    this process' ``process_time``)."""
+    cpu_of = cpu_of or time.process_time
+    results, walls, cpus = [], [], []
     for call in calls:
-        c0, w0 = time.process_time(), time.perf_counter()
-        call()
+        c0, w0 = cpu_of(), time.perf_counter()
+        results.append(call())
         walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
+        cpus.append(cpu_of() - c0)
+    return results, walls, cpus
+
+
+def timed(calls, prefix: str) -> dict[str, float]:
+    _, walls, cpus = clocked(calls)
     return {f"{prefix}_p50_ms": pct(walls, 50), f"{prefix}_cpu_p50_ms": pct(cpus, 50)}
 
 
 def time_search(memory, questions, as_of, cpu_of=None) -> tuple[dict[str, float], list[list[str]]]:
-    walls, cpus, hits = [], [], []
-    for question, when in zip(questions, as_of):
-        c0, w0 = (cpu_of or time.process_time)(), time.perf_counter()
-        found = memory.search(question, as_of=when)
-        walls.append(time.perf_counter() - w0)
-        cpus.append((cpu_of or time.process_time)() - c0)
-        hits.append([hit.doc_id for hit in found])
-    # CPU as a mean over the questions (a server process' CPU clock ticks every 10 ms), and p50.
+    found, walls, cpus = clocked([lambda q=q, w=w: memory.search(q, as_of=w) for q, w in zip(questions, as_of)], cpu_of)
+    # CPU as a mean over the questions too (a server process' CPU clock ticks every 10 ms).
     return {"search_p50_ms": pct(walls, 50), "search_p95_ms": pct(walls, 95), "search_cpu_p50_ms": pct(cpus, 50),
-            "search_cpu_mean_ms": round(sum(cpus) * 1000 / len(cpus), 3)}, hits
+            "search_cpu_mean_ms": round(sum(cpus) * 1000 / len(cpus), 3)}, [[h.doc_id for h in hits] for hits in found]
+
+
+def _recall(found: list, exact: list) -> float:
+    return len(set(found) & set(exact)) / len(exact) if exact else 1.0
+
+
+def bench_ann(memory, kind: str, params: dict[str, Any], questions, as_of, exact_hits, k: int) -> dict[str, Any]:
+    """An ANN index of ``kind`` (defaults overridden by ``params``) attached to ``memory``: its build,
+    vector-leg and search times and recall against the exact runs; detached after."""
+    from memplusplus.ann import ANN_FIELDS, make_index
+    from memplusplus.legs import vector_leg
+
+    exact_config, store = memory.config, memory.store
+    config = dataclasses.replace(exact_config, ann=kind, **params)
+    limit = config.candidates
+    queries = [memory.encoder.encode_one(question) for question in questions]
+    scopes = [memory.scope_mask(when) for when in as_of]
+    exact_legs, _, exact_cpus = clocked([lambda q=q, s=s: vector_leg(store, q, s, limit) for q, s in zip(queries, scopes)])
+    out: dict[str, Any] = {"settings": {name: getattr(config, name) for name in ANN_FIELDS},
+                           "exact_vector_leg_cpu_p50_ms": pct(exact_cpus, 50)}
+    index = make_index(config, store.vectors.shape[1])
+    _, (build_wall,), (build_cpu,) = clocked([lambda: index.sync(store.vectors)])
+    out["build_s"], out["build_cpu_s"] = round(build_wall, 2), round(build_cpu, 2)
+    memory.config, memory._ann = config, index
+    try:
+        in_scope = [int(scope.sum()) for scope in scopes]
+        through = [i for i, n in enumerate(in_scope) if n >= config.ann_min_rows]
+        fell_back = sum(index.search(store.vectors, queries[i], scopes[i], in_scope[i], limit) is None for i in through)
+        legs, leg_walls, leg_cpus = clocked([lambda q=q, s=s: vector_leg(store, q, s, limit, index)
+                                             for q, s in zip(queries, scopes)])
+        times, hits = time_search(memory, questions, as_of)
+    finally:
+        memory.config, memory._ann = exact_config, None
+    return {**out, "questions_through_ann": len(through), "questions_fallen_back_to_exact": fell_back,
+            "vector_leg_recall_at_c": round(float(np.mean([_recall(f, e) for f, e in zip(legs, exact_legs)])), 4),
+            "vector_leg_p50_ms": pct(leg_walls, 50), "vector_leg_cpu_p50_ms": pct(leg_cpus, 50),
+            f"fused_recall_at_{k}": round(float(np.mean([_recall(f, e) for f, e in zip(hits, exact_hits)])), 4),
+            "search_p50_ms": times["search_p50_ms"], "search_p95_ms": times["search_p95_ms"],
+            "search_cpu_p50_ms": times["search_cpu_p50_ms"]}
+
+
+def traced_bytes_per_row(docs, vectors, qvectors, k: int) -> dict[str, int]:
+    """Bytes the in-process memory allocates per row (tracemalloc; the documents exist beforehand),
+    with and without the float32 vector matrix's capacity."""
+    import tracemalloc
+
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    memory = build("memory", docs, vectors, qvectors, k, None)
+    memory.ingest(docs)
+    used = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    matrix = getattr(getattr(memory.store, "_vectors", None), "_data", getattr(memory.store, "_vectors", None))
+    matrix_bytes = int(matrix.nbytes) if isinstance(matrix, np.ndarray) else 0
+    return {"all": round(used / len(docs)), "beyond_vectors": round((used - matrix_bytes) / len(docs))}
 
 
 def build(backend: str, docs, vectors, qvectors, k: int, pg_dsn: str | None):
@@ -183,8 +230,6 @@ def bench_backend(backend, docs, vectors, qvectors, questions, as_of, k, pg_dsn,
     times, exact_hits = time_search(memory, questions, as_of, cpu_of)
     out.update(times)
     for kind in ann_kinds:
-        from bench_scale_ann import bench_ann
-
         out[f"ann_{kind}"] = bench_ann(memory, kind, ann_params or {}, questions, as_of, exact_hits, k)
     if backend == "postgres":
         memory.conn.execute(f"DROP TABLE {memory.table}, {memory.table}_aliases")
@@ -257,6 +302,7 @@ def main() -> None:
     parser.add_argument("--ann-row-minimum", type=int, default=100_000, help="sizes below this skip --ann")
     parser.add_argument("--ann-params", default="{}", help='JSON of MemPPConfig ann_* values, e.g. {"ann_ef_search": 64}')
     parser.add_argument("--threads", type=int, default=0, help="cap BLAS and faiss threads (0: library default)")
+    parser.add_argument("--traced", action="store_true", help="memory backend: also tracemalloc's bytes per row")
     args = parser.parse_args()
     if args.threads:
         import faiss
@@ -293,6 +339,8 @@ def main() -> None:
                 kinds = ann_kinds if backend == "memory" and n >= args.ann_row_minimum else []
                 entry.update(bench_backend(backend, docs, vectors, qvectors, questions, as_of, args.k, pg_dsn,
                                            kinds, json.loads(args.ann_params)))
+                if args.traced and backend == "memory":
+                    entry["traced_bytes_per_row"] = traced_bytes_per_row(docs, vectors, qvectors, args.k)
             print(json.dumps(entry), flush=True)
             entries.append(entry)
         bm25_queries = args.rank_bm25_queries if n <= args.rank_bm25_row_limit else 0
@@ -308,6 +356,7 @@ def main() -> None:
             results.append(entry)
         print(json.dumps(refs), flush=True)
         atomic_write(args.out, json.dumps(results, indent=1))
+
 
 if __name__ == "__main__":
     main()

@@ -1,30 +1,24 @@
-"""Verify every entry of every cache file: its digest (key + bytes) and, for embeddings, finite vectors.
+"""Verify every entry of every cache file (digest of key + bytes; embeddings: finite vectors) and the
+derived models (``onnx/``, ``static/``) against their sha256 records.
 
-    python scripts/check_cache.py                 # $MEMPP_CACHE_DIR, else ~/.cache/mempp
-    python scripts/check_cache.py /path/to/cache  # a given cache folder
-    python scripts/check_cache.py DIR --repair    # drop the bad entries (the next run recomputes them)
+    python scripts/check_cache.py                 # the cache root ($MEMPP_CACHE_DIR, else ~/.cache/mempp)
+    python scripts/check_cache.py DIR --repair    # drop bad entries and models (the next run recomputes them)
     python scripts/check_cache.py DIR --adopt     # checksum a pre-checksum cache's entries as they stand
 
-Prints one line per ``*.sqlite`` file of the folder (entries, bad entries) and one line per bad
-entry (its key and what is wrong), then one line per derived model file (the ONNX export in
-``onnx/``, the static table in ``static/``) checked against its sha256 record
-(``memplusplus.model_files``); ``--repair`` deletes a bad one, which the next run derives again.
-Exit 0: every entry and model checks (or ``--repair`` dropped the bad ones); 1: bad entries or
-models, or a file from before checksums, were found and left; 2: no such folder.
+One line per file and per bad entry. Exit 0: all check (or were repaired); 1: bad ones left; 2: no such folder.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sqlite3
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from memory_protocol.paths import cache_root  # noqa: E402
 from memplusplus.model_files import derived_models, problem, remove  # noqa: E402
 from model_clients.kvstore import (  # noqa: E402
     CacheDiskFull,
@@ -36,24 +30,10 @@ from model_clients.kvstore import (  # noqa: E402
     legacy_entries,
 )
 
-DEFAULT_CACHE_DIR = "~/.cache/mempp"  # configs/store/local.yaml's default
 MODEL_FOLDERS = ("onnx", "static")  # configs/encoder/minilm_onnx.yaml, minilm_static.yaml: model_dir
 
 
-@dataclass
-class FileReport:
-    """What checking one file found."""
-
-    name: str
-    entries: int = 0
-    bad: list[EntryReport] = field(default_factory=list)
-    legacy: bool = False  # written before checksums: nothing in it can be verified
-    skipped: str = ""  # not a cache store (why)
-    fixed: bool = False  # bad entries dropped / legacy entries adopted
-
-
-def value_check_for(path: Path) -> ValueCheck | None:
-    """Embedding files (``embeddings.sqlite``, ``<dataset>-embeddings.sqlite``) hold float32 vectors."""
+def value_check_for(path: Path) -> ValueCheck | None:  # embedding files hold float32 vectors
     return finite_float32_vectors if path.name.endswith("embeddings.sqlite") else None
 
 
@@ -67,40 +47,29 @@ def is_cache_store(path: Path) -> str:
     return "" if "kv" in tables else "no kv table (not a cache store)"
 
 
-def check_file(path: Path, repair: bool, adopt: bool) -> FileReport:
-    report = FileReport(path.name)
-    report.skipped = is_cache_store(path)
-    if report.skipped:
-        return report
+def check_file(path: Path, repair: bool, adopt: bool) -> tuple[list[str], bool]:
+    """The lines to print for one file, and whether a problem was left in it."""
+    skipped = is_cache_store(path)
+    if skipped:
+        return [f"{path.name}: skipped, {skipped}"], skipped.startswith("not readable")
     legacy = legacy_entries(path)
-    if legacy is not None and legacy > 0:
-        report.entries, report.legacy = legacy, True
-        if adopt:
-            report.bad = adopt_legacy(path, value_check_for(path))
-            report.fixed = True
-        return report
-    store = KVStore(path, value_check=value_check_for(path))
-    report.entries = len(store)
-    report.bad = list(store.scan())
-    if repair and report.bad:
-        store.drop(entry.key for entry in report.bad)
-        report.fixed = True
-    return report
-
-
-def describe(report: FileReport) -> list[str]:
-    if report.skipped:
-        return [f"{report.name}: skipped, {report.skipped}"]
-    if report.legacy:
-        head = f"{report.name}: {report.entries} entries written before checksums"
-        if not report.fixed:
-            return [f"{head}, none verifiable (--adopt checksums them as they stand, or delete the file)"]
-        lines = [f"{head}, adopted ({len(report.bad)} refused and dropped)"]
+    bad: list[EntryReport]
+    if legacy is not None and legacy > 0:  # written before checksums: nothing in it can be verified
+        head = f"{path.name}: {legacy} entries written before checksums"
+        if not adopt:
+            return [f"{head}, none verifiable (--adopt checksums them as they stand, or delete the file)"], True
+        bad = adopt_legacy(path, value_check_for(path))
+        lines = [f"{head}, adopted ({len(bad)} refused and dropped)"]
     else:
-        action = ", dropped" if report.fixed else ""
-        lines = [f"{report.name}: {report.entries} entries, {len(report.bad)} bad{action}"]
-    lines += [f"  {entry.key}: {entry.problem}" for entry in report.bad]
-    return lines
+        store = KVStore(path, value_check=value_check_for(path))
+        entries, bad = len(store), list(store.scan())
+        fixed = repair and bool(bad)
+        if fixed:
+            store.drop(entry.key for entry in bad)
+        lines = [f"{path.name}: {entries} entries, {len(bad)} bad{', dropped' if fixed else ''}"]
+        if bad and not fixed:
+            return lines + [f"  {e.key}: {e.problem}" for e in bad], True
+    return lines + [f"  {e.key}: {e.problem}" for e in bad], False
 
 
 def check_models(folder: Path, repair: bool) -> tuple[list[str], bool]:
@@ -122,12 +91,12 @@ def check_models(folder: Path, repair: bool) -> tuple[list[str], bool]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("cache_dir", nargs="?", default=os.environ.get("MEMPP_CACHE_DIR", DEFAULT_CACHE_DIR))
+    parser.add_argument("cache_dir", nargs="?", type=Path, default=cache_root())
     parser.add_argument("--repair", action="store_true", help="drop the bad entries (recomputed by the next run)")
     parser.add_argument("--adopt", action="store_true",
                         help="checksum the entries of files written before checksums, as they stand")
     args = parser.parse_args(argv)
-    folder = Path(os.path.expanduser(args.cache_dir))
+    folder = args.cache_dir.expanduser()
     if not folder.is_dir():
         print(f"error: no cache folder {folder}", file=sys.stderr)
         return 2
@@ -139,13 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cache {folder}")
     for path in files:
         try:
-            report = check_file(path, args.repair, args.adopt)
+            lines, left = check_file(path, args.repair, args.adopt)
         except CacheDiskFull as exc:  # dropping or adopting entries needs room: one line, nothing changed
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        print("\n".join(describe(report)))
-        unreadable = report.skipped.startswith("not readable")
-        failed |= unreadable or (not report.fixed and (report.legacy or bool(report.bad)))
+        print("\n".join(lines))
+        failed |= left
     if model_lines:
         print("\n".join(model_lines))
     return 1 if failed else 0

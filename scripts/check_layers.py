@@ -1,11 +1,7 @@
-"""Which of our top-level packages each one imports (TYPE_CHECKING and function-level imports
-included), checked against the layer arrows; exits 1 on a forbidden arrow or a cycle.
+"""Which of our top-level packages each one imports (any import, in functions too), checked against
+the layer arrows of ``ALLOWED``; exits 1 on a forbidden arrow or a cycle.
 
     python scripts/check_layers.py
-
-memory_protocol imports nothing of ours; memplusplus only memory_protocol; model_clients may use
-memplusplus (the encoder, the key reader) and memory_protocol; baselines may use memplusplus,
-model_clients and memory_protocol, never harness; harness (and the loaders, judges it runs) sit on top.
 """
 
 from __future__ import annotations
@@ -28,7 +24,6 @@ ALLOWED = {
 
 
 def imported_packages(package: str) -> set[str]:
-    """The other top-level packages of ours imported anywhere in ``package``."""
     found: set[str] = set()
     for path in (ROOT / package).rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -42,7 +37,7 @@ def imported_packages(package: str) -> set[str]:
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Every cycle found by a depth-first walk (each reported from where it closes)."""
+    """Every cycle a depth-first walk finds, from where it closes."""
     found: list[list[str]] = []
 
     def walk(node: str, path: list[str]) -> None:

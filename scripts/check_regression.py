@@ -4,9 +4,8 @@
     python scripts/check_regression.py --update   # rewrite the goldens (commit them with a reason)
     python scripts/check_regression.py --only orgmem/mempp
 
-Every golden file ``results/golden/<dataset>/<system config>.json`` is one (dataset, system) pair;
-it runs through the same composed config as run.py, with the overrides the file records, and
-holds each category's metrics rounded to 6 decimals. Any difference fails. A new pair is added
+Each ``results/golden/<dataset>/<system>.json`` runs as run.py would with the overrides it records
+and holds each category's metrics rounded to 6 decimals; any difference fails. A new pair is added
 with ``--update --only dataset/system``.
 """
 
@@ -18,16 +17,11 @@ import math
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from harness.safe_write import atomic_write  # noqa: E402
+from script_common import ROOT, run_with
 
-from harness.compose import compose_config  # noqa: E402
-from harness.config import RunConfig  # noqa: E402
-from harness.runner import run  # noqa: E402
-from judges.metrics.registry import TOLERANCE, lookup  # noqa: E402
+from harness.safe_write import atomic_write
+from judges.metrics.registry import TOLERANCE, lookup
 
 GOLDEN_DIR = ROOT / "results" / "golden"
 # The overrides a dataset's goldens are computed with when first written (a golden file records its own).
@@ -36,13 +30,8 @@ DATASET_OVERRIDES = {"longmemeval_s": ["dataset.limit=5"]}
 
 
 def golden_values(summary: dict) -> dict[str, dict[str, float | int | None]]:
-    rounded: dict[str, dict[str, float | int | None]] = {}
-    for category, row in summary.items():
-        rounded[category] = {
-            key: (None if value is None or (isinstance(value, float) and math.isnan(value)) else round(float(value), 6))
-            for key, value in row.items()
-        }
-    return rounded
+    return {category: {key: None if value is None or (isinstance(value, float) and math.isnan(value))
+                       else round(float(value), 6) for key, value in row.items()} for category, row in summary.items()}
 
 
 def differences(expected: dict, actual: dict) -> list[str]:
@@ -58,7 +47,6 @@ def differences(expected: dict, actual: dict) -> list[str]:
 
 
 def _direction(key: str, golden: float | None, now: float | None) -> str:
-    """" (better)" / " (worse)" for a registered metric whose both values exist, else ""."""
     metric = lookup(key)
     if metric is None or golden is None or now is None:
         return ""
@@ -85,8 +73,7 @@ def main() -> int:
         path = GOLDEN_DIR / dataset / f"{system}.json"
         extra = json.loads(path.read_text())["overrides"] if path.exists() else DATASET_OVERRIDES.get(dataset, [])
         started = time.perf_counter()
-        raw = compose_config([f"dataset={dataset}", f"system={system}", "progress=false", f"store.results_dir={results_dir}", *extra])
-        result = run(RunConfig.from_dict(raw))
+        result = run_with(f"dataset={dataset}", f"system={system}", f"store.results_dir={results_dir}", *extra)
         actual = golden_values(json.loads(result.summary.to_json(orient="index")))
         elapsed = time.perf_counter() - started
         if args.update:

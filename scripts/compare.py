@@ -1,11 +1,9 @@
-"""Compare two runs on the same questions: the paired difference per category with its 95% interval,
-its p-value (paired permutation; McNemar's exact test where scores are 0/1) and the minimum
-detectable difference.
+"""Two runs on the same questions: per category the paired difference with its 95% interval, its
+p-value (paired permutation; McNemar's exact where scores are 0/1) and the minimum detectable difference.
 
     python scripts/compare.py outputs/runs/locomo/mempp-... outputs/runs/locomo/rag_4096-... [metric=recall_any@10]
 
-Options as ``key=value``: ``metric=`` (default: the judge metric when both runs were answered, else
-recall_any@10), ``resamples=N``, ``seed=N``.
+Options: ``metric=`` (default: the judge metric of two answered runs, else recall_any@10), ``resamples=N``, ``seed=N``.
 """
 
 from __future__ import annotations
@@ -13,10 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from harness.cli_options import int_option, parse_options, run_script  # noqa: E402
+import script_common  # noqa: F401 - this checkout on sys.path
+from harness.cli_options import int_option, parse_options, run_script
 
 
 def body(argv: list[str]) -> list[str]:

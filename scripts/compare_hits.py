@@ -1,20 +1,17 @@
-"""Compare the hit lists of two runs question by question (e.g. the memory and postgres backends).
+"""Compare two runs' hit lists question by question (e.g. the memory and postgres backends): the
+share of identical top-N lists and of equal top-N sets, and both runs' overall metrics.
 
     python scripts/compare_hits.py outputs/runs/orgmem/A outputs/runs/orgmem/B --top 10
-
-Prints the share of questions whose top-N doc ids are identical (in order), the share with the same
-set, and the overall metrics of both runs side by side.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from harness.run_folder import HalfWrittenRun, check_run_folder  # noqa: E402
+import script_common  # noqa: F401 - this checkout on sys.path
+from harness.run_folder import HalfWrittenRun, check_run_folder
 
 
 def load(run: Path) -> dict[tuple[str, str], list[str]]:

@@ -5,10 +5,8 @@
     python scripts/lock.py write              # rewrite the lock from this environment (the CI venv)
     python scripts/lock.py write --out FILE   # write elsewhere (.ci/run keeps its own beside the run)
 
-``.ci/run`` writes the lock of its venv after the tests pass and prints how it differs from the
-committed one; refreshing the committed lock is copying that file into ``requirements/ci.lock`` (or
-running ``write`` in a venv set up as ``.ci/run`` sets it up) and committing it with the reason.
-See :mod:`harness.lockfile` for what the file holds and leaves out.
+``.ci/run`` writes its venv's lock after the tests pass and prints how it differs from the committed
+one; to refresh, copy that file into ``requirements/ci.lock`` and commit it with the reason.
 """
 
 from __future__ import annotations
@@ -18,9 +16,8 @@ import platform
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from harness.lockfile import LOCK_PATH, NO_DEPS, compare, installed, parse_lock, render_lock  # noqa: E402
+import script_common  # noqa: F401 - this checkout on sys.path
+from harness.lockfile import LOCK_PATH, NO_DEPS, compare, installed, parse_lock, render_lock
 
 HEADER = """The exact versions .ci/run passed with: every optional extra, Python {python}, {system} {machine}.
 Exact reproduction (a new venv; the build flags make llama.cpp portable, see pyproject.toml):

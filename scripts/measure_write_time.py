@@ -1,21 +1,13 @@
 """Model calls of the write-time systems per document and per question, ingest time and peak memory.
 
-Every system runs in its own child process against one local fake OpenAI-compatible server
-(``tests/fake_openai_server.py``, in this process) that answers with fixture replies
-(``tests/write_time_fakes.any_write_time_reply``). Calls are counted three ways that must agree:
-at the system's cached client (chat calls, cache hits, requests sent), at the harness proxy in front
-of Mem0 and Zep, and at the fake server (requests received). Each child starts from an empty LLM
-cache, so every call is sent. The child's own ``getrusage`` gives its peak RSS and CPU time.
-
     python scripts/measure_write_time.py                       # LoCoMo conv-26, then OrgMemBench
     python scripts/measure_write_time.py --datasets locomo --systems mempp mem0 zep
 
-Fixture replies are not a model's output, and no score comes out of this. Counts that depend on
-what the model answers are those of the fixtures: Mem^g++ makes its second (triple) call for a unit
-only when the first found entities; consolidation one call per group of similar rows; Mem0 one
-extraction call per ``add`` (its update step follows only when extraction returns memories that
-match existing ones); Zep's node and edge resolution calls depend on the entities and facts
-extracted. A real model would change those counts.
+Each system runs in a child process (empty LLM cache; its getrusage gives peak RSS and CPU) against
+one local fake server answering fixture replies (tests/write_time_fakes.py); calls are counted at the
+system's client, at the proxy before Mem0 and Zep, and at the server, and must agree. No score comes
+out of this, and counts that depend on the model's answers (Mem^g++'s triple call, consolidation
+groups, Mem0's update step, Zep's resolution calls) are those of the fixtures.
 """
 
 from __future__ import annotations
@@ -31,10 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from harness.safe_write import atomic_write  # noqa: E402
-from harness.systems import write_time_kinds  # noqa: E402
+from script_common import ROOT, pipe_table, run_config
+
+from harness.safe_write import atomic_write
+from harness.systems import write_time_kinds
 
 SYSTEMS = ("mempp", *write_time_kinds())  # Mem++ (no write-time call) beside every system that makes some
 EPISODE = {"locomo": "conv-26", "orgmem": None}  # None: the dataset's only episode
@@ -43,9 +35,6 @@ CHILD_TIMEOUT_S = 3 * 3600  # a hang guard only
 
 def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: str, max_docs: int | None) -> dict[str, Any]:
     """Ingest one episode and answer its questions' retrievals; return the counts and costs."""
-    sys.path.insert(0, str(ROOT))
-    from harness.compose import compose_config
-    from harness.config import RunConfig
     from harness.encoders import build_encoder
     from model_clients.kvstore import KVStore, embedding_store
     from model_clients.call_counts import snapshot
@@ -56,7 +45,7 @@ def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: s
     overrides = [f"system={system}", f"dataset={dataset}", "progress=false", f"store.cache_dir={workdir}"]
     if system != "mempp":
         overrides += [f"system.llm.base_url={base_url}", "system.llm.api_key_env=null"]
-    config = RunConfig.from_dict(compose_config(overrides))
+    config = run_config(*overrides)
     episodes = load_dataset(config.dataset.name, data_dir=config.dataset.data_dir, **config.dataset.options)
     wanted = EPISODE[dataset]
     episode = next(e for e in episodes if wanted is None or e.episode_id == wanted)
@@ -107,23 +96,20 @@ def _measure(server: Any, dataset: str, system: str, scratch: Path, max_docs: in
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = [
-        "| dataset | system | docs | questions | write chat calls (sent) | per doc | read chat calls | per question "
-        "| at proxy | at server | ingest wall / CPU s | peak RSS MB |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    header = ["dataset", "system", "docs", "questions", "write chat calls (sent)", "per doc", "read chat calls",
+              "per question", "at proxy", "at server", "ingest wall / CPU s", "peak RSS MB"]
+    body = []
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['dataset']} | {r['system']} | failed: {r['error'].splitlines()[-1][:120]} |")
+            body.append([r["dataset"], r["system"], f"failed: {r['error'].splitlines()[-1][:120]}"])
             continue
         w, q = r["write"], r["read"]
-        proxy = "-" if r["proxy_total_chat"] is None else str(r["proxy_total_chat"])
-        lines.append(
-            f"| {r['episode']} | {r['system']} | {r['documents']} | {r['questions']} | {w['chat_calls']} ({w['chat']['requests_sent']}) "
-            f"| {w['chat_calls'] / max(r['documents'], 1):.2f} | {q['chat_calls']} | {q['chat_calls'] / max(r['questions'], 1):.2f} "
-            f"| {proxy} | {r['server_chat']} | {r['ingest_wall_s']} / {r['ingest_cpu_s']} | {r['peak_rss_mb']:,} |"
-        )
-    return "\n".join(lines)
+        body.append([r["episode"], r["system"], r["documents"], r["questions"],
+                     f"{w['chat_calls']} ({w['chat']['requests_sent']})", f"{w['chat_calls'] / max(r['documents'], 1):.2f}",
+                     q["chat_calls"], f"{q['chat_calls'] / max(r['questions'], 1):.2f}",
+                     "-" if r["proxy_total_chat"] is None else r["proxy_total_chat"], r["server_chat"],
+                     f"{r['ingest_wall_s']} / {r['ingest_cpu_s']}", f"{r['peak_rss_mb']:,}"])
+    return pipe_table(header, body, right=range(2, len(header)))
 
 
 def main() -> None:
@@ -137,7 +123,6 @@ def main() -> None:
     if args.child:
         print(json.dumps(_child(*args.child, args.max_docs)))
         return
-    sys.path.insert(0, str(ROOT))
     from tests.fake_openai_server import FakeOpenAIServer
     from tests.write_time_fakes import any_write_time_reply
 

@@ -1,13 +1,9 @@
-"""Mem++ against Mem++ plus and Mem++ plus with each lever removed, on the three benchmarks.
+"""Mem++ against Mem++ plus and Mem++ plus with each lever removed, on the three benchmarks; each cell
+the "overall" row of a run through the runner (cached runs are cheap), written to results/PLUS.md.
 
     python scripts/plus_ablation.py                          # all three, every question
     python scripts/plus_ablation.py --datasets orgmem locomo
     python scripts/plus_ablation.py --lme-limit 50           # LongMemEval_S: the first 50 questions only
-
-Every figure comes from the runner (harness.runner.run, the same path as ``python run.py``): a
-configuration already run is served from the retrieval cache. The table and the notes go to
-results/PLUS.md; each cell is the "overall" row of that run's summary, and the run folders are
-listed under the table.
 """
 
 from __future__ import annotations
@@ -21,14 +17,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from harness.safe_write import atomic_write  # noqa: E402
+from script_common import ROOT, pipe_table, run_with
 
-from harness.compose import compose_config  # noqa: E402
-from harness.config import RunConfig  # noqa: E402
-from harness.runner import run  # noqa: E402
-from harness.reports.lme_split import LME_TUNED, held_out_means  # noqa: E402  (shared with the leaderboard)
+from harness.compose import compose_config
+from harness.reports.lme_split import LME_TUNED, held_out_means  # shared with the leaderboard
+from harness.safe_write import atomic_write
 
 SYSTEMS = ["mempp", "mempp_plus", "mempp_plus_no_lexical", "mempp_plus_no_threads", "mempp_plus_no_dates",
            "mempp_plus_no_clauses", "mempp_plus_no_sentences", "mempp_plus_packing"]
@@ -76,8 +69,7 @@ HEADLINE = {"orgmem": ["in_budget_recall", "in_budget_gold_chars"], "locomo": ["
 
 @dataclass(frozen=True)
 class Target:
-    """One target line: ``metric`` at or above ``threshold`` (None: above mempp's value), over every
-    question or over the held-out ones only, with ``beside`` metrics reported next to it."""
+    """``metric`` at least ``threshold`` (None: above mempp's), on every or the held-out questions."""
 
     metric: str
     threshold: float | None
@@ -104,8 +96,7 @@ class Cell:
 
 def run_one(dataset: str, system: str, extra: list[str]) -> Cell:
     cli = [f"system={system}", f"dataset={dataset}", *extra]
-    raw = compose_config([*cli, "progress=false"])
-    result = run(RunConfig.from_dict(raw), overrides=cli)
+    result = run_with(*cli, cli=cli)
     overall = result.summary.loc["overall"].to_dict()
     folder = "?"
     if result.paths:
@@ -120,16 +111,13 @@ def fmt(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.3f}"
 
 
-def table(dataset: str, cells: list[Cell]) -> str:
-    keys = METRICS[dataset]
-    lines = ["| system | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
-    for cell in cells:
-        lines.append(f"| {cell.system} | " + " | ".join(fmt(cell.values[key]) for key in keys) + " |")
-    return "\n".join(lines)
+def table(keys: list[str], cells: list[Cell], held_out: bool = False) -> str:
+    rows = [[c.system, *(fmt((c.held_out if held_out else c.values)[key]) for key in keys)] for c in cells
+            if c.held_out or not held_out]
+    return pipe_table(["system", *keys], rows, right=range(1, len(keys) + 1))
 
 
 def lever_effects(dataset: str, cells: list[Cell]) -> list[str]:
-    """What removing each lever does to the headline metric(s) of ``dataset``, from the table."""
     by_name = {cell.system: cell for cell in cells}
     full = by_name.get("mempp_plus")
     if full is None:
@@ -176,28 +164,25 @@ def target_lines(dataset: str, cells: list[Cell]) -> list[str]:
 
 
 def held_out_table(cells: list[Cell]) -> list[str]:
-    """The same systems over the LongMemEval_S questions after the first LME_TUNED (not tuned on)."""
     keys = METRICS["longmemeval_s"][:4]
     part = next(c.held_out for c in cells if c.held_out)
     last, n = LME_TUNED + int(part["n_questions"]), int(part["n_scored"])
-    lines = [f"Held out: questions {LME_TUNED + 1}-{last} by id ({n} scored), which no LongMemEval_S setting was chosen on:", "",
-             "| system | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
-    lines += [f"| {c.system} | " + " | ".join(fmt(c.held_out[key]) for key in keys) + " |" for c in cells if c.held_out]
-    return [*lines, ""]
+    return [f"Held out: questions {LME_TUNED + 1}-{last} by id ({n} scored), which no LongMemEval_S setting was chosen on:",
+            "", table(keys, cells, held_out=True), ""]
 
 
 def packing_sweep() -> list[str]:
-    """OrgMemBench at several character budgets, mempp_plus with packing off and on: packing moves
-    whole rows that fit ahead of the row the budget cuts, so more blocks *start* inside the budget
-    (in_budget_recall) while the characters read stay the same; in_budget_gold_chars tells which."""
+    """OrgMemBench at several budgets, packing off and on: packing lets more blocks *start* inside the
+    budget (in_budget_recall) for the same characters read; in_budget_gold_chars tells which."""
     keys = ["in_budget_recall", "in_budget_gold_chars"]
-    lines = ["Budget packing across budgets (OrgMemBench, mempp_plus with packing off / on):", "",
-             "| budget (chars) | " + " | ".join(f"{key} off | on" for key in keys) + " |", "|---:|" + "---:|---:|" * len(keys)]
+    rows = []
     for budget in PACKING_BUDGETS:
         extra = [f"dataset.context_budget={budget}"]
         off, on = (run_one("orgmem", system, extra).values for system in ("mempp_plus", "mempp_plus_packing"))
-        lines.append(f"| {budget:,} | " + " | ".join(f"{fmt(off[key])} | {fmt(on[key])}" for key in keys) + " |")
-    return [*lines, ""]
+        rows.append([f"{budget:,}", *(fmt(side[key]) for key in keys for side in (off, on))])
+    header = ["budget (chars)", *(name for key in keys for name in (f"{key} off", "on"))]
+    return ["Budget packing across budgets (OrgMemBench, mempp_plus with packing off / on):", "",
+            pipe_table(header, rows, right=range(len(header))), ""]
 
 
 def main() -> int:
@@ -219,7 +204,7 @@ def main() -> int:
         scope = f" (first {args.lme_limit} questions)" if extra else ""
         off = switched_off(dataset, extra)
         off_note = f"Off by this dataset's settings (their ablation equals mempp_plus): {', '.join(off)}." if off else ""
-        sections += [f"## {dataset}{scope}", "", table(dataset, cells), "", "Targets:", "", *target_lines(dataset, cells), "",
+        sections += [f"## {dataset}{scope}", "", table(METRICS[dataset], cells), "", "Targets:", "", *target_lines(dataset, cells), "",
                      "Measured effect of each lever (mempp_plus -> lever removed, or added when off by default):", "",
                      *lever_effects(dataset, cells), "",
                      *(packing_sweep() if dataset == "orgmem" else []),

@@ -1,15 +1,12 @@
-"""How optimistic is mempp_plus's OrgMemBench figure? Its lexical weight was picked on the same 73
-questions it is reported on; this script picks it by cross-validation instead.
+"""mempp_plus's OrgMemBench lexical weight was picked on the 73 questions it is reported on; this picks
+it by cross-validation instead (markdown to stdout).
 
     python scripts/plus_weight_cv.py                       # weights 1..32, 2- and 5-fold, 20 splits each
     python scripts/plus_weight_cv.py --weights 4 8 16 --folds 2
 
-Each weight runs through the runner (retrieval cache reused), giving every question's
-in_budget_recall and in_budget_gold_chars. For each split of the questions into folds, the weight
-with the best mean in-budget recall on the other folds is applied to the held-out fold; the
-held-out questions' mean is the cross-validated figure. Only the lexical weight is re-chosen: the
-other per-dataset settings (thread limits, clause views) stay as configured, so the figure is still
-an upper bound on what fresh questions would give. The markdown goes to stdout.
+Per split, each fold gets the weight with the best mean in-budget recall on the other folds; the
+held-out means are the cross-validated figure. The other per-dataset settings stay as configured, so
+it is still an upper bound on what fresh questions would give.
 """
 
 from __future__ import annotations
@@ -18,24 +15,15 @@ import argparse
 import random
 import statistics
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from harness.compose import compose_config  # noqa: E402
-from harness.config import RunConfig  # noqa: E402
-from harness.runner import run  # noqa: E402
+from script_common import pipe_table, run_with
 
 METRICS = ("in_budget_recall", "in_budget_gold_chars")
 
 
 def per_question(weight: float) -> dict[str, tuple[float, float]]:
     """Each question's (in_budget_recall, in_budget_gold_chars) at this lexical weight."""
-    raw = compose_config(
-        ["system=mempp_plus", "dataset=orgmem", f"system.plus.lexical_weight={weight}", "progress=false"]
-    )
-    result = run(RunConfig.from_dict(raw))
+    result = run_with("system=mempp_plus", "dataset=orgmem", f"system.plus.lexical_weight={weight}")
     return {record["qid"]: tuple(record["metrics"][m] for m in METRICS) for record in result.records}
 
 
@@ -62,21 +50,18 @@ def main() -> int:
     parser.add_argument("--splits", type=int, default=20, help="random splits per fold count")
     args = parser.parse_args()
     scores = {w: per_question(w) for w in args.weights}
-    print("| lexical weight | " + " | ".join(METRICS) + " |")
-    print("|---:|" + "---:|" * len(METRICS))
-    for weight, values in scores.items():
-        means = [statistics.mean(v[m] for v in values.values()) for m in range(len(METRICS))]
-        print(f"| {weight:g} | " + " | ".join(f"{x:.3f}" for x in means) + " |")
-    print("\n| folds | splits | held-out " + " (mean, min-max) | held-out ".join(METRICS) + " (mean, min-max) | weights chosen |")
-    print("|---:|---:|" + "---|" * len(METRICS) + "---|")
+    means = [[f"{weight:g}", *(f"{statistics.mean(v[m] for v in values.values()):.3f}" for m in range(len(METRICS)))]
+             for weight, values in scores.items()]
+    print(pipe_table(["lexical weight", *METRICS], means, right=range(len(METRICS) + 1)))
+    rows = []
     for folds in args.folds:
         results = [cross_validated(scores, folds, seed) for seed in range(args.splits)]
-        cells = []
-        for m in range(len(METRICS)):
-            values = [r[0][m] for r in results]
-            cells.append(f"{statistics.mean(values):.3f} ({min(values):.3f}-{max(values):.3f})")
+        spans = [[r[0][m] for r in results] for m in range(len(METRICS))]
         picked = sorted({w for _, chosen in results for w in chosen})
-        print(f"| {folds} | {args.splits} | " + " | ".join(cells) + f" | {', '.join(f'{w:g}' for w in picked)} |")
+        rows.append([folds, args.splits, *(f"{statistics.mean(v):.3f} ({min(v):.3f}-{max(v):.3f})" for v in spans),
+                     ", ".join(f"{w:g}" for w in picked)])
+    header = ["folds", "splits", *(f"held-out {m} (mean, min-max)" for m in METRICS), "weights chosen"]
+    print("\n" + pipe_table(header, rows, right=(0, 1)))
     return 0
 
 

@@ -9,17 +9,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from harness.cli_options import CliError, run_script  # noqa: E402
+import script_common  # noqa: F401 - this checkout on sys.path
+from harness.cli_options import CliError, run_script
 
 
 def body(argv: list[str]) -> list[str]:
     from harness.robustness import published_leniency, robustness
     from harness.run_data import load_run
     from judges.aggregate import format_table
-    from loaders.datadir import resolve_data_dir
+    from loaders import resolve_data_dir
     from memory_protocol import DatasetError
 
     runs = [load_run(Path(a)) for a in argv]

@@ -19,7 +19,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from judges.official.sources import UPSTREAMS
-from loaders.sources import LOCOMO_COMMIT, ORGMEM_COMMIT
+from loaders.fetch import LOCOMO_COMMIT, ORGMEM_COMMIT
 from tests.data_paths import DATA_ROOT
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from loaders.datadir import resolve_data_dir
+from loaders import resolve_data_dir
 from memory_protocol import DatasetError
 
 REQUIRE_ENV = "MEMPP_REQUIRE_DATA"

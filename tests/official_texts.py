@@ -19,6 +19,7 @@ import pytest
 
 from judges.official.locate import REPO_ROOT
 from judges.official.sources import OFFICIAL_FILES, OfficialFile
+from memory_protocol.paths import cache_root
 
 SHARED_OFFICIAL = REPO_ROOT.parent / "shared" / "official"
 TEMPLATES = SHARED_OFFICIAL / "templates.json"
@@ -93,5 +94,7 @@ def pin_stand_ins(monkeypatch: pytest.MonkeyPatch, hashes: dict[str, str]) -> No
 
 def fetched_dir() -> Path | None:
     """A folder where ``scripts/fetch_official.py`` put the real upstream files, if a user ran it."""
-    candidate = REPO_ROOT / "official"
-    return candidate if (candidate / "mem0" / "evaluation" / "metrics" / "llm_judge.py").is_file() else None
+    for candidate in (REPO_ROOT / "official", cache_root() / "official"):
+        if (candidate / "mem0" / "evaluation" / "metrics" / "llm_judge.py").is_file():
+            return candidate
+    return None

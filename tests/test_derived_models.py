@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from memplusplus.model_files import checked, problem, record_path, seal, sha256_file
-from scripts.hostile_silent import flip_sign_bits  # the hostile case's tampering: 12 tensors' sign bits
+from scripts.reliability_suite.silent import flip_sign_bits  # the hostile case's tampering: 12 tensors' sign bits
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 
 from loaders import load_dataset, prepare_data_dir
-from loaders.download import ChecksumMismatch, SourceUnreachable
-from loaders.fetch import fetch_benchmark
+from loaders.fetch import LOCOMO_COMMIT, LOCOMO_SHA256, ORGMEM_COMMIT, ORGMEM_MANIFEST, fetch_benchmark
+from loaders.pins import MIRROR_ENV, ChecksumMismatch, SourceUnreachable
 from memory_protocol import DatasetError
-from loaders.sources import LOCOMO_COMMIT, LOCOMO_SHA256, ORGMEM_COMMIT, ORGMEM_MANIFEST
 from tests.data_paths import needs_data
 from tests.data_mirror import DATA, MirrorState, closed_port_url, lay_out_github, serve
 
@@ -30,7 +29,7 @@ LOCAL_LOCOMO = Path("locomo") / "locomo10.json"
 @pytest.fixture
 def mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MirrorState]:
     with serve(lay_out_github(tmp_path / "mirror")) as (url, state):
-        monkeypatch.setenv("MEMPP_DATA_MIRROR", url)
+        monkeypatch.setenv(MIRROR_ENV, url)
         yield state
 
 
@@ -155,7 +154,7 @@ def test_a_named_directory_without_the_benchmark_is_fetched_into(mirror: MirrorS
 def test_offline_the_run_stops_in_one_line_naming_files_command_and_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("MEMPP_DATA_MIRROR", closed_port_url())
+    monkeypatch.setenv(MIRROR_ENV, closed_port_url())
     with pytest.raises(DatasetError) as caught:
         prepare_data_dir("orgmem", tmp_path, progress=False)
     message = str(caught.value)

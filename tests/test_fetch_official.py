@@ -22,8 +22,10 @@ from types import ModuleType
 import pytest
 
 from judges.official.locate import REPO_ROOT, OfficialReader
-from judges.official.sources import MIRROR_ENV, OFFICIAL_FILES, TEXT_PINS
+from judges.official.sources import OFFICIAL_FILES, TEXT_PINS
 from judges.official.texts import OfficialTexts
+from loaders.pins import MIRROR_ENV
+from memory_protocol.paths import cache_root
 from tests.data_mirror import MirrorState, closed_port_url, lay_out_official, serve
 from tests.official_texts import pin_stand_ins, stand_in_upstream
 
@@ -194,8 +196,9 @@ def test_offline_the_script_stops_in_one_line_and_writes_nothing(tmp_path: Path,
     assert files_under(dest) == []
 
 
-def test_the_default_destination_is_gitignored_and_searched_by_runs() -> None:
+def test_the_default_destination_is_in_the_cache_root_and_searched_by_runs() -> None:
     cli = load_cli()
-    assert cli.DEFAULT_DEST == REPO_ROOT / "official"
-    assert cli.DEFAULT_DEST in OfficialReader.search(env={}).directories
+    assert cli.DEFAULT_DEST == cache_root() / "official"
+    assert cli.DEFAULT_DEST in OfficialReader.search().directories
+    assert REPO_ROOT / "official" in OfficialReader.search().directories
     assert "/official/" in (REPO_ROOT / ".gitignore").read_text().splitlines()

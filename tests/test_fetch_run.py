@@ -1,7 +1,8 @@
 """`python run.py` on a machine with no data: it fetches OrgMemBench, or says in one line how to (issue 20).
 
 The run happens in a copy of the working tree under a temporary folder, as a fresh clone would be:
-no ./data, no <repo>/data, no <repo>/../shared/data, HOME (so ~/.cache/mempp/data) empty and
+no ./data, no <repo>/data, no <repo>/../shared/data, HOME and the cache root
+($MEMPP_CACHE_DIR, where the data is fetched to) empty, and
 $MEMPP_DATA_DIR unset. The BM25 system keeps the run short (no embedding); the full Mem++ table
 (overall in_budget_recall 0.589) is the same data through the same loader.
 """
@@ -33,7 +34,7 @@ def fresh_clone(tmp_path: Path) -> Path:
 
 def run_py(clone: Path, home: Path, mirror: str, *overrides: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("MEMPP_DATA_DIR", "XDG_CACHE_HOME", "MEMPP_RESULTS_DIR")}
-    env.update(HOME=str(home), MEMPP_DATA_MIRROR=mirror, MEMPP_CACHE_DIR=str(home / "computed"))
+    env.update(HOME=str(home), MEMPP_MIRROR=mirror, MEMPP_CACHE_DIR=str(home / "computed"))
     command = [sys.executable, "run.py", "system=bm25", "dataset.limit=3", "progress=false", *overrides]
     return subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True, timeout=600)
 
@@ -48,7 +49,7 @@ def test_run_py_fetches_the_benchmark_into_the_user_cache_and_runs(tmp_path: Pat
         second = run_py(clone, home, url)
         assert second.returncode == 0, second.stderr
         assert state.requests == [], "the second run finds the data in the cache"
-    cache = home / ".cache" / "mempp" / "data" / "orgmembench" / "datasets"
+    cache = home / "computed" / "data" / "orgmembench" / "datasets"  # the cache root moves the fetched data too
     assert fetched == 448 and len([p for p in cache.rglob("*") if p.is_file()]) == 448
     assert "orgmem: 448 file(s)" in first.stderr and "448 fetched" in first.stderr
     assert "| overall" in first.stdout and "3 questions in 1 episode(s)" in first.stdout
@@ -61,5 +62,5 @@ def test_run_py_offline_without_data_exits_2_in_one_line(tmp_path: Path) -> None
     assert proc.returncode == 2
     err = proc.stderr.strip()
     assert "\n" not in err and err.startswith("error: ")
-    assert "python scripts/fetch_data.py orgmem" in err and str(home / ".cache" / "mempp" / "data") in err
+    assert "python scripts/fetch_data.py orgmem" in err and str(home / "computed" / "data") in err
     assert "Traceback" not in err

@@ -12,7 +12,7 @@ from harness.config import DatasetSpec, ModelSpec
 from harness.benchmarks import longmemeval_s, orgmem
 from judges.graders import LoCoMoJudge, LongMemEvalJudge, OrgMemJudge
 from judges.graders.orgmem import ORGMEM_NO_ANSWER
-from judges.graders.templates import load_template
+from judges.templates import load_template
 from judges.graders.verdict import detect_echo
 from memory_protocol import Question, RubricFacet
 

@@ -122,12 +122,12 @@ def test_bleu_tokenize_quotes_and_split_words():
 
 
 def test_punkt_data_folder_holds_the_model(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMPP_NLTK_DATA", str(tmp_path))
+    monkeypatch.setenv("MEMPP_CACHE_DIR", str(tmp_path))  # the model goes to <cache root>/nltk_data
     monkeypatch.setattr(punkt_data, "_ready", None)
     root = punkt_data.ensure_punkt_data()
     english = root / "tokenizers" / "punkt_tab" / "english"
     abbreviations = (english / "abbrev_types.txt").read_text(encoding="utf-8").split("\n")
-    assert root.parent == tmp_path and "calif" in abbreviations and "dept" not in abbreviations
+    assert root.parent == tmp_path / "nltk_data" and "calif" in abbreviations and "dept" not in abbreviations
 
 
 def test_missing_model_package_is_one_clear_error(monkeypatch):

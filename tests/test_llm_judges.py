@@ -15,7 +15,7 @@ from judges.graders.longmemeval import (
     parse_yes_no,
 )
 from judges.graders.orgmem import orgmem_request, parse_orgmem
-from judges.graders.templates import LONGMEMEVAL_KINDS, PROMPTS_DIR, PromptTemplate, load_template
+from judges.templates import LONGMEMEVAL_KINDS, PROMPTS_DIR, PromptTemplate, load_template
 from judges.graders.verdict import extract_json_objects
 from memory_protocol import Question, RubricFacet
 

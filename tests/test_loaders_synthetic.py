@@ -11,10 +11,8 @@ from typing import Any
 
 import pytest
 
-from loaders import DatasetError, load_dataset
-from loaders.datadir import resolve_data_dir
-from memory_protocol import Episode, Question
-from loaders.selection import Selection, select
+from loaders import DatasetError, DatasetLoader, Selection, load_dataset, prepare_data_dir, resolve_data_dir, select
+from memory_protocol import Document, Episode, Question
 
 
 
@@ -354,3 +352,17 @@ def test_longmemeval_top_level_must_be_a_list_and_ids_unique(tmp_path: Path) -> 
     write_lme(tmp_path, [lme_entry("a"), lme_entry("a")])
     message = error_of(lambda: load_dataset("longmemeval_s", data_dir=str(tmp_path)))
     assert "duplicate question_id" in message and "record a" in message
+
+
+def test_a_loader_that_reads_no_files_needs_no_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def load_inline(size: int = 1) -> Iterator[Episode]:
+        yield Episode("inline", (Document("d1", "The launch moved to Friday."),),
+                      (Question("q1", "When is the launch?", "easy", "Friday", evidence_ids=("d1",)),)[:size])
+
+    loader = DatasetLoader("inline", load_inline, ("easy",), needs_data=False)
+    monkeypatch.setenv("MEMPP_DATA_DIR", str(tmp_path / "absent"))  # would be an error for a loader of files
+    assert prepare_data_dir(loader) is None and loader.options() == ["size"]
+    episodes = load_dataset(loader, size=1)
+    assert [q.qid for e in episodes for q in e.questions] == ["q1"]
+    with pytest.raises(DatasetError, match="does not exist"):
+        prepare_data_dir("locomo")

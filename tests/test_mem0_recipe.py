@@ -14,7 +14,7 @@ import pytest
 
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.wording import choose_prompts
+from harness.prompts import ProtocolPrompts, choose_prompts
 from memory_protocol import Question
 from memory_protocol.documents import Hit
 from tests.official_texts import SHARED_OFFICIAL, text
@@ -32,11 +32,17 @@ def _hit(text_: str, leg: str, rank: int) -> Hit:
     return Hit(f"m{rank}", text_, None, None, 1.0 / (rank + 1), {leg: rank}, False, None, (("D1:1", 0),))
 
 
+def _prompts(config: RunConfig) -> ProtocolPrompts:
+    return choose_prompts(config.dataset.describe(), config.answerer, config.judge, recipe=config.answer_recipe,
+                          system_kind=config.system.kind, context_budget=config.dataset.context_budget,
+                          official_dir=config.official_dir)
+
+
 QUESTION = Question(qid="conv-26/0", text="When did Caroline go to the support group?", category="temporal", answer="7 May")
 
 
 def test_mem0_rows_answer_with_mem0s_prompt_as_one_system_message():
-    prompts = choose_prompts(_config("mem0", "mem0"))
+    prompts = _prompts(_config("mem0", "mem0"))
     assert prompts.recipe == "mem0" and prompts.answerer.wording.cite.startswith("mem0ai/mem0@b3ede5b7c0ac")
     hits = [_hit("1:56 pm on 8 May, 2023: Caroline went to a support group", "mem0:Caroline", 0),
             _hit("8 May, 2023: Melanie paints", "mem0:Melanie", 0),
@@ -52,7 +58,7 @@ def test_mem0_rows_answer_with_mem0s_prompt_as_one_system_message():
 
 
 def test_zep_rows_answer_with_answer_prompt_zep_over_its_context_template():
-    prompts = choose_prompts(_config("zep", "mem0"))
+    prompts = _prompts(_config("zep", "mem0"))
     hits = [_hit("  - Caroline attended a support group (2023-05-08 13:56:00 - present)", "zep:fact", 0),
             _hit("  - Caroline: a counsellor in training", "zep:entity", 0),
             _hit("  - Melanie paints (date unknown - present)", "zep:fact", 1)]
@@ -68,7 +74,7 @@ def test_zep_rows_answer_with_answer_prompt_zep_over_its_context_template():
                                                    ("zep", "mem0", "longmemeval_s")])
 def test_elsewhere_the_rows_answer_with_the_authors_template(system, recipe, dataset):
     config = _config(system, recipe, dataset)
-    prompts = choose_prompts(config)
+    prompts = _prompts(config)
     assert prompts.recipe == "harness" and prompts.answer_source == "authors"
     assert config.answer_recipe == (recipe if system in ("mem0", "zep") else "harness")  # a no-op is not recorded
 
@@ -90,10 +96,10 @@ def test_the_table_footnote_says_which_answer_prompt_a_mem0_or_zep_row_used():
 
 def test_the_authors_seed_goes_to_seeded_models_only():
     """eval/llm.py seeds its OpenAI requests (20260904) and sends no seed to Anthropic's API."""
-    seeded = choose_prompts(_config("mempp", "harness")).answerer
+    seeded = _prompts(_config("mempp", "harness")).answerer
     question = Question(qid="q", text="Who?", category="temporal", answer="x")
     assert seeded.request(question, "", []).seed == 20260904
     claude = RunConfig.from_dict(compose_config(["dataset=locomo", "system=mempp", "answerer=claude-sonnet-4-6",
                                                  f"official_dir={SHARED_OFFICIAL}"]))
-    request = choose_prompts(claude).answerer.request(question, "", [])
+    request = _prompts(claude).answerer.request(question, "", [])
     assert request.seed is None and "seed" in request.omit and request.max_tokens == 512

@@ -262,7 +262,6 @@ def test_without_any_source_a_run_uses_our_wording_says_so_and_is_marked(server,
     import judges.official.locate as locate
 
     monkeypatch.setenv(KEY_ENV, "sk-test")
-    monkeypatch.delenv(locate.ENV_VAR, raising=False)
     monkeypatch.setattr(locate, "REPO_ROOT", tmp_path / "clone")  # no ../shared/official, no ./official
     monkeypatch.chdir(tmp_path)
     own = _run(server, tmp_path, "locomo", tmp_path / "nowhere")

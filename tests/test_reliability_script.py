@@ -10,13 +10,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _script():
-    """The script's pieces as its split modules hold them (scripts/reliability_suite/)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
+    """The script's pieces as its modules hold them (scripts/reliability_suite/)."""
+    sys.path.insert(0, str(ROOT))
     from types import SimpleNamespace
 
-    from reliability_suite import inputs, tables
-    return SimpleNamespace(BEGIN=tables.BEGIN, END=tables.END, with_section=tables.with_section, stage=tables.stage,
-                           broken_data=inputs.broken_data)
+    from scripts.reliability_suite import common, live
+    return SimpleNamespace(BEGIN=common.BEGIN, END=common.END, with_section=common.with_section, stage=common.stage,
+                           broken_data=live.broken_data)
 
 
 def test_write_replaces_only_the_scripts_own_part():

@@ -15,7 +15,7 @@ from typing import Any
 
 from judges.graders import Judge
 from judges.official.texts import OfficialTexts
-from judges.wording import Wording
+from judges.templates import Wording
 from loaders import DatasetLoader
 from memory_protocol import ConfigError, Episode, Question
 
@@ -29,7 +29,7 @@ PromptFile = str | Path | Mapping[str, str | Path] | None
 
 
 # The paper states no answer prompt for LoCoMo or LongMemEval_S; without the authors' template
-# (judges.official.authors), ``judges/prompts/answer.txt`` gives its rules in our words.
+# (judges.official.prompts), ``judges/prompts/answer.txt`` gives its rules in our words.
 AUTHORS_ANSWER_RULES = Wording(
     "own",
     "judges/prompts/answer.txt (our words for the rules of AIDAChip-Inc/mem-plus-plus@919659777943:eval/llm.py "
@@ -53,7 +53,7 @@ class AnswerRule:
 class Benchmark:
     """One benchmark. ``judge`` builds the grader from ``judge.prompt_file`` (None: the built-in
     wording; no judge at all: a retrieval-only benchmark, run without an answerer);
-    ``official_judge``/``official_answer`` use the benchmark's official texts (harness.wording).
+    ``official_judge``/``official_answer`` use the benchmark's official texts (harness.prompts).
     ``headline`` is the judge metric of its tables, ``extra_metrics`` per-question answer metrics,
     ``table_metrics`` what its paper table shows. ``exclude_from_overall`` and ``abstention_row``
     (with an answerer) are averaged apart from ``overall``; ``empty_answer`` is graded in place of

@@ -10,7 +10,7 @@ from functools import partial
 
 from harness.benchmarks import AUTHORS_ANSWER_RULES, Benchmark
 from judges.graders import make_judge
-from judges.official.authors import authors_answer
+from judges.official.prompts import authors_answer
 from judges.graders.locomo import LoCoMoJudge
 from judges.metrics.punkt_data import PunktDataError, ensure_punkt_data
 from loaders import DATASETS

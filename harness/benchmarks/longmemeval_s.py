@@ -11,7 +11,7 @@ from functools import partial
 
 from harness.benchmarks import AUTHORS_ANSWER_RULES, Benchmark, QuestionScorer
 from judges.graders import make_judge
-from judges.official.authors import authors_answer
+from judges.official.prompts import authors_answer
 from judges.graders.longmemeval import LongMemEvalJudge
 from judges.metrics.longmemeval import OfficialCorpus, Turn, official_corpus, official_metrics
 from judges.metrics.retrieval import compute_question_metrics

@@ -11,8 +11,8 @@ from functools import partial
 from harness.benchmarks import AnswerRule, Benchmark
 from judges.graders import make_judge
 from judges.graders.orgmem import ORGMEM_NO_ANSWER, OrgMemJudge
-from judges.official.wording import orgmem_answerer
-from judges.wording import Wording
+from judges.official.prompts import orgmem_answerer
+from judges.templates import Wording
 from loaders import DATASETS
 
 BENCHMARK = Benchmark(

@@ -6,7 +6,7 @@ Three things decide it, per run:
   libraries, where the paper ran the hosted services) prints ours alone, the reason its footnote;
 - the wording: a run whose ``metrics.json`` says ``"wording": "own"`` or ``"custom"`` (its answerer
   or judge used our wording or the user's ``prompt_file``, not the official upstream files; see
-  :mod:`harness.wording`) prints ours alone, footnoted; a run without the key predates the marker
+  :mod:`harness.prompts`) prints ours alone, footnoted; a run without the key predates the marker
   and is paired as before;
 - the judge metric: the paper's scripts score 100/N over all N questions, a failed or unparsable
   grade counting 0, which is ``<metric>_paper``; the parsed-only mean ``<metric>`` is kept for the
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from harness.reports.format import MISSING, fmt_mean_std, is_missing
 from harness.reports.store import RunView
 
-NOT_OFFICIAL_WORDING = ("own", "custom")  # harness.wording: ProtocolPrompts.label
+NOT_OFFICIAL_WORDING = ("own", "custom")  # harness.prompts: ProtocolPrompts.label
 PARSED_ONLY = " (parsed grades only)"
 
 

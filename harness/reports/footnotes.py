@@ -73,7 +73,7 @@ def settings_footnote(differences: Mapping[str, tuple[Any, Any]], run_config: Ma
     return phrases
 
 
-# The answer prompt of a Mem0 or Zep row, by the run's answer_recipe (harness.mem0_recipe).
+# The answer prompt of a Mem0 or Zep row, by the run's answer_recipe (harness.prompts).
 RECIPE_PROMPTS = {"mem0": "mem0's ANSWER_PROMPT", "zep": "mem0's ANSWER_PROMPT_ZEP"}
 
 

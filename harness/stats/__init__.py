@@ -1,5 +1,2 @@
-"""Statistics over per-question scores: bootstrap intervals, paired tests, judge agreement.
-
-Everything here is plain numpy on arrays of per-question values; nothing reads run folders or
-calls a model. The interval method is named in every result so a table can say how it was made.
-"""
+"""Statistics over per-question scores (plain numpy, no run folders, no model calls): bootstrap
+intervals, paired tests, judge agreement; every result names its method."""

@@ -1,11 +1,5 @@
-"""Agreement between judges, and how lenient one judge is.
-
-- Cohen's kappa of two judges' labels on the same answers: (p_o - p_e) / (1 - p_e), p_e from each
-  judge's own label shares (Cohen 1960);
-- Fleiss' kappa of several judges (a fixed number of ratings per answer): (P_bar - P_e) / (1 - P_e),
-  P_e from the pooled label shares (Fleiss 1971);
-- leniency: the share of deliberately wrong answers a judge accepts (its false-accept rate).
-"""
+"""Agreement between judges: Cohen's kappa (Cohen 1960; p_e from each judge's own label shares),
+Fleiss' kappa (Fleiss 1971; p_e from the pooled shares), and a judge's leniency (false-accept rate)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
-"""Two runs on the same questions: the paired difference, its interval, a p-value, and the smallest
-difference the question count can detect.
-
-- interval: the cluster bootstrap of the mean difference (:mod:`harness.stats.bootstrap`);
-- p-value: a paired permutation (sign-flip) test that swaps the two runs' scores within whole
-  clusters; exact (every assignment) when there are at most ``EXACT_CLUSTERS`` clusters, as
-  ``scipy.stats.permutation_test(..., permutation_type="samples")`` is, else Monte Carlo with
-  (count + 1) / (resamples + 1);
-- McNemar's exact test where every score is 0 or 1: the binomial test of the discordant pairs
-  (as ``scipy.stats.binomtest(b, b + c, 0.5)``); it treats questions as independent;
-- minimum detectable difference: (z_{1-alpha/2} + z_{power}) x the bootstrap standard error of
-  the difference (alpha 0.05, power 0.8: 2.80 standard errors).
+"""Two runs on the same questions: the paired difference with its cluster-bootstrap interval; a
+sign-flip permutation p over whole clusters (exact up to ``EXACT_CLUSTERS``, as scipy's
+``permutation_test(permutation_type="samples")``, else Monte Carlo (count + 1) / (resamples + 1));
+McNemar's exact p for 0/1 scores (as ``scipy.stats.binomtest(b, b + c, 0.5)``; questions taken as
+independent); and the minimum detectable difference, (z_0.975 + z_0.8) = 2.80 bootstrap SEs.
 """
 
 from __future__ import annotations
@@ -65,7 +58,6 @@ def _two_sided(null: np.ndarray, observed: float, adjustment: int) -> float:
 
 def permutation_p(sums: np.ndarray, total: float, n_resamples: int = DEFAULT_RESAMPLES,
                   seed: int = DEFAULT_SEED) -> tuple[float, str]:
-    """Two-sided p of the mean difference under sign flips of whole clusters' difference sums."""
     observed = sums.sum() / total
     if len(sums) <= EXACT_CLUSTERS:
         signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(sums))))
@@ -76,7 +68,6 @@ def permutation_p(sums: np.ndarray, total: float, n_resamples: int = DEFAULT_RES
 
 
 def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value from the discordant counts (binomial, p = 1/2)."""
     n = b + c
     if n == 0:
         return 1.0
@@ -93,7 +84,7 @@ def minimum_detectable(standard_error: float, alpha: float = 1 - CONFIDENCE, pow
 def paired_difference(a: Sequence[float], b: Sequence[float], clusters: Sequence[Hashable] | None = None,
                       unit: str = "question", n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                       confidence: float = CONFIDENCE) -> PairedResult:
-    """A minus B over the questions both runs scored (NaN on either side: left out)."""
+    """A minus B over the questions both scored (NaN on either side: left out)."""
     x, y, labels = _aligned(a, b, clusters)
     method = method_text(unit, n_resamples, seed, confidence)
     if len(x) == 0:

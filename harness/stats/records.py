@@ -1,11 +1,6 @@
-"""Intervals and paired differences per category, straight from a run's per-question records.
-
-A record is what ``records.jsonl`` holds (``qid``, ``episode``, ``category``, ``metrics``). The
-resampling unit is the episode when questions share one (LoCoMo: a conversation) and there is more
-than one; otherwise (one episode for all, as OrgMemBench; one per question, as LongMemEval_S) each
-question is its own unit. Rows follow the summaries' layout: every category, then ``overall``
-without the categories averaged apart, then ``overall (all)`` when some were.
-"""
+"""Intervals and paired differences per summary row, from ``records.jsonl`` records. The resampling
+unit is the episode when several questions share one and there are several (LoCoMo's conversations);
+else the question (OrgMemBench: one episode; LongMemEval_S: one per question)."""
 
 from __future__ import annotations
 
@@ -40,7 +35,7 @@ def unit_of(records: Sequence[Record]) -> tuple[str, list[Any] | None]:
 
 
 def row_groups(records: Sequence[Record], exclude_from_overall: Collection[str] = ()) -> dict[str, list[Record]]:
-    """Records per summary row, in the summaries' order."""
+    """Records per summary row: each category, ``overall`` (without the excluded), ``overall (all)``."""
     excluded = {str(c) for c in exclude_from_overall}
     by_category: dict[str, list[Record]] = {}
     for record in records:

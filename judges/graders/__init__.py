@@ -1,8 +1,5 @@
-"""LLM graders: one module per benchmark's judging rules, plus prompt templates and verdicts.
-
-A grader builds the judge's chat messages for (question, answer) and parses the judge's raw reply;
-it never calls a model (``model_clients.llm_client`` does, keyed on the template's ``sha256``).
-"""
+"""LLM graders, one module per benchmark's rules: each builds the judge's messages for (question,
+answer) and parses the reply; ``model_clients.llm_client`` makes the call."""
 
 from __future__ import annotations
 
@@ -13,9 +10,8 @@ from typing import Protocol, runtime_checkable
 from judges.graders.locomo import LoCoMoJudge
 from judges.graders.longmemeval import LongMemEvalJudge, load_longmemeval_templates
 from judges.graders.orgmem import OrgMemJudge
-from judges.graders.templates import load_template
 from judges.graders.verdict import JudgeVerdict
-from judges.wording import RequestParams, Wording
+from judges.templates import RequestParams, Wording, load_template
 from memory_protocol import Question
 
 __all__ = ["Judge", "JudgeVerdict", "LoCoMoJudge", "LongMemEvalJudge", "OrgMemJudge", "make_judge"]
@@ -29,25 +25,18 @@ class Judge(Protocol):
     params: RequestParams  # what the wording's script sends (None fields: the judge config's)
     wording: Wording
 
-    def is_graded(self, question: Question) -> bool:
-        """False for questions the official evaluation does not judge."""
+    def is_graded(self, question: Question) -> bool: ...  # False where the official evaluation does not judge
 
-    def template_hash(self, question: Question) -> str:
-        """Names the prompt used for ``question`` in the cache key."""
+    def template_hash(self, question: Question) -> str: ...  # names the prompt in the cache key
 
-    def request(self, question: Question, answer: str) -> list[dict[str, str]]:
-        """Chat messages for the judge."""
+    def request(self, question: Question, answer: str) -> list[dict[str, str]]: ...
 
-    def parse(self, raw: str, question: Question) -> JudgeVerdict:
-        """The verdict in the judge's raw reply (an echo of the prompt is unparsable)."""
+    def parse(self, raw: str, question: Question) -> JudgeVerdict: ...
 
 
 def make_judge(dataset: str, prompt_file: str | Path | Mapping[str, str | Path] | None = None) -> Judge:
-    """The judge for a dataset name (``orgmem``, ``locomo``, ``longmemeval_s``/``longmemeval``).
-
-    ``prompt_file`` replaces the built-in prompt: a file for OrgMemBench and LoCoMo; for LongMemEval
-    a directory or mapping as :func:`load_longmemeval_templates` takes.
-    """
+    """The judge of ``orgmem``, ``locomo`` or ``longmemeval_s``; ``prompt_file`` replaces the built-in
+    prompt (for LongMemEval a folder or mapping, as :func:`load_longmemeval_templates` takes)."""
     if dataset in ("orgmem", "locomo"):
         if isinstance(prompt_file, Mapping):
             raise ValueError(f"{dataset} takes a single prompt_file")

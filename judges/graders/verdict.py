@@ -1,10 +1,7 @@
-"""A parsed judge reply, JSON extraction from free text, and echo detection.
+"""A parsed judge reply, JSON objects found in free text, and echoes of the prompt.
 
-An *echo* is a reply that repeats the judge's instructions instead of grading (small local models
-do this: SmolLM2 echoing the LoCoMo prompt, example labels included, was read as CORRECT 3/3). Such
-a reply is unparsable whatever label words it contains. :func:`detect_echo` flags a reply that
-contains a whole instruction sentence of the template (30 characters or more, compared in lower
-case with white space collapsed) or that begins with the template's own opening words.
+An echo repeats the judge's instructions instead of grading (SmolLM2 echoing the LoCoMo prompt,
+example labels included, was read as CORRECT 3/3): it is unparsable whatever label words it holds.
 """
 
 from __future__ import annotations
@@ -12,21 +9,24 @@ from __future__ import annotations
 import json
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from judges.graders.templates import PromptTemplate
+from judges.templates import PromptTemplate
 
-__all__ = ["ECHO_MIN_CHARS", "JudgeVerdict", "detect_echo", "extract_json_objects", "instruction_sentences"]
+__all__ = ["JudgeVerdict", "detect_echo", "extract_json_objects", "own_parse"]
 
 ECHO_MIN_CHARS = 30  # shortest instruction sentence (or opening) whose repetition marks an echo
+_FENCE_RE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
+_SENTENCE_END_RE = re.compile(r"(?<=[.?!])\s+|\n+")
 
 
 @dataclass(frozen=True)
 class JudgeVerdict:
-    """One parsed judge reply. ``score`` is in [0, 1], or None when the reply was not understood
-    (``parsed`` False). Such a grade is left out of ``<metric>`` and counts 0 in ``<metric>_paper``."""
+    """``score`` in [0, 1], or None for a reply not understood (``parsed`` False): such a grade is
+    left out of ``<metric>`` and counts 0 in ``<metric>_paper``."""
 
     score: float | None
     label: str | None
@@ -38,17 +38,13 @@ class JudgeVerdict:
     def unparsed(raw: str, reason: str, **detail: Any) -> "JudgeVerdict":
         return JudgeVerdict(score=None, label=None, parsed=False, raw=raw, detail={"error": reason, **detail})
 
-
-_FENCE_RE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
-_SENTENCE_END_RE = re.compile(r"(?<=[.?!])\s+|\n+")
+    @staticmethod
+    def graded(raw: str, correct: bool, label: str) -> "JudgeVerdict":
+        return JudgeVerdict(score=1.0 if correct else 0.0, label=label, parsed=True, raw=raw)
 
 
 def extract_json_objects(raw: str) -> list[dict[str, Any]]:
-    """Every JSON object found in ``raw``, in order: fenced blocks first, then objects in the text.
-
-    Tolerates prose around the object and ```json fences```. Nested objects are returned once
-    (as part of their outermost object).
-    """
+    """Every JSON object in ``raw`` once, fenced blocks first; a nested object comes with its outermost."""
     found: list[dict[str, Any]] = []
     seen: set[str] = set()
     decoder = json.JSONDecoder()
@@ -61,11 +57,10 @@ def extract_json_objects(raw: str) -> list[dict[str, Any]]:
             except json.JSONDecodeError:
                 i = text.find("{", i + 1)
                 continue
-            if isinstance(obj, dict):
-                key = json.dumps(obj, sort_keys=True, default=str)
-                if key not in seen:
-                    seen.add(key)
-                    found.append(obj)
+            key = json.dumps(obj, sort_keys=True, default=str) if isinstance(obj, dict) else None
+            if key is not None and key not in seen:
+                seen.add(key)
+                found.append(obj)
             i = text.find("{", end)
 
     for block in _FENCE_RE.findall(raw):
@@ -80,24 +75,15 @@ def _normal(text: str) -> str:
 
 @lru_cache(maxsize=64)
 def _instruction_parts(text: str) -> tuple[tuple[str, ...], str]:
+    """The template's sentences (placeholders excluded) long enough to mark an echo, and its opening."""
     literals = [literal for literal, *_ in string.Formatter().parse(text)]
-    sentences = []
-    for literal in literals:
-        for piece in _SENTENCE_END_RE.split(literal):
-            normal = _normal(piece)
-            if len(normal) >= ECHO_MIN_CHARS:
-                sentences.append(normal)
-    opening = _normal(literals[0]) if literals else ""
-    return tuple(sentences), opening
-
-
-def instruction_sentences(template: PromptTemplate) -> tuple[str, ...]:
-    """The template's own sentences (placeholders excluded) long enough to mark an echo."""
-    return _instruction_parts(template.text)[0]
+    sentences = tuple(normal for literal in literals for piece in _SENTENCE_END_RE.split(literal)
+                      if len(normal := _normal(piece)) >= ECHO_MIN_CHARS)
+    return sentences, _normal(literals[0]) if literals else ""
 
 
 def detect_echo(raw: str, template: PromptTemplate) -> str | None:
-    """Why ``raw`` is an echo of ``template``'s instructions, or None when it is not one."""
+    """Why ``raw`` echoes ``template`` (a whole instruction sentence, or its opening words), else None."""
     reply = _normal(raw)
     if not reply:
         return None
@@ -109,3 +95,9 @@ def detect_echo(raw: str, template: PromptTemplate) -> str | None:
     if len(head) >= ECHO_MIN_CHARS and opening.startswith(head):
         return "echo of the judge prompt: the reply repeats its opening words"
     return None
+
+
+def own_parse(raw: str, template: PromptTemplate, parse: Callable[[str], JudgeVerdict]) -> JudgeVerdict:
+    """Our wording's reading of a reply: an echo of ``template`` is unparsable, else ``parse(raw)``."""
+    echo = detect_echo(raw, template)
+    return JudgeVerdict.unparsed(raw, echo) if echo else parse(raw)

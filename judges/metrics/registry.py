@@ -1,20 +1,6 @@
-"""Every metric the harness reports, described once: what it is, how it is computed and shown.
-
-A :class:`Metric` names its stage (``ranking``: from the ranked ids and the gold ids; ``context``:
-from what the answerer reads; ``judge``: an LLM judge's grade; ``answer``: from the answer text and
-the gold answer), its per-question ``compute`` where one exists, how questions are aggregated
-into a row (``aggregate``, NaN already dropped), how many decimals a table shows, whether higher
-is better, and a label. A family (``per_k=True``) is reported as ``<name>@<k>`` for each cut-off of
-the dataset, so ``recall_any`` stands for ``recall_any@10``, ``recall_any@50``, ...
-
-The summaries (``harness.runner``, ``harness.qa``), the tables (``harness.reports``), the sweep
-table and the regression check read this registry. A metric of another package is added with
-:func:`register` when that package is imported; a ranking metric with a ``compute`` then appears
-in every retrieval summary without any other change.
-
-Names derived from a metric resolve to it: ``<name>@<k>``, ``<name>_std`` (spread over judge runs),
-``<name>_paper`` (the paper-comparable mean) and ``<name>_run<i>`` (one judge run).
-"""
+"""Every metric the harness reports, described once (stage, per-question ``compute``, decimals, label).
+A family (``per_k``) is reported as ``<name>@<k>``; ``<name>_std``, ``_paper`` and ``_run<i>`` resolve to
+their metric. A ranking metric registered with a ``compute`` appears in every retrieval summary."""
 
 from __future__ import annotations
 
@@ -23,44 +9,29 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from judges.metrics.lexical import bleu1, f1_multiset, f1_set
 from judges.metrics.retrieval import ndcg_at_k, recall_all_at_k, recall_any_at_k
 
-__all__ = [
-    "Metric", "SWEEP_COLUMNS", "TOLERANCE", "all_metrics", "by_stage", "lookup", "register",
-    "retrieval_summary_keys", "unregister",
-]
+__all__ = ["Metric", "SWEEP_COLUMNS", "TOLERANCE", "by_stage", "lookup", "register", "retrieval_summary_keys",
+           "unregister"]
 
 STAGES = ("ranking", "context", "judge", "answer")
 SWEEP_COLUMNS = ("recall_any@10", "recall_any@50", "in_budget_recall")  # the columns a -m sweep table shows
 TOLERANCE = 1e-6  # two stored values of a metric closer than this are the same (regression check)
 
 
-def mean(values: np.ndarray) -> float:
-    """The per-question (micro) mean; the caller has dropped undefined values."""
-    return float(values.mean())
-
-
 @dataclass(frozen=True)
 class Metric:
-    """One metric (or family, with ``per_k``).
-
-    ``compute``: ranking metrics take ``(ranked_ids, gold_ids, k)`` (``k`` only for a family) and
-    return a float (NaN: not scored); answer metrics take ``(answer, gold_answer)`` and return the
-    reported value. ``None``: the stage computes it itself (trec_eval in one batch per episode,
-    an official scorer, the context layout or the judge). ``decimals=None``: 1 when the value is
-    above 1.0, else 3 (for values on a 0-100 or a 0-1 scale). ``sessions``: a LongMemEval-style
-    session-level family, reported only where the benchmark scores sessions.
-    """
+    """``compute``: ``(ranked_ids, gold_ids[, k])`` -> float (NaN: not scored) for ranking metrics,
+    ``(answer, gold_answer)`` for answer metrics; None where the stage computes it itself (trec_eval,
+    an official scorer, the context layout, the judge). ``decimals=None``: 1 above 1.0, else 3.
+    ``sessions``: a session-level family, reported only where the benchmark scores sessions."""
 
     name: str
     label: str
     stage: str = "ranking"
     per_k: bool = False
     compute: Callable[..., float] | None = None
-    aggregate: Callable[[np.ndarray], float] = mean
     decimals: int | None = 3
     higher_is_better: bool = True
     sessions: bool = False
@@ -68,10 +39,6 @@ class Metric:
     def __post_init__(self) -> None:
         if self.stage not in STAGES:
             raise ValueError(f"metric {self.name!r}: stage {self.stage!r} is not one of {STAGES}")
-
-    def keys(self, ks: Sequence[int]) -> list[str]:
-        """The summary columns this metric gives for the cut-offs ``ks``."""
-        return [f"{self.name}@{k}" for k in ks] if self.per_k else [self.name]
 
     def format(self, value: float) -> str:
         decimals = self.decimals if self.decimals is not None else (1 if abs(value) > 1.0 else 3)
@@ -127,10 +94,6 @@ def unregister(name: str) -> None:
     _registry.pop(name, None)
 
 
-def all_metrics() -> list[Metric]:
-    return list(_registry.values())
-
-
 def by_stage(*stages: str) -> list[Metric]:
     return [metric for metric in _registry.values() if metric.stage in stages]
 
@@ -148,8 +111,7 @@ def lookup(key: str) -> Metric | None:
 
 
 def retrieval_summary_keys(ks: Sequence[int], sessions: bool) -> list[str]:
-    """Every retrieval column of a summary: the families at each k (k-major), the session families
-    where sessions are scored, then the single-valued ranking and context metrics."""
+    """The families at each k (k-major), the session families where scored, then the single-valued ones."""
     families = [m for m in by_stage("ranking") if m.per_k]
     keys = [f"{m.name}@{k}" for k in ks for m in families if not m.sessions]
     if sessions:

@@ -1,12 +1,6 @@
-"""Standard document-level recall and nDCG (OrgMemBench, LoCoMo), computed by trec_eval.
-
-``pytrec_eval`` (the ``pytrec-eval-terrier`` wheel, as BEIR uses) evaluates one ranking against
-binary relevance: ``success_k`` is our ``recall_any@k``, ``recall_k`` the share of gold found (so
-``recall_all@k`` is ``recall_k == 1``), ``ndcg_cut_k`` the usual nDCG with discount
-``1 / log2(rank + 1)`` for 1-based ranks. That discount differs from LongMemEval's (which leaves the
-first two positions undiscounted), so LongMemEval keeps its own code in
-:mod:`judges.metrics.longmemeval`.
-"""
+"""Standard recall and nDCG (OrgMemBench, LoCoMo) by trec_eval (``pytrec_eval``, as BEIR uses):
+``success_k`` is ``recall_any@k``, ``recall_k`` is ``recall@k`` (``recall_all@k``: it equals 1), ``ndcg_cut_k``
+discounts ``1 / log2(rank + 1)``, unlike LongMemEval's (:mod:`judges.metrics.longmemeval`)."""
 
 from __future__ import annotations
 
@@ -24,15 +18,11 @@ def standard_metrics(ranked_ids: Sequence[str], gold: Collection[str], ks: Seque
     return standard_metrics_many([(ranked_ids, gold)], ks)[0]
 
 
-def standard_metrics_many(
-    questions: Sequence[tuple[Sequence[str], Collection[str]]], ks: Sequence[int]
-) -> list[dict[str, float]]:
+def standard_metrics_many(questions: Sequence[tuple[Sequence[str], Collection[str]]],
+                          ks: Sequence[int]) -> list[dict[str, float]]:
     """:func:`standard_metrics` of many (ranking, gold) pairs in one trec_eval call (building the
-    evaluator costs about four times evaluating one ranking, so a run batches per episode).
-
-    The ranking is given by position (repeats after the first are ignored); scores handed to
-    trec_eval strictly decrease down the ranking, so its own tie-breaking never applies.
-    """
+    evaluator costs about four evaluations). Scores strictly decrease down the ranking (repeats
+    dropped), so trec_eval's own tie-breaking never applies."""
     if any(k < 1 for k in ks):
         raise ValueError(f"every k must be >= 1, got {list(ks)}")
     keys = [f"{name}@{k}" for k in ks for name in ("recall_any", "recall_all", "recall", "ndcg")]

@@ -1,29 +1,22 @@
-"""The upstream evaluation files the paper's protocol uses, pinned by commit and sha256, and the
-texts the harness takes out of them, each pinned by the sha256 of the text itself.
+"""The upstream evaluation files the paper's protocol uses, pinned by commit and sha256, and the texts
+taken out of them, each pinned by the sha256 of the text itself.
 
-The wording of the judges and answerers is read at run time (``judges.official.texts``), never
-copied into this repository, from either source: the upstream files (``scripts/fetch_official.py``
-downloads them from GitHub at the pinned commits into a directory laid out as
-``<folder>/<path in the upstream repository>``), or a ``templates.json`` laid out as
-``../shared/official/templates.json`` (the texts as data). Either way every text must hash to its
-pin in :data:`TEXT_PINS`; an upstream file must also hash to its file pin. The authors' ``eval/llm.py``
-has no file pin (its bytes were never downloaded here): a fetched copy is trusted by its texts.
+The wording is read at run time (``judges.official.texts``), never copied here: from the upstream files
+(``scripts/fetch_official.py`` puts them in ``<folder>/<path in the repository>``) or a ``templates.json``
+(``../shared/official``). The authors' ``eval/llm.py`` has no file pin (never downloaded here): a fetched
+copy is trusted by its texts' pins.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["GITHUB_RAW", "MIRROR_ENV", "OFFICIAL_FILES", "OfficialFile", "TEXT_PINS", "TextPin", "Upstream", "UPSTREAMS",
-           "official_file"]
-
-GITHUB_RAW = "https://raw.githubusercontent.com"
-MIRROR_ENV = "MEMPP_OFFICIAL_MIRROR"  # a server with GitHub raw's <owner>/<repo>/<commit>/<path> layout
+__all__ = ["OFFICIAL_FILES", "OfficialFile", "TEXT_PINS", "TextPin", "Upstream", "UPSTREAMS", "official_file"]
 
 
 @dataclass(frozen=True)
 class Upstream:
-    """One upstream repository at one commit; ``folder`` is its directory in an official dir."""
+    """One repository at one commit; ``folder`` is its directory in an official dir."""
 
     folder: str
     repo: str
@@ -33,23 +26,16 @@ class Upstream:
 
 @dataclass(frozen=True)
 class OfficialFile:
-    """One pinned file: ``path`` inside its upstream repository."""
-
     upstream: Upstream
-    path: str
+    path: str  # inside the repository
     sha256: str | None  # None: no file pin known; the file is trusted by its texts' pins alone
 
     @property
     def local(self) -> str:
-        """Where it sits under an official directory."""
         return f"{self.upstream.folder}/{self.path}"
 
-    def url(self, base: str = GITHUB_RAW) -> str:
-        return f"{base.rstrip('/')}/{self.upstream.repo}/{self.upstream.commit}/{self.path}"
-
     @property
-    def cite(self) -> str:
-        """``owner/repo@commit12:path``, as the harness names the source it used."""
+    def cite(self) -> str:  # as the harness names the source it used
         return f"{self.upstream.repo}@{self.upstream.commit[:12]}:{self.path}"
 
 
@@ -85,7 +71,6 @@ OFFICIAL_FILES: dict[str, OfficialFile] = {f.local: f for f in (OfficialFile(u, 
 
 
 def official_file(local: str) -> OfficialFile:
-    """The pin of ``<folder>/<path>`` (KeyError names the known files)."""
     try:
         return OFFICIAL_FILES[local]
     except KeyError:
@@ -94,9 +79,8 @@ def official_file(local: str) -> OfficialFile:
 
 @dataclass(frozen=True)
 class TextPin:
-    """One text the harness uses: the ``index``-th non-empty string literal assigned to ``name`` (or
-    returned, ``<return>``) in ``where`` (``<module>``, a function, ``Class.method``) of the file
-    ``local``, and the sha256 of that text (for an f-string: of its source, as written)."""
+    """The ``index``-th non-empty string literal assigned to ``name`` (or ``<return>``ed) in ``where``
+    (``<module>``, a function, ``Class.method``) of ``local``, and its sha256 (an f-string's: of its source)."""
 
     key: str
     local: str

@@ -1,20 +1,9 @@
-"""The official texts, taken as data from an upstream file or from a templates file; nothing runs.
-
-Two sources serve the same texts (``judges.official.sources.TEXT_PINS``):
-
-- an upstream file (fetched by ``scripts/fetch_official.py``), checked against its file pin first,
-  then parsed with :mod:`ast`: a text is the ``index``-th non-empty string literal assigned to a
-  name (or returned) in a module, function or method, in file order. An f-string is taken as its
-  source text (its fields are filled by our code, never evaluated). The file is never imported or
-  executed.
-- a ``templates.json`` laid out as ``../shared/official/templates.json``: for each upstream file its
-  repository, commit, path and sha256 and its texts (``in``, ``name``, ``text``) in file order.
-  What is checked: each file entry names the repository, commit and file sha256 of our pin (it
-  describes the same upstream files), and every text taken from it hashes to its text pin. The
-  templates file's own sha256 is recorded with the run, not pinned: another file carrying the
-  same texts is as good.
-
-Either way a text whose sha256 is not its pin's stops the run (:class:`OfficialTextMismatch`).
+"""The official texts as data, never run: from an upstream file (its file pin checked, then parsed with
+:mod:`ast`: a text is the ``index``-th non-empty string literal assigned to a name or returned in a
+module, function or method, an f-string as its source) or from a ``templates.json`` laid out as
+``../shared/official/templates.json`` (each file entry must name our pin's repository, commit and
+sha256; the templates file's own hash is recorded, not pinned). Either way a text whose sha256 is not
+its pin's stops the run (:class:`OfficialTextMismatch`).
 """
 
 from __future__ import annotations
@@ -43,8 +32,7 @@ class OfficialTextMismatch(ConfigError):
 
 @dataclass(frozen=True)
 class SourcedText:
-    """One pinned text and where it was read: ``via`` is ``upstream`` (the file itself) or
-    ``templates`` (a templates file); ``path``/``sha256``: the file read and the sha256 of its bytes."""
+    """A pinned text, read ``via`` ``upstream`` or ``templates`` from ``path`` (whose bytes hash to ``sha256``)."""
 
     pin: TextPin
     text: str
@@ -54,8 +42,7 @@ class SourcedText:
 
     @property
     def cite(self) -> str:
-        pin = self.pin.pin
-        return f"{pin.cite} ({self.pin.name})"
+        return f"{self.pin.pin.cite} ({self.pin.name})"
 
 
 def _sha256(data: bytes) -> str:
@@ -63,7 +50,7 @@ def _sha256(data: bytes) -> str:
 
 
 def _scopes(tree: ast.Module) -> list[tuple[str, list[ast.stmt]]]:
-    """``<module>``, each top-level function and each method (``Class.method``), with its body."""
+    """``<module>``, each top-level function and each method (``Class.method``), with their bodies."""
     scopes: list[tuple[str, list[ast.stmt]]] = [("<module>", [])]
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -86,7 +73,7 @@ def _text_of(value: ast.AST | None, source: str) -> str | None:
 
 
 def literals_of(source: str, filename: str = "<upstream>") -> LiteralTable:
-    """Every text a file assigns to a plain name or returns, per (scope, name), in file order."""
+    """Every text a file assigns to a plain name or returns, by (scope, name), in file order."""
     tree = ast.parse(source, filename=filename)
     table: LiteralTable = {}
     for scope, body in _scopes(tree):
@@ -120,8 +107,8 @@ def _entry_problem(entry: Any, local: str) -> str | None:
 
 
 def templates_of(data: Any, path: Path) -> dict[str, LiteralTable]:
-    """A templates file's texts per upstream file (``<folder>/<path>``); ConfigError (one line) for a
-    file not laid out as ours or one whose entries disagree with our pins."""
+    """A templates file's texts by upstream file (``<folder>/<path>``); ConfigError (one line) for a
+    file not laid out as ours or disagreeing with our pins."""
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, list):
         raise ConfigError(f"{path}: not a templates file (expected an object with a 'files' list)")
@@ -162,8 +149,8 @@ def _upstream(text: str, path: Path) -> LiteralTable:
 
 @dataclass
 class OfficialTexts:
-    """Reads pinned texts from the first searched directory that holds their upstream file or a
-    templates file (the upstream file wins within one directory)."""
+    """Pinned texts from the first searched directory holding their upstream file or a templates file
+    (the upstream file first)."""
 
     reader: OfficialReader
     _cache: dict[str, SourcedText] = field(default_factory=dict)
@@ -173,8 +160,8 @@ class OfficialTexts:
         return cls(OfficialReader.search(setting, **kwargs))
 
     def get(self, key: str) -> SourcedText:
-        """The text ``key`` of :data:`TEXT_PINS` (OfficialFileMissing when no directory has its file
-        or a templates file; OfficialTextMismatch / OfficialFileMismatch when one has other bytes)."""
+        """The text ``key`` of :data:`TEXT_PINS`: OfficialFileMissing when nowhere, OfficialTextMismatch
+        or OfficialFileMismatch when a source holds other bytes."""
         if key not in self._cache:
             self._cache[key] = self._read(TEXT_PINS[key])
         return self._cache[key]

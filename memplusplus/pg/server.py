@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_protocol import ConfigError
+from memory_protocol.paths import cache_root
 
 if TYPE_CHECKING:
     from memplusplus.pg.cluster import EmbeddedCluster
@@ -39,7 +40,7 @@ def require_extra(*modules: str) -> None:
 
 def default_data_dir() -> Path:
     """The embedded server's folder inside the default cache folder."""
-    return Path(os.environ.get("MEMPP_CACHE_DIR") or "~/.cache/mempp").expanduser() / "postgres"
+    return cache_root() / "postgres"
 
 
 def _folder(data_dir: str | Path) -> Path:

@@ -1,1 +1,1 @@
-"""The stages of ``scripts/reliability.py``, one module each."""
+"""The cases and stages of ``scripts/reliability.py``: one module per group, one shared runner (``common``)."""

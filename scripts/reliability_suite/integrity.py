@@ -1,20 +1,13 @@
-"""Measure issue 31's integrity cases (items 4, 6, 7 and 8) on a checkout of the harness: one row per case.
-
-    python scripts/integrity_cases.py                        # this checkout
-    python scripts/integrity_cases.py --code /tmp/old-clone  # another checkout (e.g. before the fix)
-
-Every case runs in a subprocess whose PYTHONPATH (and run.py) are those of ``--code``, in a scratch
-folder. The full-disk cases use a real 1 MiB tmpfs (root only; skipped otherwise): the run-folder
-case fills it to each page count from 0 to 47 in turn and writes a 73-question run over a
-3-question one; the kills are real SIGKILLs at random moments of a writer that rewrites the folder
-in a loop. Keys are fake; the proxy's memory is the peak RSS of the process serving it.
+"""Issue 31's integrity cases (items 4, 6, 7 and 8) on a checkout: a run folder rewritten on a full
+disk (every free-page count 0-47, a 73-question run over a 3-question one) and under SIGKILLs at
+random moments, a mixed folder tabled, keys without a known prefix, the proxy's body bound, a full
+disk under the cache. Keys are fake; the proxy's memory is the peak RSS of the process serving it.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
+import random
 import socket
 import subprocess
 import sys
@@ -22,12 +15,13 @@ import textwrap
 import time
 from pathlib import Path
 
-from hostile_cases import Tmpfs, measure
+from .common import ROOT, case_registry, Tmpfs, last_json, python, run_py, stderr_shown
 
-ROOT = Path(__file__).resolve().parent.parent
 HEX_KEY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 AWS_KEY = "AKIAZ7QX4M2N6PLRT3VW"
 SENT_MIB = 256
+
+CASES, case = case_registry()
 
 # A writer of two runs of one configuration (3 and 73 questions) and a judge of what a folder holds.
 RUNS = '''
@@ -64,14 +58,13 @@ def _script(body: str) -> str:
 
 def _run(code: Path, body: str, cwd: Path, *args: str) -> subprocess.CompletedProcess:
     """``body`` (after the run writer above) in a subprocess importing ``code`` only."""
-    return subprocess.run([sys.executable, "-c", _script(body), *args], cwd=cwd, env={**os.environ, "PYTHONPATH": str(code)},
-                          capture_output=True, text=True, timeout=900)
+    return python(code, _script(body), cwd, *args, with_tests=False)
 
 
+@case("4. a run folder rewritten on a full disk (every page count 0-47)", needs_root=True)
 def folder_on_full_disk(code: Path, scratch: Path) -> str:
     """A 73-question run written over a 3-question one on a disk with 0..47 pages free."""
-    fs = Tmpfs(scratch / "fs")
-    try:
+    with Tmpfs(scratch / "fs") as fs:
         body = '''
             import errno, shutil
             old, new = expected(sys.argv[2])
@@ -96,15 +89,14 @@ def folder_on_full_disk(code: Path, scratch: Path) -> str:
             print(json.dumps(counts))
         '''
         proc = _run(code, body, scratch, str(fs.path), str(scratch))
-        counts = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
-        if counts is None:
-            return f"error: {proc.stderr.strip()[-200:]}"
-        return (f"48 page counts: the previous run whole {counts['previous']}, the new run whole {counts['new']}, "
-                f"a mix of both {counts['mixed']}")
-    finally:
-        fs.close()
+    if proc.returncode != 0:
+        return f"error: {proc.stderr.strip()[-200:]}"
+    counts = last_json(proc)
+    return (f"48 page counts: the previous run whole {counts['previous']}, the new run whole {counts['new']}, "
+            f"a mix of both {counts['mixed']}")
 
 
+@case("4. a run folder's writer killed (SIGKILL) at random moments")
 def folder_killed(code: Path, scratch: Path, kills: int = 20) -> str:
     """A writer rewriting the folder in a loop, SIGKILLed ``kills`` times at random moments."""
     writer = '''
@@ -116,11 +108,10 @@ def folder_killed(code: Path, scratch: Path, kills: int = 20) -> str:
             write(root, 3, "old")
     '''
     judge = '''
-                old, new = expected(tempfile.mkdtemp(dir=sys.argv[2]))
+        import tempfile
+        old, new = expected(tempfile.mkdtemp(dir=sys.argv[2]))
         print(verdict(sys.argv[1], old, new))
     '''
-    import random
-
     chance, seen = random.Random(31), {"previous": 0, "new": 0, "mixed": 0}
     env = {**os.environ, "PYTHONPATH": str(code)}
     root = scratch / "runs" / "orgmem" / "mempp-0123456789"
@@ -135,6 +126,7 @@ def folder_killed(code: Path, scratch: Path, kills: int = 20) -> str:
     return f"{kills} kills: the previous run whole {seen['previous']}, the new run whole {seen['new']}, a mix {seen['mixed']}"
 
 
+@case("4. make_tables over a folder mixing two runs (records 73, metrics 3)")
 def tables_from_mixed_folder(code: Path, scratch: Path) -> str:
     """make_tables over the folder the issue found: records of 73 questions, metrics.json of an older 3."""
     body = '''
@@ -153,22 +145,23 @@ def tables_from_mixed_folder(code: Path, scratch: Path) -> str:
     return f"exit {proc.returncode}; stderr: {shown}"
 
 
+@case("6. answerer.api_key_env=<64 hex digits> / =<AKIA… key>")
 def key_without_prefix(code: Path, scratch: Path) -> str:
     """``run.py answerer.api_key_env=<64 hex digits>`` and ``=<AKIA… key>``: exit codes, files and console holding them."""
     found = []
     for key in (HEX_KEY, AWS_KEY):
         folder = scratch / key[:4]
         folder.mkdir()
-        env = {**os.environ, "PYTHONPATH": str(code), "MEMPP_RESULTS_DIR": "runs", "MEMPP_CACHE_DIR": "cache"}
-        proc = subprocess.run([sys.executable, str(code / "run.py"), "answerer=gpt-4o-mini", f"answerer.api_key_env={key}",
-                               "dataset.limit=1", "progress=false", "estimate=true"], cwd=folder, env=env,
-                              capture_output=True, text=True, timeout=900)
+        env = {"MEMPP_RESULTS_DIR": "runs", "MEMPP_CACHE_DIR": "cache"}
+        result = run_py(code, ["answerer=gpt-4o-mini", f"answerer.api_key_env={key}", "dataset.limit=1", "estimate=true"],
+                        folder, env)
         files = [p for p in folder.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
-        echoed = (proc.stdout + proc.stderr).count(key)
-        found.append(f"{key[:4]}…: exit {proc.returncode}, {len(files)} file(s) hold it, printed {echoed}x")
+        echoed = (result["stdout"] + result["stderr_text"]).count(key)
+        found.append(f"{key[:4]}…: exit {result['exit']}, {len(files)} file(s) hold it, printed {echoed}x")
     return "; ".join(found)
 
 
+@case("7. the proxy sent 1.5 GB (announced) without its token")
 def proxy_big_body(code: Path, scratch: Path) -> str:
     """A POST announcing 1.5 GB without the token, then 256 MiB streamed: the answer and the proxy's peak memory."""
     server = '''
@@ -220,41 +213,28 @@ def _rss_mib(pid: int, field: str) -> float:
     return float("nan")
 
 
+@case("8. run.py with store.cache_dir on a full disk", needs_root=True)
 def cache_on_full_disk(code: Path, scratch: Path) -> str:
     """``run.py`` whose ``store.cache_dir`` is on a disk with 40 pages free: exit code and what the console says."""
-    fs = Tmpfs(scratch / "fs")
-    try:
-        stats = os.statvfs(fs.path)
-        with open(fs.path / "filler", "wb") as handle:
-            handle.write(b"\0" * max(0, stats.f_bavail * stats.f_frsize - 40 * 4096))
-        env = {**os.environ, "PYTHONPATH": str(code), "MEMPP_RESULTS_DIR": str(scratch / "runs")}
-        proc = subprocess.run([sys.executable, str(code / "run.py"), "dataset.limit=3", "progress=false",
-                               f"store.cache_dir={fs.path / 'cache'}"], cwd=scratch, env=env,
-                              capture_output=True, text=True, timeout=900)
-        err = [line.replace(str(scratch), "<scratch>") for line in proc.stderr.strip().splitlines() if line.strip()]
-        if "Traceback" in proc.stderr:
-            raised = [line for line in err if re.match(r"[\w.]+(Error|Exception): ", line)]
-            shown = f"traceback, `{(raised or err)[-1][:90]}`"
-        else:
-            shown = f"{len(err)} line: `{err[-1][:110]}…`" if err else "nothing"
-        return f"exit {proc.returncode}; stderr: {shown}"
-    finally:
-        fs.close()
+    with Tmpfs(scratch / "fs") as fs:
+        fs.fill(40)
+        result = run_py(code, ["dataset.limit=3", f"store.cache_dir={fs.path / 'cache'}"], scratch,
+                        {"MEMPP_RESULTS_DIR": str(scratch / "runs")})
+    return f"exit {result['exit']}; stderr: {stderr_shown(result['stderr_text'], scratch, 110)}"
 
 
-CASES = {
-    "4. a run folder rewritten on a full disk (every page count 0-47)": (folder_on_full_disk, True),
-    "4. a run folder's writer killed (SIGKILL) at random moments": (folder_killed, False),
-    "4. make_tables over a folder mixing two runs (records 73, metrics 3)": (tables_from_mixed_folder, False),
-    "6. answerer.api_key_env=<64 hex digits> / =<AKIA… key>": (key_without_prefix, False),
-    "7. the proxy sent 1.5 GB (announced) without its token": (proxy_big_body, False),
-    "8. run.py with store.cache_dir on a full disk": (cache_on_full_disk, True),
+# What these cases measured on the code before issue 31's fix (main at 9efb619), case by case.
+BEFORE_ISSUE_31 = {
+    "4. a run folder rewritten on a full disk (every page count 0-47)":
+        "48 page counts: the previous run whole 1, the new run whole 23, a mix of both 24",
+    "4. a run folder's writer killed (SIGKILL) at random moments":
+        "20 kills: the previous run whole 14, the new run whole 6, a mix 0",
+    "4. make_tables over a folder mixing two runs (records 73, metrics 3)":
+        "exit 0; stderr: nothing (the stale metrics.json tabled)",
+    "6. answerer.api_key_env=<64 hex digits> / =<AKIA… key>":
+        "e3b0…: exit 0, 4 file(s) hold it; AKIA…: exit 0, 4 file(s) hold it",
+    "7. the proxy sent 1.5 GB (announced) without its token":
+        "HTTP 401 only after the body was sent; 256 MiB accepted; proxy peak RSS +256 MiB over its start",
+    "8. run.py with store.cache_dir on a full disk":
+        "exit 1; stderr: traceback, `sqlite3.OperationalError: disk I/O error`",
 }
-
-
-def main(argv: list[str] | None = None) -> int:
-    return measure(CASES, __doc__, argv, prefix="mempp-integrity-")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,95 +1,51 @@
-"""Measure issue 23's hostile cases (items 6-10) and issue 31's silent ones (``hostile_silent``) on
-a checkout of the harness: one row per case.
+"""Issue 23's hostile cases (items 6-10) on a checkout: history and run folders on a full disk, tables
+over a full disk, two sweeps in one second, the proxy without its token, a key given as a setting.
 
-    python scripts/hostile_cases.py                        # this checkout
-    python scripts/hostile_cases.py --code /tmp/old-clone  # another checkout (e.g. before the fix)
-
-Every case runs in a subprocess whose PYTHONPATH and run.py are those of ``--code``, in a scratch
-folder. The disk-full cases use a real 1 MiB tmpfs filled to the last page, so they need root (they
-are reported as skipped otherwise); the make_tables case fails the third file it writes with ENOSPC
-after 7 bytes, at the system-call level for either code (``builtins.open`` and ``os.write``). The
-key is a fake one; it is searched for in every file under the scratch folder and in the console.
+The disk-full cases fill a real 1 MiB tmpfs to its last page (root); the make_tables case fails the
+third file it writes with ENOSPC after 7 bytes, at the system-call level for either code
+(``builtins.open`` and ``os.write``). The key is fake; every file of the scratch folder is searched.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from scripts.hostile_silent import CASES as SILENT_CASES, frozen_clock  # noqa: E402
+from .common import GUARD_S, case_registry, Tmpfs, last_json, python, run_py, stderr_shown
+from .silent import frozen_clock
 
 FAKE_KEY = "sk-proj-hostileFakeKey0123456789abcdef"
-GUARD_S = 900
+
+CASES, case = case_registry()
 
 
-def _python(code: Path, script: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{ROOT}", **(env or {})}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=GUARD_S)
-
-
-class Tmpfs:
-    """A 1 MiB tmpfs; ``fill()`` takes every free page, ``free()`` gives them back."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(path)], check=True, capture_output=True)
-
-    def fill(self) -> None:
-        with open(self.path / "filler", "wb", buffering=0) as handle:
-            try:
-                while True:
-                    handle.write(b"\0" * 4096)
-            except OSError:
-                pass
-
-    def free(self) -> None:
-        (self.path / "filler").unlink(missing_ok=True)
-
-    def close(self) -> None:
-        subprocess.run(["umount", str(self.path)], check=False)
-
-
-def can_mount() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0
-
-
-# ------------------------------------------------------------------------------------------ cases
+@case("full disk during a history.jsonl append, then a normal run", needs_root=True)
 def torn_history(code: Path, scratch: Path) -> str:
     """Three appends to history.jsonl, the second on a full disk: which entries are readable after."""
-    fs = Tmpfs(scratch / "fs-history")
-    try:
-        step = '''
-            import json, sys
-            from pathlib import Path
-            from harness.results import RunPaths, append_history
-            paths = RunPaths(Path(sys.argv[1]) / "run")
-            n = int(sys.argv[2])
-            pad = "x" * (4096 - 60) if n == 1 else "y" * 200  # entry 1 leaves ~40 bytes of its page
-            try:
-                append_history(paths, {"n": n, "pad": pad})
-                print("ok")
-            except BaseException as exc:
-                print(type(exc).__name__)
-        '''
+    step = '''
+        import sys
+        from pathlib import Path
+        from harness.results import RunPaths, append_history
+        n = int(sys.argv[2])
+        pad = "x" * (4096 - 60) if n == 1 else "y" * 200  # entry 1 leaves ~40 bytes of its page
+        try:
+            append_history(RunPaths(Path(sys.argv[1]) / "run"), {"n": n, "pad": pad})
+            print("ok")
+        except BaseException as exc:
+            print(type(exc).__name__)
+    '''
+    with Tmpfs(scratch / "fs-history") as fs:
         results = []
         for n in (1, 2, 3):
             if n == 2:
                 fs.fill()
-            proc = subprocess.run([sys.executable, "-c", textwrap.dedent(step), str(fs.path), str(n)], cwd=scratch,
-                                  env={**os.environ, "PYTHONPATH": str(code)}, capture_output=True, text=True)
+            proc = python(code, step, scratch, str(fs.path), str(n), with_tests=False)
             results.append(proc.stdout.strip() or proc.stderr.strip().splitlines()[-1])
-            if n == 2:
-                fs.free()
+            fs.free()
         lines = (fs.path / "run" / "history.jsonl").read_bytes().decode(errors="replace").splitlines()
         readable = []
         for line in lines:
@@ -100,26 +56,18 @@ def torn_history(code: Path, scratch: Path) -> str:
         torn = (fs.path / "run" / "history.jsonl.torn").exists()
         return (f"append on the full disk: {results[1]}; entries readable after: {readable} of the 2 completed "
                 f"(1, 3); {len(lines) - len(readable)} broken line(s){'; fragment in history.jsonl.torn' if torn else ''}")
-    finally:
-        fs.close()
 
 
+@case("run.py with its results store on a full disk", needs_root=True)
 def run_on_full_disk(code: Path, scratch: Path) -> str:
     """``run.py`` whose results store is on a full disk: exit code, what the console says, temp files left."""
-    fs = Tmpfs(scratch / "fs-run")
-    try:
+    with Tmpfs(scratch / "fs-run") as fs:
         fs.fill()
-        env = {**os.environ, "PYTHONPATH": str(code), "MEMPP_RESULTS_DIR": str(fs.path / "runs")}
-        proc = subprocess.run([sys.executable, str(code / "run.py"), "dataset.limit=3", "progress=false"],
-                              cwd=scratch, env=env, capture_output=True, text=True, timeout=GUARD_S)
-        temps = sorted(p.name for p in fs.path.rglob("*.tmp"))
-        err = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-        shown = "traceback" if "Traceback" in proc.stderr else f"{len(err)} line: `{err[-1][:90]}…`" if err else "nothing"
-        return f"exit {proc.returncode}; stderr: {shown}; temp files left: {len(temps)}"
-    finally:
-        fs.close()
+        result = run_py(code, ["dataset.limit=3"], scratch, {"MEMPP_RESULTS_DIR": str(fs.path / "runs")})
+        shown = "traceback" if "Traceback" in result["stderr_text"] else stderr_shown(result["stderr_text"])
+        return f"exit {result['exit']}; stderr: {shown}; temp files left: {len(list(fs.path.rglob('*.tmp')))}"
 
-
+@case("make_tables over old tables, the 3rd file hits a full disk")
 def tables_on_full_disk(code: Path, scratch: Path) -> str:
     """make_tables over a previous set of tables, the third file failing with ENOSPC after 7 bytes."""
     script = '''
@@ -173,16 +121,12 @@ def tables_on_full_disk(code: Path, scratch: Path) -> str:
     runs, out = scratch / "tables-runs", scratch / "tables-out"
     overall = {"overall": {"n": 73, "recall_any@10": 0.5, "ndcg_any@10": 0.4, "budget_recall": 0.3}}
     write_run(runs, "orgmem", "mempp-a", system="mempp", k=10, answerer="none", summary=overall)
-    ok = subprocess.run([sys.executable, "-c", textwrap.dedent(script), str(code), str(runs), str(out), "ok"],
-                        cwd=scratch, env={**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{ROOT}"},
-                        capture_output=True, text=True, timeout=GUARD_S)
+    ok = python(code, script, scratch, str(code), str(runs), str(out), "ok")
     assert ok.returncode == 0, ok.stderr[-2000:]
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     write_run(runs, "orgmem", "mempp-b", system="mempp", k=10, answerer="none",
               summary={"overall": {**overall["overall"], "recall_any@10": 0.9}}, mtime=10)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(script), str(code), str(runs), str(out), "fail"],
-                          cwd=scratch, env={**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{ROOT}"},
-                          capture_output=True, text=True, timeout=GUARD_S)
+    proc = python(code, script, scratch, str(code), str(runs), str(out), "fail")
     outcome = json.loads(proc.stdout.strip().splitlines()[-1])["exit"] if proc.stdout.strip() else proc.stderr[-300:]
     after = {p.name: p.read_bytes() for p in out.iterdir()}
     changed = sorted(name for name in before if after.get(name) != before[name])
@@ -192,15 +136,15 @@ def tables_on_full_disk(code: Path, scratch: Path) -> str:
             f"{len(before) - len(changed)} old; temp files left: {len(temps)}")
 
 
+@case("two sweeps started in the same second")
 def sweeps_in_one_second(code: Path, scratch: Path) -> str:
     """Two one-job sweeps with Hydra's clock stopped at the same second: how many multirun folders."""
-    frozen = frozen_clock(code)
     folder = scratch / "sweeps"
     folder.mkdir()
     env = {**os.environ, "PYTHONPATH": str(code), "MEMPP_RESULTS_DIR": str(folder / "runs")}
-    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(frozen), "-m", f"system.k={k}", "dataset.limit=3",
-                               "progress=false"], cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for k in (5, 7)]
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(frozen_clock(code)), "-m", f"system.k={k}",
+                               "dataset.limit=3", "progress=false"], cwd=folder, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for k in (5, 7)]
     for proc in procs:
         proc.communicate(timeout=GUARD_S)
     day = folder / "outputs" / "hydra" / "multirun" / "2026-01-02"
@@ -210,6 +154,7 @@ def sweeps_in_one_second(code: Path, scratch: Path) -> str:
             f"left of 2 (exit codes {[p.returncode for p in procs]})")
 
 
+@case("a local request to the caching proxy without its token")
 def proxy_without_token(code: Path, scratch: Path) -> str:
     """A local request to the Mem0/Zep caching proxy that carries no token: status, and what reached upstream."""
     script = '''
@@ -232,11 +177,11 @@ def proxy_without_token(code: Path, scratch: Path) -> str:
                     status = exc.code
             print(json.dumps({"status": status, "upstream": server.request_count}))
     '''
-    proc = _python(code, script, scratch)
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = last_json(python(code, script, scratch))
     return f"HTTP {result['status']}; requests sent upstream on the owner's key: {result['upstream']}"
 
 
+@case("answerer.api_key_env=sk-… (the key itself)")
 def key_in_env_setting(code: Path, scratch: Path) -> str:
     """``run.py answerer.api_key_env=<a key>`` (answered by a local fake server): files and console holding the key."""
     script = f'''
@@ -254,53 +199,8 @@ def key_in_env_setting(code: Path, scratch: Path) -> str:
     '''
     folder = scratch / "key"
     folder.mkdir()
-    proc = _python(code, script, folder)
-    exit_code = proc.stdout.strip().splitlines()[-1]
-    holding = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
-                     if p.is_file() and FAKE_KEY.encode() in p.read_bytes())
-    names = sorted({Path(p).name for p in holding})
-    console = FAKE_KEY in proc.stderr
-    return (f"exit {exit_code}; {len(holding)} file(s) hold the key ({', '.join(names) or 'none'}); "
-            f"console {'echoes it' if console else 'does not show it'}")
-
-
-CASES = {
-    "full disk during a history.jsonl append, then a normal run": (torn_history, True),
-    "run.py with its results store on a full disk": (run_on_full_disk, True),
-    "make_tables over old tables, the 3rd file hits a full disk": (tables_on_full_disk, False),
-    "two sweeps started in the same second": (sweeps_in_one_second, False),
-    "a local request to the caching proxy without its token": (proxy_without_token, False),
-    "answerer.api_key_env=sk-… (the key itself)": (key_in_env_setting, False),
-    **SILENT_CASES,  # issue 31, points 1, 2, 3, 5, 10, 11
-}
-
-
-def measure(cases: dict, description: str, argv: list[str] | None = None, prefix: str = "mempp-hostile-") -> int:
-    """Run ``cases`` (name -> (case, needs root)) on ``--code``, printing each row and then all as JSON."""
-    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
-    parser.add_argument("--only", default="", help="words of the case names to run, comma-separated")
-    parser.add_argument("--silent", action="store_true", help="only issue 31's silent cases (scripts/hostile_silent.py)")
-    args = parser.parse_args(argv)
-    code = args.code.resolve()
-    rows = []
-    for name, (case, needs_root) in cases.items():
-        if (args.only and not any(word in name for word in args.only.split(","))) or (
-                args.silent and name not in SILENT_CASES):
-            continue
-        if needs_root and not can_mount():
-            rows.append((name, "skipped (needs root to mount a tmpfs)"))
-            continue
-        with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
-            rows.append((name, case(code, Path(scratch))))
-        print(f"{name}: {rows[-1][1]}", flush=True)
-    print(json.dumps(dict(rows), indent=1))
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    return measure(CASES, __doc__, argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    proc = python(code, script, folder)
+    holding = [p.name for p in folder.rglob("*") if p.is_file() and FAKE_KEY.encode() in p.read_bytes()]
+    return (f"exit {proc.stdout.strip().splitlines()[-1]}; {len(holding)} file(s) hold the key "
+            f"({', '.join(sorted(set(holding))) or 'none'}); "
+            f"console {'echoes it' if FAKE_KEY in proc.stderr else 'does not show it'}")

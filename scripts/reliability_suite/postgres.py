@@ -1,20 +1,15 @@
-"""The hostile cases of issue 23 against the embedded Postgres, measured; prints a Markdown table.
+"""Issue 23's hostile cases against the embedded Postgres (root only: user ``nobody`` is tried).
 
-    python scripts/pg_lockdown_probe.py            # run as root, so ``nobody`` can be tried
-
-Each case starts the embedded server of ``memplusplus.pg.server`` in a fresh folder under /tmp:
-- another user (``nobody``, by os.setuid in a forked child) tries the server's socket, for a short
-  and for a long cache path (the long one does not fit the ~107-byte socket path limit);
-- the modes of the cache folder's parents (made 0700 here) and of every file the run left;
-- a run is killed with SIGKILL while the server runs, then a second run starts and ends cleanly:
-  the postgres processes of that data folder are counted after each;
-- which binaries user ``pgserver`` runs (the wheel's, or with Python under a private /root the
-  root-owned copy of ``memplusplus.pg.binaries``), and whether anyone but root may change them.
+In a fresh folder under /tmp: user ``nobody`` (os.setuid in a forked child) tries the server's
+socket for a short and a long cache path (over the ~107-byte socket path limit); the modes of the
+cache folder's parents (made 0700) and of every file left; the postgres processes after a run is
+SIGKILLed and after the next clean run; which binaries user ``pgserver`` runs and who may change them.
 """
 
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -22,36 +17,24 @@ import sys
 import tempfile
 import textwrap
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlparse
 
 import pgvector.psycopg  # noqa: F401 - loaded before the fork: user nobody could not import them from a
 import psutil  # private /root, and another user would bring a client of its own anyway
 import psycopg  # noqa: F401
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from memplusplus.pg.server import connect, embedded_dsn, stop_embedded
+from tests.other_user import as_user
 
-from memplusplus.pg.server import connect, embedded_dsn, stop_embedded  # noqa: E402
-from tests.other_user import as_user  # noqa: E402
-
-
-
-@dataclass
-class Case:
-    name: str
-    outcome: str
+from .common import ROOT, Rows
 
 
 def postgres_processes_of(data_dir: Path) -> list[psutil.Process]:
     """Live postgres processes whose working folder or command line names ``data_dir``."""
-    found = []
     target = str(data_dir.resolve())
-    for proc in psutil.process_iter(["name", "cmdline", "cwd"]):
-        if proc.info["name"] != "postgres":
-            continue
-        if proc.info["cwd"] == target or any(target in arg for arg in proc.info["cmdline"] or ()):
-            found.append(proc)
-    return found
+    return [proc for proc in psutil.process_iter(["name", "cmdline", "cwd"]) if proc.info["name"] == "postgres"
+            and (proc.info["cwd"] == target or any(target in arg for arg in proc.info["cmdline"] or ()))]
 
 
 def try_as_nobody(dsn: str) -> str:
@@ -69,20 +52,12 @@ def try_as_nobody(dsn: str) -> str:
     return as_user("nobody", attempt, refused)
 
 
-def socket_dir_of(dsn: str) -> Path:
-    from urllib.parse import parse_qs, unquote, urlparse
-
-    return Path(unquote(parse_qs(urlparse(dsn).query)["host"][0]))
-
-
 def describe_dir(path: Path) -> str:
-    import pwd
-
     info = path.stat()
     return f"{path} ({oct(info.st_mode & 0o777)}, owner {pwd.getpwuid(info.st_uid).pw_name})"
 
 
-def socket_cases(root: Path) -> list[Case]:
+def socket_cases(root: Path) -> Rows:
     cases = []
     for label, folder in (
         ("short cache path", root / "short" / "postgres"),
@@ -91,20 +66,20 @@ def socket_cases(root: Path) -> list[Case]:
         folder.parent.mkdir(parents=True, exist_ok=True)
         dsn = embedded_dsn(folder)
         try:
-            socket_dir = socket_dir_of(dsn)
-            cases.append(Case(f"socket folder, {label}", describe_dir(socket_dir)))
-            cases.append(Case(f"user nobody connects, {label}", try_as_nobody(dsn)))
+            socket_dir = Path(unquote(parse_qs(urlparse(dsn).query)["host"][0]))
+            cases.append([f"socket folder, {label}", describe_dir(socket_dir)])
+            cases.append([f"user nobody connects, {label}", try_as_nobody(dsn)])
             if label == "short cache path":  # the socket opened to all by hand: what the server's rules say
                 socket_dir.chmod(0o711)
                 (socket_dir / ".s.PGSQL.5432").chmod(0o777)
-                cases.append(Case("user nobody connects, socket folder and file opened by hand", try_as_nobody(dsn)))
+                cases.append(["user nobody connects, socket folder and file opened by hand", try_as_nobody(dsn)])
                 socket_dir.chmod(0o700)
         finally:
             stop_embedded(folder)
     return cases
 
 
-def permission_cases(root: Path) -> list[Case]:
+def permission_cases(root: Path) -> Rows:
     cache = root / "private-a" / "private-b" / "cache"
     cache.mkdir(parents=True)
     parents = [root / "private-a", root / "private-a" / "private-b", cache]
@@ -115,20 +90,15 @@ def permission_cases(root: Path) -> list[Case]:
     stop_embedded(cache / "postgres")
     after = {folder: folder.stat().st_mode & 0o777 for folder in parents}
     changed = [f"{folder.name} {oct(before[folder])}->{oct(after[folder])}" for folder in parents if before[folder] != after[folder]]
-    loose_files, loose_dirs, files, dirs = [], [], 0, 0
-    for dirpath, dirnames, filenames in os.walk(cache):
-        for name in dirnames:
-            dirs += 1
-            if os.lstat(os.path.join(dirpath, name)).st_mode & 0o077:
-                loose_dirs.append(name)
-        for name in filenames:
-            files += 1
-            if os.lstat(os.path.join(dirpath, name)).st_mode & 0o077:
-                loose_files.append(name)
+    walked = list(os.walk(cache))
+    dirs = [(name, os.lstat(os.path.join(path, name)).st_mode & 0o077) for path, names, _ in walked for name in names]
+    files = [(name, os.lstat(os.path.join(path, name)).st_mode & 0o077) for path, _, names in walked for name in names]
+    loose_dirs, loose_files = [name for name, loose in dirs if loose], [name for name, loose in files if loose]
     return [
-        Case("parents of the cache folder (0700 before the run)", "; ".join(changed) + " changed" if changed else "none changed"),
-        Case("cache files readable by others", f"{len(loose_files)} of {files}" + (f" ({', '.join(sorted(set(loose_files))[:4])})" if loose_files else "")),
-        Case("cache folders open to others", f"{len(loose_dirs)} of {dirs}"),
+        ["parents of the cache folder (0700 before the run)", "; ".join(changed) + " changed" if changed else "none changed"],
+        ["cache files readable by others", f"{len(loose_files)} of {len(files)}"
+         + (f" ({', '.join(sorted(set(loose_files))[:4])})" if loose_files else "")],
+        ["cache folders open to others", f"{len(loose_dirs)} of {len(dirs)}"],
     ]
 
 
@@ -145,13 +115,11 @@ RUN = textwrap.dedent(
 )
 
 
-def kill_cases(root: Path) -> list[Case]:
+def kill_cases(root: Path) -> Rows:
     folder = root / "killed" / "postgres"
     folder.parent.mkdir(parents=True)
-    repo = str(Path(__file__).resolve().parents[1])
-
     def run(hold: bool) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-c", RUN.format(repo=repo, folder=str(folder), hold=hold)],
+        return subprocess.Popen([sys.executable, "-c", RUN.format(repo=str(ROOT), folder=str(folder), hold=hold)],
                                 stdout=subprocess.PIPE, text=True)
 
     first = run(hold=True)
@@ -167,15 +135,13 @@ def kill_cases(root: Path) -> list[Case]:
     for proc in left:  # leave the machine as we found it
         proc.kill()
     return [
-        Case("postgres processes after the run is killed (SIGKILL)", str(after_kill)),
-        Case("postgres processes left after the next clean run ends", str(len(left))),
+        ["postgres processes after the run is killed (SIGKILL)", str(after_kill)],
+        ["postgres processes left after the next clean run ends", str(len(left))],
     ]
 
 
-def binaries_cases() -> list[Case]:
+def binaries_cases() -> Rows:
     """Which binaries user pgserver runs, whether anyone but root can change them, and their reuse."""
-    import pwd
-
     from memplusplus.pg.binaries import runnable_bin_dir, wheel_bin_dir
     from memplusplus.pg.private_dirs import traversable_by
 
@@ -184,9 +150,9 @@ def binaries_cases() -> list[Case]:
     started = time.monotonic()
     bin_dir = runnable_bin_dir(server.pw_uid, server.pw_gid)
     seconds = time.monotonic() - started
-    cases = [Case("wheel's binaries reachable by user pgserver", f"{traversable_by(wheel, server.pw_uid, server.pw_gid)} ({wheel})")]
+    cases = [["wheel's binaries reachable by user pgserver", f"{traversable_by(wheel, server.pw_uid, server.pw_gid)} ({wheel})"]]
     if bin_dir == wheel:
-        return [*cases, Case("binaries user pgserver runs", "the wheel's own")]
+        return [*cases, ["binaries user pgserver runs", "the wheel's own"]]
     copy = bin_dir.parents[2]
     entries = [Path(dirpath) / name for dirpath, dirnames, filenames in os.walk(copy) for name in dirnames + filenames]
     loose = [path for path in entries if os.lstat(path).st_uid != 0 or os.lstat(path).st_mode & 0o022]
@@ -202,27 +168,21 @@ def binaries_cases() -> list[Case]:
                              user=server.pw_uid, group=server.pw_gid, extra_groups=[]).stdout.strip()
     return [
         *cases,
-        Case("binaries user pgserver runs", f"{describe_dir(copy)}, reused or checked in {seconds:.2f} s"),
-        Case("entries of the copy not root's or writable by others", f"{len(loose)} of {len(entries)}"),
-        Case("user pgserver runs the copied postgres --version", version or "failed"),
-        Case("user nobody appends to the copied postgres", as_user("nobody", change, refused)),
+        ["binaries user pgserver runs", f"{describe_dir(copy)}, reused or checked in {seconds:.2f} s"],
+        ["entries of the copy not root's or writable by others", f"{len(loose)} of {len(entries)}"],
+        ["user pgserver runs the copied postgres --version", version or "failed"],
+        ["user nobody appends to the copied postgres", as_user("nobody", change, refused)],
     ]
 
 
-def main() -> None:
+def postgres_cases() -> Rows:
+    """Every case, as rows (case, outcome); the probe's folder reads ``<probe>``."""
     if os.geteuid() != 0:
-        sys.exit("run as root: the probe switches to user nobody")
+        return [["skipped", "the probe switches to user nobody: run as root"]]
     root = Path(tempfile.mkdtemp(prefix="mempp-pg-probe-"))
     root.chmod(0o755)  # /tmp-like, so the short path is short; the cases make their own private parents
     try:
         cases = binaries_cases() + socket_cases(root) + permission_cases(root) + kill_cases(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print("| case | outcome |")
-    print("|---|---|")
-    for case in cases:
-        print(f"| {case.name} | {case.outcome.replace(str(root), '<probe>')} |")
-
-
-if __name__ == "__main__":
-    main()
+    return [[name, outcome.replace(str(root), "<probe>")] for name, outcome in cases]

@@ -1,9 +1,6 @@
-"""Issue 31's silent cases (points 1, 2, 3, 5, 10, 11) for ``scripts/hostile_cases.py``: one function a row.
-
-Each case runs the harness of ``code`` (a checkout) in subprocesses, in a scratch folder, and says
-what came out: the exit code, the figure a run printed, the line on stderr. Runs share one embedding
-cache (``$MEMPP_HOSTILE_CACHE``, default /tmp/mempp-hostile-cache) so only the first run embeds;
-the ONNX case uses a cache of its own, since it tampers with the export in it.
+"""Issue 31's silent cases (points 1, 2, 3, 5, 10, 11) on a checkout: the exit code, the figure a run
+printed, the line on stderr. Runs share one embedding cache (``$MEMPP_HOSTILE_CACHE``, default
+/tmp/mempp-hostile-cache) so only the first embeds; the ONNX case tampers with an export of its own.
 """
 
 from __future__ import annotations
@@ -11,34 +8,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from .common import GUARD_S, case_registry, ROOT, last_json, python
+from .common import run_py as _run_py
+
 DATA = Path(os.environ.get("MEMPP_DATA_DIR", ROOT.parent / "shared" / "data"))
 CACHE = Path(os.environ.get("MEMPP_HOSTILE_CACHE", "/tmp/mempp-hostile-cache"))
-GUARD_S = 1800
+
+CASES, case = case_registry()
 
 
 def run_py(code: Path, args: list[str], cwd: Path, cache: Path = CACHE, script: str | None = None) -> dict:
-    """``run.py args`` (or ``python -c script args``) of ``code``: exit code, last stderr line, run folder, summary."""
-    env = {**os.environ, "PYTHONPATH": str(code), "MEMPP_DATA_DIR": str(DATA), "MEMPP_CACHE_DIR": str(cache),
-           "MEMPP_RESULTS_DIR": str(cwd / "runs")}
-    command = [sys.executable, str(code / "run.py")] if script is None else [sys.executable, "-c", textwrap.dedent(script)]
-    proc = subprocess.run([*command, *args, "progress=false"], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=GUARD_S)
-    folder = next((line.split("results: ", 1)[1] for line in proc.stdout.splitlines() if line.startswith("results: ")), None)
-    metrics = json.loads((Path(folder) / "metrics.json").read_text()) if folder else {}
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    errors = [line.split(":")[0] for line in lines if re.match(r"^[\w.]+(Error|Exception)\b", line)]
-    last = f"traceback {errors[-1] if errors else ''}" if "Traceback" in proc.stderr else (lines[-1] if lines else "")
-    return {"exit": proc.returncode, "stderr": last[:140], "folder": folder, "metrics": metrics, "stdout": proc.stdout,
-            "stderr_lines": lines}
+    env = {"MEMPP_DATA_DIR": str(DATA), "MEMPP_CACHE_DIR": str(cache), "MEMPP_RESULTS_DIR": str(cwd / "runs")}
+    return _run_py(code, args, cwd, env, script)
 
 
 def recall(result: dict, metric: str = "recall_any@10") -> str:
@@ -52,7 +39,6 @@ def outcome(result: dict) -> str:
     return f"exit {result['exit']}: `{result['stderr'][:110]}`"
 
 
-# ------------------------------------------------------------------------ point 1: booleans
 def boolean_no(code: Path, scratch: Path, setting: list[str]) -> str:
     """A boolean setting given as ``no`` (its last override), beside the same run with ``false`` and ``true``."""
     said = run_py(code, setting, scratch)
@@ -62,21 +48,23 @@ def boolean_no(code: Path, scratch: Path, setting: list[str]) -> str:
     return f"{outcome(said)} (=false: {recall(false)}; =true: {recall(true)})"
 
 
+@case("system.conjunctive=no (orgmem)")
 def conjunctive_no(code: Path, scratch: Path) -> str:
     return boolean_no(code, scratch, ["system.conjunctive=no"])
 
 
+@case("system=bm25 system.respect_as_of=no (orgmem)")
 def respect_as_of_no(code: Path, scratch: Path) -> str:
     return boolean_no(code, scratch, ["system=bm25", "system.respect_as_of=no"])
 
 
+@case("estimate=no")
 def estimate_no(code: Path, scratch: Path) -> str:
     result = run_py(code, ["estimate=no", "dataset.limit=3"], scratch)
     dry = "a dry run" if "Dry run" in result["stdout"] else "a real run" if result["folder"] else "no run"
     return f"{outcome(result) if result['exit'] else 'exit 0'}: {dry}"
 
 
-# ------------------------------------------------------------------------ point 2: ONNX export
 def flip_sign_bits(path: Path, tensors: int = 12) -> None:
     import numpy as np
     import onnx
@@ -90,6 +78,7 @@ def flip_sign_bits(path: Path, tensors: int = 12) -> None:
     onnx.checker.check_model(str(path))
 
 
+@case("ONNX export with 12 sign-flipped weight tensors (LoCoMo, 100 questions, vector)")
 def tampered_onnx(code: Path, scratch: Path) -> str:
     """LoCoMo (first 100 questions, vector search) on the ONNX export, then on the same export with
     12 weight tensors' sign bits flipped and the embedding and retrieval caches emptied; then check_cache."""
@@ -111,7 +100,7 @@ def tampered_onnx(code: Path, scratch: Path) -> str:
             f"check_cache: exit {check.returncode}, {len(bad)} bad model(s)")
 
 
-# ------------------------------------------------------------------------ point 3: two local servers
+@case("same request to a second local server on another port")
 def two_local_servers(code: Path, scratch: Path) -> str:
     """The same request and model name to server A, then to server B on another loopback port."""
     script = '''
@@ -133,14 +122,11 @@ def two_local_servers(code: Path, scratch: Path) -> str:
             second = client(b.base_url).complete(request).text
             print(json.dumps({"a": first, "b": second, "b_requests": b.request_count}))
     '''
-    env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{ROOT}"}
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=scratch, env=env, capture_output=True,
-                          text=True, timeout=GUARD_S)
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = last_json(python(code, script, scratch))
     return f"server B got {got['b_requests']} request(s) and the reply {got['b']!r} (server A said {got['a']!r}, B says 'three')"
 
 
-# ------------------------------------------------------------------------ point 5: data hashes
+@case("same-size data edit with its mtime put back")
 def same_size_edit(code: Path, scratch: Path) -> str:
     """Run on a copy of OrgMemBench, edit one byte of a question (same size, mtime put back), run again."""
     data = scratch / "data"
@@ -165,20 +151,22 @@ def same_size_edit(code: Path, scratch: Path) -> str:
     return f"second run's history records {digest[:12]}... = sha256 of {verdict} (file now {truth[:12]}...)"
 
 
-# ------------------------------------------------------------------------ points 10 and 11
 def one_setting(code: Path, scratch: Path, args: list[str]) -> str:
     result = run_py(code, [*args, "dataset.limit=3"], scratch)
     return outcome(result) if result["exit"] else f"exit 0, run folder {'written' if result['folder'] else 'none'}"
 
 
+@case("encoder.max_tokens=0")
 def max_tokens_zero(code: Path, scratch: Path) -> str:
     return one_setting(code, scratch, ["encoder.max_tokens=0"])
 
 
+@case("store.results_dir=/proc")
 def results_in_proc(code: Path, scratch: Path) -> str:
     return outcome(run_py(code, ["store.results_dir=/proc", "dataset.limit=3"], scratch))
 
 
+@case("store.cache_dir= (empty)")
 def empty_cache_dir(code: Path, scratch: Path) -> str:
     folder = scratch / "work"
     folder.mkdir()
@@ -187,6 +175,7 @@ def empty_cache_dir(code: Path, scratch: Path) -> str:
     return f"{outcome(result) if result['exit'] else 'exit 0'}; written into the working folder: {written or 'nothing'}"
 
 
+@case("dataset.categories=[]")
 def categories_empty(code: Path, scratch: Path) -> str:
     return one_setting(code, scratch, ["dataset.categories=[]"])
 
@@ -207,6 +196,7 @@ def frozen_clock(code: Path) -> str:
     '''
 
 
+@case("two single runs in the same second")
 def runs_in_one_second(code: Path, scratch: Path) -> str:
     """Two single runs with Hydra's clock stopped at the same second: how many Hydra run folders."""
     frozen = frozen_clock(code)
@@ -217,9 +207,9 @@ def runs_in_one_second(code: Path, scratch: Path) -> str:
     return f"{len(folders)} Hydra run folder(s) for 2 runs ({', '.join(folders)})"
 
 
+@case("LongMemEval gold session dated after its question")
 def late_gold(code: Path, scratch: Path) -> str:
     """LongMemEval entry whose answer session is dated after its question, BM25 honouring the date."""
-    sys.path.insert(0, str(ROOT))
     from tests.test_loaders_synthetic import lme_entry, write_lme
 
     late = lme_entry("late")
@@ -231,19 +221,3 @@ def late_gold(code: Path, scratch: Path) -> str:
     said = [line for line in result["stderr_lines"] if "late" in line]
     return (f"exit {result['exit']}, {recall(result)}; notes in metrics.json: {sorted(notes) or 'none'}; "
             f"{len(said)} stderr line(s) naming it")
-
-
-CASES = {
-    "system.conjunctive=no (orgmem)": (conjunctive_no, False),
-    "system=bm25 system.respect_as_of=no (orgmem)": (respect_as_of_no, False),
-    "estimate=no": (estimate_no, False),
-    "ONNX export with 12 sign-flipped weight tensors (LoCoMo, 100 questions, vector)": (tampered_onnx, False),
-    "same request to a second local server on another port": (two_local_servers, False),
-    "same-size data edit with its mtime put back": (same_size_edit, False),
-    "encoder.max_tokens=0": (max_tokens_zero, False),
-    "store.results_dir=/proc": (results_in_proc, False),
-    "store.cache_dir= (empty)": (empty_cache_dir, False),
-    "dataset.categories=[]": (categories_empty, False),
-    "two single runs in the same second": (runs_in_one_second, False),
-    "LongMemEval gold session dated after its question": (late_gold, False),
-}

@@ -1,16 +1,8 @@
-"""A complete memory of your own, measured by the harness without editing the project.
+"""A memory of your own, run by the harness through ``memory_protocol`` alone (it imports nothing of
+Mem++ or the harness): ``python run.py --config-dir examples/conf system=my_memory``.
 
-    python run.py --config-dir examples/conf system=my_memory
-
-``examples/conf/system/my_memory.yaml`` names this class with ``_target_``; the harness builds it
-as ``KeywordMemory(k=..., **settings)`` and talks to it only through ``memory_protocol``:
-``ingest`` takes the documents, ``retrieve`` returns ``Hit``s, best first. It imports nothing of
-Mem++ or the harness.
-
-The memory itself: TF-IDF keyword overlap. A document scores the sum, over the question's words it
-contains, of the word's inverse document frequency times ``1 + log(count)``; a question with an
-as-of date sees only documents dated up to the end of that day (an undated document is out of a
-dated question's scope).
+TF-IDF keyword overlap: a document scores the sum, over the question's words it contains, of the
+word's idf times ``1 + log(count)``; a dated question sees only documents dated up to its day.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.validate import number, show
+from harness.validate import as_typed as show, float_setting as number
 from memory_protocol import ConfigError
 
 STATUS = "status"

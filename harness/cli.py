@@ -1,8 +1,5 @@
-"""What run.py calls: build the run config, run it, print the summary; clear errors, no traceback.
-
-The console stays clean: progress bars only on a terminal, library log lines (loaders' INFO,
-bm25s' DEBUG) only in Hydra's log file, and Ctrl-C ends in one line saying how to resume.
-"""
+"""What run.py calls: build the run config, run it, print the summary; errors in one line, no traceback.
+Library log lines go to Hydra's log file only, progress bars to a terminal only."""
 
 from __future__ import annotations
 
@@ -38,7 +35,7 @@ MAX_MESSAGE_CHARS = 1000  # an error quoting a huge value (a 5 MB field) is cut 
 
 
 def quiet_console() -> None:
-    """Library loggers to WARNING, and console log handlers to stderr at WARNING (the log file keeps INFO)."""
+    """Library loggers and console handlers to WARNING on stderr (the log file keeps INFO)."""
     for noisy in ("sentence_transformers", "httpx", "httpx2", "openai", "bm25s", "transformers"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     for handler in logging.getLogger().handlers:
@@ -48,9 +45,8 @@ def quiet_console() -> None:
             handler.setLevel(logging.WARNING)
 
 
-def say(text: str, width: int = CONSOLE_WIDTH) -> None:
-    """Print ``text`` with each line wrapped at ``width`` (continuations indented), so the console
-    stays as narrow as its table."""
+def print_wrapped(text: str, width: int = CONSOLE_WIDTH) -> None:
+    """Each line wrapped at the console table's width, continuations indented."""
     for line in text.split("\n"):
         print("\n".join(textwrap.wrap(line, width=width, subsequent_indent="  ", break_long_words=False,
                                        break_on_hyphens=False)) if line else "")
@@ -64,9 +60,8 @@ def one_line(exc: BaseException) -> str:
 
 
 def execute(raw_config: dict[str, Any], overrides: list[str] | None = None, pointer: str | Path | None = None) -> int:
-    """Run one configuration; returns the process exit code (0 ok, 1 service failure, 2 bad input
-    or a full disk, 130 Ctrl-C). ``overrides``: the command-line overrides, recorded with the run. ``pointer``: where
-    to leave the job's run folder and dry-run figures for the end-of-sweep summary."""
+    """Run one configuration; the exit code is 0 ok, 1 service failure, 2 bad input or a full disk,
+    130 Ctrl-C. ``pointer``: where the job's run folder and dry-run figures go for the sweep summary."""
     job = JobPointer(list(overrides or []))
     code = _execute(raw_config, overrides, job)
     if pointer is not None:
@@ -80,24 +75,58 @@ def execute(raw_config: dict[str, Any], overrides: list[str] | None = None, poin
 
 
 def _live_total(priced: list[Any]) -> float | None:
-    """When some calls would go by batch: the same dry run's dollars with every call live (None: no
-    call by batch, or a price is unknown)."""
+    """With some calls by batch, the dollars all live (None: no batch call, or a price unknown)."""
     if not any(getattr(e, "batch", False) for e in priced):
         return None
     live = [e.live_usd if getattr(e, "batch", False) else e.usd for e in priced]
     return None if any(v is None for v in live) else sum(live)
 
 
-def _total_line(priced: list[Any]) -> str:
-    """The dry run's dollars; when some calls would go by batch, labelled so, with the live total beside."""
+def _print_estimate(result: Any, config: RunConfig, job: JobPointer) -> None:
+    print("\nDry run (estimate=true): nothing was sent.")
+    print(f"{config.system.name} on {config.dataset.name}: encoder "
+          f"{encoder_label(config.encoder.backend, config.encoder.params)}")
+    priced = ([result.embedding_estimate] if result.embedding_estimate is not None else []) + result.estimates
+    for estimate in priced:
+        print_wrapped(estimate.format())
     known = [e.usd for e in priced]
-    if any(v is None for v in known):
-        return "n/a (a price is unknown)"
-    if not any(getattr(e, "batch", False) for e in priced):
-        return f"${sum(known):.2f}"
     live = _live_total(priced)
-    beside = "n/a" if live is None else f"${live:.2f}"
-    return f"${sum(known):.2f} with batch=true (batch tier where set); all live: {beside}"
+    if any(v is None for v in known):
+        total = "n/a (a price is unknown)"
+    elif not any(getattr(e, "batch", False) for e in priced):
+        total = f"${sum(known):.2f}"
+    else:
+        beside = "n/a" if live is None else f"${live:.2f}"
+        total = f"${sum(known):.2f} with batch=true (batch tier where set); all live: {beside}"
+    print(f"total for this configuration: {total}")
+    job.estimate_calls = sum(getattr(e, "calls", 0) for e in result.estimates)
+    job.estimate_usd = sum(v for v in known if v is not None)
+    job.estimate_priced = not any(v is None for v in known)
+    job.estimate_live_usd = live
+
+
+def _print_summary(result: Any, config: RunConfig) -> None:
+    print()
+    print(result.table if config.print_mode == "full" or not result.console else result.console)
+    stats = result.stats
+    lines = [f"\n{stats['questions']} questions in {stats['episodes']} episode(s); "
+             f"retrieval cache hits {stats['retrieval_cache_hits']}; texts embedded {stats['embedded_texts']} "
+             f"(cache hits {stats['embedding_cache_hits']}); {stats['seconds_total']:.1f} s"]
+    if stats.get("model_calls"):
+        lines.append(format_model_calls(stats["model_calls"], stats["retrieval_cache_hits"]))
+    lines += [stats[key]["summary"] for key in ("answer_spend", "judge_spend") if key in stats]
+    if stats.get("judge_unparsed") or stats.get("judge_failures") or stats.get("answer_failures"):
+        lines.append(f"unparsable judge outputs {stats.get('judge_unparsed', 0)}, failed judge calls "
+                     f"{stats.get('judge_failures', 0)}, failed answers {stats.get('answer_failures', 0)} (left unscored)")
+    lines.append(silent_legs_note(result.records, config.system.params if entry_for(config.system).leg_note else {}))
+    for line in lines:
+        if line:
+            print_wrapped(line)
+    print(f"results: {result.paths.root}")
+
+
+BAD_INPUT = (ConfigError, DatasetError, ValueError, MissingAPIKeyError, CacheMissError, UnknownModelError)  # exit 2
+SERVICE_FAILURE = (EmbeddingServiceError, BatchError)  # exit 1
 
 
 def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPointer) -> int:
@@ -111,69 +140,29 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
         from harness.batch_status import status_report
 
         store = raw_config.get("store") or {}
-        say(status_report(Path(os.path.expanduser(str(store.get("cache_dir") or cache_root()))) / LLM_REPLIES))
+        print_wrapped(status_report(Path(os.path.expanduser(str(store.get("cache_dir") or cache_root()))) / LLM_REPLIES))
         return 0
     try:
         config = RunConfig.from_dict(raw_config)
         from harness.runner import run
 
         result = run(config, overrides)
-    except (ConfigError, DatasetError, ValueError, MissingAPIKeyError, CacheMissError, UnknownModelError) as exc:
-        print(one_line(exc), file=sys.stderr)
-        return 2
-    except OSError as exc:  # a full disk is one line naming the file (nothing half-written is left)
-        full = as_disk_full(exc)
-        if full is None:
-            raise
-        print(one_line(full), file=sys.stderr)
-        return 2
-    except (EmbeddingServiceError, BatchError) as exc:
-        print(one_line(exc), file=sys.stderr)
-        return 1
     except (RunInterrupted, CallsInterrupted) as exc:
         print(f"\n{exc.message}", file=sys.stderr)
         return 130
     except KeyboardInterrupt:
         print("\ninterrupted; re-run to resume (every finished step is cached)", file=sys.stderr)
         return 130
+    except (*BAD_INPUT, *SERVICE_FAILURE, OSError) as exc:
+        # a full disk is one line naming the file (nothing half-written is left); any other OSError is a bug
+        shown = as_disk_full(exc) if isinstance(exc, OSError) else exc
+        if shown is None:
+            raise
+        print(one_line(shown), file=sys.stderr)
+        return 1 if isinstance(exc, SERVICE_FAILURE) else 2
     if result.estimates or result.embedding_estimate is not None:
-        print("\nDry run (estimate=true): nothing was sent.")
-        print(f"{config.system.name} on {config.dataset.name}: encoder "
-              f"{encoder_label(config.encoder.backend, config.encoder.params)}")
-        priced = ([result.embedding_estimate] if result.embedding_estimate is not None else []) + result.estimates
-        for estimate in priced:
-            say(estimate.format())
-        known = [e.usd for e in priced]
-        print(f"total for this configuration: {_total_line(priced)}")
-        job.estimate_calls = sum(getattr(e, "calls", 0) for e in result.estimates)
-        job.estimate_usd = sum(v for v in known if v is not None)
-        job.estimate_priced = not any(v is None for v in known)
-        job.estimate_live_usd = _live_total(priced)
+        _print_estimate(result, config, job)
         return 0
-    print()
-    print(result.table if config.print_mode == "full" or not result.console else result.console)
-    stats = result.stats
-    say(
-        f"\n{stats['questions']} questions in {stats['episodes']} episode(s); "
-        f"retrieval cache hits {stats['retrieval_cache_hits']}; texts embedded {stats['embedded_texts']} "
-        f"(cache hits {stats['embedding_cache_hits']}); {stats['seconds_total']:.1f} s"
-    )
-    calls_line = format_model_calls(stats["model_calls"], stats["retrieval_cache_hits"]) if stats.get("model_calls") else ""
-    if calls_line:
-        say(calls_line)
-    for key in ("answer_spend", "judge_spend"):
-        if key in stats:
-            say(stats[key]["summary"])
-    if stats.get("judge_unparsed") or stats.get("judge_failures") or stats.get("answer_failures"):
-        say(
-            f"unparsable judge outputs {stats.get('judge_unparsed', 0)}, failed judge calls "
-            f"{stats.get('judge_failures', 0)}, failed answers {stats.get('answer_failures', 0)} (left unscored)"
-        )
-    note = silent_legs_note(result.records, config.system.params if entry_for(config.system).leg_note else {})
-    if note:
-        say(note)
-    print(f"results: {result.paths.root}")
+    _print_summary(result, config)
     job.run_folder = str(result.paths.root)
-    if stats.get("qa_all_failed"):  # every answer or every judge call failed (errors printed above)
-        return 1
-    return 0
+    return 1 if result.stats.get("qa_all_failed") else 0  # every answer or judge call failed (printed above)

@@ -1,5 +1,4 @@
-"""``key=value`` options for the small statistics scripts (rescore, compare, rejudge), and the one
-error type they print as a single line (exit 2)."""
+"""``key=value`` options of the statistics scripts (rescore, compare, rejudge); a CliError is one line, exit 2."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 
 class CliError(Exception):
-    """Bad input: printed as one line, exit status 2."""
+    pass
 
 
 def parse_options(items: Sequence[str], known: Sequence[str]) -> dict[str, str]:
@@ -32,8 +31,7 @@ def int_option(options: dict[str, str], key: str, default: int) -> int:
 
 
 def run_script(doc: str, argv: list[str], body: Callable[[list[str]], list[str]], min_args: int = 1) -> int:
-    """A statistics script's main: ``--help`` (or too few arguments) prints ``doc``; ``body(argv)``
-    returns the lines to print; a CliError becomes one line on stderr and exit status 2."""
+    """``--help`` (or too few arguments) prints ``doc``; ``body(argv)`` returns the lines to print."""
     if len(argv) < min_args or argv[0] in ("-h", "--help"):
         print(doc)
         return 0 if argv[:1] in (["-h"], ["--help"]) else 2

@@ -22,7 +22,7 @@ EVERY_GRADE_PARSED = {"answer_failures": 0, "judge_failures": 0, "judge_unparsed
 
 def write_run(root: Path, dataset: str, folder: str, *, system: str, k: int, answerer: str, summary: dict,
               stats: dict | None = None, mtime: int = 0, limit: int | None = None, run_name: str | None = None,
-              records: list[dict] | None = None, default_k: int = 50) -> Path:
+              records: list[dict] | None = None) -> Path:
     """One run folder as the runner writes it (config.json, metrics.json, optional records.jsonl)."""
     path = root / dataset / folder
     path.mkdir(parents=True)
@@ -30,7 +30,7 @@ def write_run(root: Path, dataset: str, folder: str, *, system: str, k: int, ans
         stats = dict(EVERY_GRADE_PARSED)
     config = {
         "answerer": answerer,
-        "dataset": {"name": dataset, "limit": limit, "categories": None, "mempp": {"k": default_k}},
+        "dataset": {"name": dataset, "limit": limit, "categories": None},
         "system": {"name": system, "kind": system.split("_")[0], "k": k, "params": {}},
         "run_name": run_name,
     }

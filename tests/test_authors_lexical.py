@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def locomo_limits() -> tuple[int, int]:
-    mempp = yaml.safe_load((ROOT / "configs" / "dataset" / "locomo.yaml").read_text())["mempp"]
+    mempp = yaml.safe_load((ROOT / "configs" / "system" / "per_dataset" / "mempp" / "locomo.yaml").read_text())
     assert mempp["conjunctive"] is False  # the authors' OR leg is LoCoMo's
     return mempp["min_term_chars"], mempp["max_query_terms"]
 

@@ -30,7 +30,7 @@ REFUSED = {
     "conjunctive=0": (["system.conjunctive=0"], "conjunctive=0"),
     "bm25 respect_as_of=no": (["system=bm25", "system.respect_as_of=no"], "system.respect_as_of='no'"),
     "estimate=no": (["estimate=no"], "estimate='no'"),
-    "dataset's conjunctive=no": (["dataset.mempp.conjunctive=no"], "conjunctive='no'"),
+    "locomo's conjunctive=no": (["dataset=locomo", "system.conjunctive=no"], "system.conjunctive='no'"),
     "plus packing=yes": (["system=mempp_plus", "system.plus.packing=yes"], "system.plus.packing='yes'"),
     "send_dimensions=off": (["encoder=text-embedding-3-small", "encoder.send_dimensions=off"],
                             "encoder.send_dimensions='off'"),

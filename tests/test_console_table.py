@@ -82,7 +82,7 @@ def test_with_an_answerer_the_judge_metric_comes_first_and_retrieval_fills_the_r
 def test_print_takes_headline_or_full_only():
     assert RunConfig.from_dict(compose_config([])).print_mode == "headline"
     assert RunConfig.from_dict(compose_config(["print=full"])).print_mode == "full"
-    with pytest.raises(ConfigError, match="print: 'wide' is not one of"):
+    with pytest.raises(ConfigError, match="print='wide': expected one of headline, full"):
         RunConfig.from_dict(compose_config(["print=wide"]))
 
 

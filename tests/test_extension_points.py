@@ -6,11 +6,12 @@ import math
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
+from harness.compose import compose_config
 from harness.config import DatasetSpec, RunConfig, StoreSpec, SystemSpec
 from harness.reports.format import fmt
 from harness.runner import run
@@ -21,75 +22,26 @@ from tests.fake_openai_server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
-TOY_MODULE = '''
-"""A toy benchmark: two notes, two questions, judged CORRECT/WRONG."""
-from harness.benchmarks import AnswerRule, Benchmark
-from judges.graders.locomo import LoCoMoJudge
-from judges.templates import load_template
-from loaders import DatasetLoader
-from memory_protocol import Document, Episode, Question
-
-
-def load_toy(root, size: int = 2):
-    documents = (
-        Document("n1", "The Atlas launch moved to Friday after the vendor slipped."),
-        Document("n2", "Lunch on Thursday is at noon in the big room."),
-        Document("n3", "The vendor for Atlas is Northwind."),
-    )
-    questions = (
-        Question("t1", "When is the Atlas launch?", "easy", "Friday", evidence_ids=("n1",)),
-        Question("t2", "Who is the Atlas vendor?", "hard", "Northwind", evidence_ids=("n3",)),
-    )
-    yield Episode("toy", documents, questions[:size])
-
-
-BENCHMARK = Benchmark(
-    name="toy",
-    label="Toy",
-    loader=DatasetLoader("toy", load_toy, ("easy", "hard"), keep_empty=True),
-    judge=lambda prompt_file: LoCoMoJudge(template=load_template("locomo_judge", prompt_file)),
-    headline="llm_judge",
-    answer=AnswerRule(question_date=False, empty_context="(nothing found)"),
-    extra_metrics=("f1",),
-    exclude_from_overall=("hard",),
-)
-'''
-
-TOY_CONFIG = '''
-name: toy
-benchmark: toy_bench
-data_dir: {data_dir}
-limit: null
-categories: null
-options: {{}}
-context_budget: null
-answer_max_tokens: 64
-ks: [1, 2]
-mempp: {{k: 3}}
-'''
+EXAMPLES = ROOT / "examples" / "conf"  # the README's toy benchmark: examples/toy_benchmark.py, conf/dataset/toy.yaml
+TOY = "examples.toy_benchmark"
 
 
 @pytest.fixture
 def toy(tmp_path: Path) -> Path:
-    """A folder holding the toy benchmark's module and a config dir with its dataset config."""
-    (tmp_path / "toy_bench.py").write_text(textwrap.dedent(TOY_MODULE), encoding="utf-8")
-    (tmp_path / "conf" / "dataset").mkdir(parents=True)
-    (tmp_path / "data").mkdir()
-    (tmp_path / "conf" / "dataset" / "toy.yaml").write_text(TOY_CONFIG.format(data_dir=tmp_path / "data"), encoding="utf-8")
+    """A folder for the toy runs' caches and results."""
     return tmp_path
 
 
 def toy_config(toy: Path) -> RunConfig:
     return RunConfig(
-        dataset=DatasetSpec(name="toy", benchmark="toy_bench", data_dir=str(toy / "data"), ks=[1, 2]),
+        dataset=DatasetSpec(name="toy", benchmark=TOY, ks=[1, 2]),
         system=SystemSpec(name="bm25", kind="bm25", k=3, params={"respect_as_of": False}),
         store=StoreSpec(cache_dir=str(toy / "cache"), results_dir=str(toy / "runs")),
         progress=False,
     )
 
 
-def test_a_benchmark_from_another_package_runs_through_the_runner(toy, monkeypatch):
-    monkeypatch.syspath_prepend(str(toy))
+def test_a_benchmark_from_another_package_runs_through_the_runner(toy):
     result = run(toy_config(toy))
     assert result.table.startswith("bm25 on toy: retrieval (k=3)")
     summary = result.summary
@@ -114,9 +66,8 @@ def test_a_toy_benchmark_and_config_run_from_the_command_line_and_print_the_head
             f"judge.base_url={server.base_url}", "judge.max_retries=0", "judge.api_key_env=null",
         ]
         done = subprocess.run(
-            [sys.executable, "run.py", "--config-dir", str(toy / "conf"), *overrides],
-            cwd=ROOT, capture_output=True, text=True, timeout=600,
-            env={**os.environ, "PYTHONPATH": f"{toy}:{ROOT}"},
+            [sys.executable, "run.py", "--config-dir", str(EXAMPLES), *overrides],
+            cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
     finally:
         server.stop()
@@ -143,8 +94,7 @@ def toy_metric():
     unregister(metric.name)
 
 
-def test_a_registered_metric_reaches_the_summary_and_the_table_format(toy, toy_metric, monkeypatch):
-    monkeypatch.syspath_prepend(str(toy))
+def test_a_registered_metric_reaches_the_summary_and_the_table_format(toy, toy_metric):
     keys = retrieval_summary_keys([1, 2], sessions=False)
     assert keys[:8] == ["recall_any@1", "recall_all@1", "ndcg@1", "gold_at_top@1",
                         "recall_any@2", "recall_all@2", "ndcg@2", "gold_at_top@2"]
@@ -164,17 +114,46 @@ def test_builtin_metrics_resolve_their_derived_names():
     assert fmt(71.25, "score") == "71.2" and fmt(0.5891, "in_budget_recall") == "0.589"
 
 
-def test_the_printed_title_of_a_run_without_a_budget_shows_no_none(toy, monkeypatch, capsys):
+def test_the_printed_title_of_a_run_without_a_budget_shows_no_none(toy, capsys):
     """Issue 24: a dataset with ``context_budget: null`` printed ``budget=None`` in the run's title;
     no budget means no cut, so the title leaves the setting out and nothing printed says None."""
     from harness.cli import execute
 
-    monkeypatch.syspath_prepend(str(toy))
-    raw = {"dataset": {"name": "toy", "benchmark": "toy_bench", "data_dir": str(toy / "data"), "ks": [1, 2],
-                       "context_budget": None},
+    raw = {"dataset": {"name": "toy", "benchmark": TOY, "ks": [1, 2], "context_budget": None},
            "system": {"name": "bm25", "kind": "bm25", "k": 3, "respect_as_of": False},
            "store": {"cache_dir": str(toy / "cache"), "results_dir": str(toy / "runs")}, "progress": False}
     assert execute(raw) == 0
     printed = capsys.readouterr().out
     assert "bm25 on toy: retrieval (k=3)" in printed.splitlines()
     assert "None" not in printed, printed
+
+
+def test_the_toy_dataset_config_is_four_keys_at_most_and_every_system_composes_with_it():
+    """Issue 33: a dataset config is its name, benchmark and ks; Mem++'s per-dataset settings live
+    with its system configs, so a dataset without them runs every system on their defaults."""
+    assert len(yaml.safe_load((EXAMPLES / "dataset" / "toy.yaml").read_text())) <= 4
+    for path in sorted((ROOT / "configs" / "system").glob("*.yaml")):
+        raw = compose_config([f"hydra.searchpath=[file://{EXAMPLES}]", "dataset=toy", f"system={path.stem}"])
+        config = RunConfig.from_dict(raw)
+        assert config.dataset.benchmark == TOY and config.dataset.ks == [1, 2]
+        if path.stem == "mempp":
+            assert config.system.params["weights"] == {"lexical": 1.0, "tag": 1.0, "vector": 4.0}
+
+
+RETRIEVAL_ONLY = """
+from dataclasses import replace
+from examples.toy_benchmark import BENCHMARK as TOY
+BENCHMARK = replace(TOY, judge=None, headline=None)
+"""
+
+
+def test_a_retrieval_only_benchmark_runs_without_a_judge_and_refuses_an_answerer(toy, monkeypatch):
+    (toy / "toy_retrieval.py").write_text(RETRIEVAL_ONLY, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(toy))
+    raw = {"dataset": {"name": "toy", "benchmark": "toy_retrieval", "ks": [1, 2]},
+           "system": {"name": "bm25", "kind": "bm25", "k": 3}, "judge": {"name": "broken", "model": "???"},
+           "store": {"cache_dir": str(toy / "cache"), "results_dir": str(toy / "runs")}, "progress": False}
+    config = RunConfig.from_dict(raw)  # the judge section is not read, so not checked
+    assert config.judge is None and run(config).summary.loc["easy", "recall_any@1"] == 1.0
+    with pytest.raises(ConfigError, match="dataset toy: its benchmark has no judge .*answerer=none"):
+        RunConfig.from_dict({**raw, "answerer": {"name": "fake", "model": "fake"}})

@@ -330,7 +330,7 @@ def test_sentence_views_are_off_for_locomo_and_their_ablation_switches_them_alon
     orgmem = plus_of("system=mempp_plus", "dataset=orgmem")
     assert orgmem["sentence_views"] is True and orgmem["sentence_authors"] is None  # every author's rows
     assert plus_of("system=mempp_plus", "dataset=locomo")["sentence_views"] is False  # measured not to help
-    assert lme["bm25_b"] == 0.3 and orgmem["bm25_b"] == 0.75  # dataset.mempp.plus, else the BM25 default
+    assert lme["bm25_b"] == 0.3 and orgmem["bm25_b"] == 0.75  # per_dataset/mempp_plus, else the BM25 default
     ablated = plus_of("system=mempp_plus_no_sentences", "dataset=longmemeval_s")
     assert ablated["sentence_views"] is False
     assert {k: v for k, v in ablated.items() if k != "sentence_views"} == {

@@ -65,7 +65,7 @@ def test_tuning_one_dataset_leaves_the_other_datasets_mempp_plus_identity_alone(
     orgmem = config("dataset=orgmem", "system=mempp_plus")
     assert "by_dataset" not in orgmem.system.params and orgmem.system.params["plus"]["lexical_weight"] == 8.0
     assert "locomo" not in str(system_identity(orgmem.system)) and "longmemeval" not in str(system_identity(orgmem.system))
-    retuned = config("dataset=orgmem", "system=mempp_plus", "dataset.mempp.plus.lexical_weight=4.0")
+    retuned = config("dataset=orgmem", "system=mempp_plus", "system.plus.lexical_weight=4.0")
     assert retuned.system.params["plus"]["lexical_weight"] == 4.0 and key(orgmem) != key(retuned)
     locomo = config("dataset=locomo", "system=mempp_plus")
     assert locomo.system.params["plus"]["lexical_weight"] == 2.0

@@ -1,12 +1,8 @@
-"""A benchmark described once: everything the harness needs to run, answer, grade and tabulate it.
+"""A benchmark described once: what the harness needs to load, answer, grade and tabulate it.
 
-Each benchmark is one module defining ``BENCHMARK = Benchmark(...)`` plus one dataset config
-(``configs/dataset/<name>.yaml``) whose ``benchmark:`` key names that module by its dotted path,
-so a benchmark in another package works the same way and no registry is edited. Without the
-key, ``harness.benchmarks.<dataset name>`` is used.
-
-The orchestration (runner, QA stage, config checks) reads only this description; a benchmark's
-quirks are fields or small hooks here rather than tests of its name elsewhere.
+A benchmark is a module defining ``BENCHMARK = Benchmark(...)``, named by a dataset config's
+``benchmark:`` key (dotted path; default ``harness.benchmarks.<name>``). The runner and the QA
+stage read only this description, never a benchmark's name.
 """
 
 from __future__ import annotations
@@ -43,13 +39,9 @@ AUTHORS_ANSWER_RULES = Wording(
 
 @dataclass(frozen=True)
 class AnswerRule:
-    """How the answerer is asked.
-
-    ``template``: the built-in prompt (``judges/prompts/<template>.txt``), replaced by
-    ``answerer.prompt_file``. ``question_date``: show the question's date line. ``empty_context``:
-    when set, the context is stripped and this line stands for an empty one. ``cut_at_budget``: the
-    answerer itself reads only the first ``dataset.context_budget`` characters of what it is shown.
-    """
+    """How the answerer is asked: ``template`` (``judges/prompts/<template>.txt``, replaced by
+    ``answerer.prompt_file``), the question's date line, the line standing for an empty context
+    (which also strips it), and whether the answerer reads only ``dataset.context_budget`` characters."""
 
     template: str = "answer"
     question_date: bool = True
@@ -59,33 +51,20 @@ class AnswerRule:
 
 @dataclass(frozen=True)
 class Benchmark:
-    """One benchmark.
-
-    - ``loader``: its files -> episodes (``loaders.load_dataset`` takes it directly).
-    - ``judge``: builds the grader from ``judge.prompt_file`` (None: the built-in wording);
-      ``judge_prompt_folder`` describes the folder that file must be, when it is a folder.
-    - ``official_judge`` / ``official_answer``: the grader / answerer with the benchmark's official
-      texts, read from pinned upstream files or a templates file (None: the benchmark has none); see
-      :mod:`harness.prompts`. ``answer_wording``: where the built-in answer prompt's rules come from.
-    - ``headline``: the judge metric of its tables (a registered metric, 0-100);
-      ``extra_metrics``: answer metrics computed per graded question (registered, with a compute);
-      ``table_metrics``: what its paper table shows (default: the headline alone).
-    - ``exclude_from_overall``: categories averaged apart from ``overall``; with an answerer,
-      questions flagged ``meta["abstention"]`` move to ``abstention_row`` (when set), also apart.
-      ``task_averaged_row``: a row with the unweighted mean over the question types.
-    - ``empty_answer``: the line the judge grades in place of an empty answer (None: as given).
-    - ``official_scorer``: for an episode, the benchmark's own retrieval scoring of a question
-      (it reports the session families), or None for the standard trec_eval scores.
-    - ``check_ready``: raises :class:`ConfigError` when something the QA stage needs is missing.
-    - ``categories``: (column label, summary category) pairs in display order, ``tables``: the
-      paper tables it appears in, with ``table_title`` and ``table_notes``.
-    """
+    """One benchmark. ``judge`` builds the grader from ``judge.prompt_file`` (None: the built-in
+    wording; no judge at all: a retrieval-only benchmark, run without an answerer);
+    ``official_judge``/``official_answer`` use the benchmark's official texts (harness.prompts).
+    ``headline`` is the judge metric of its tables, ``extra_metrics`` per-question answer metrics,
+    ``table_metrics`` what its paper table shows. ``exclude_from_overall`` and ``abstention_row``
+    (with an answerer) are averaged apart from ``overall``; ``empty_answer`` is graded in place of
+    an empty answer; ``official_scorer`` is its own retrieval scoring (else trec_eval's);
+    ``check_ready`` raises ConfigError when the QA stage lacks something."""
 
     name: str
     label: str
     loader: DatasetLoader
-    judge: Callable[[PromptFile], Judge]
-    headline: str
+    judge: Callable[[PromptFile], Judge] | None = None
+    headline: str | None = None
     answer: AnswerRule = AnswerRule()
     answer_wording: Wording = Wording("own", "judges/prompts/answer.txt")
     official_judge: Callable[[OfficialTexts], Judge] | None = None
@@ -99,24 +78,21 @@ class Benchmark:
     empty_answer: str | None = None
     official_scorer: Callable[[Episode], QuestionScorer | None] | None = None
     check_ready: Callable[[], None] | None = None
-    categories: tuple[tuple[str, str], ...] = ()
-    tables: tuple[int, ...] = ()
+    categories: tuple[tuple[str, str], ...] = ()  # (column label, summary category), in display order
+    tables: tuple[int, ...] = ()  # the paper tables it appears in
     table_title: tuple[str, str] = ("", "")
     table_notes: tuple[str, ...] = ()
 
     @property
     def shown_metrics(self) -> tuple[str, ...]:
         """The judge metrics its tables show, the headline first."""
-        return self.table_metrics or (self.headline,)
+        return self.table_metrics or ((self.headline,) if self.headline else ())
 
     def overall_excludes(self, answered: bool) -> list[str]:
-        """The rows left out of ``overall``: its excluded categories, and with an answerer its
-        abstention row."""
         rows = list(self.exclude_from_overall)
         return rows + [self.abstention_row] if answered and self.abstention_row else rows
 
     def graded_text(self, answer: str) -> str:
-        """The answer the judge sees."""
         return (answer.strip() or self.empty_answer) if self.empty_answer is not None else answer
 
     def scorer_for(self, episode: Episode) -> QuestionScorer | None:

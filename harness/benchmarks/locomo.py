@@ -1,8 +1,7 @@
 """LoCoMo (Maharana et al., 2024): 10 conversations, 1,986 questions in five categories.
 
-Graded by mem0's CORRECT/WRONG judge, its wording read at run time (``judges/graders/locomo.py``), plus F1 (the paper's eq. 8, token multisets), mem0's set
-F1 and BLEU-1 per question; adversarial questions (category 5) are not scored and are averaged
-apart from ``overall``. BLEU-1 needs NLTK's Punkt data, checked before retrieval.
+Graded by mem0's CORRECT/WRONG judge (``judges/graders/locomo.py``), plus F1 (the paper's eq. 8),
+mem0's set F1 and BLEU-1; adversarial questions (category 5) are averaged apart from ``overall``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """LongMemEval_S cleaned (Wu et al., 2025): one ~48-session haystack per question, 499 questions.
 
-Retrieval is scored as its official code scores it (``judges/metrics/longmemeval.py``): over the
-user turns, turn and session level; the same formulas over every turn are kept as ``all_turns_*``.
-The judge asks a yes/no question per question type, in the official wording read at run time (a folder of ``longmemeval_<kind>.txt``
-prompts replaces the wording). With an answerer, abstention questions get their own row, apart
-from ``overall`` as the paper scores it, and a task-averaged row is added.
+Retrieval scored as its official code does (user turns, turn and session level; ``all_turns_*``
+over every turn); the official yes/no judge per question type; abstention questions apart.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """OrgMemBench (Gardner, 2026), medium tier: one organisation's 443 artefacts, 73 questions C1-C6.
 
-The paper answers with the benchmark's own neutral answerer and grades with the benchmark's
-rubric judge run by gpt-4o-mini at temperature 0. Their texts are read at run time
-(``PandelisZ/OrgMemBench`` ``orgmembench/answerer.py``, ``orgmembench/judge.py``, from the upstream
-files or a templates file) and filled by our code as those functions fill them (the answerer's
-40,000-character cut and its line for an empty context included; the judge's system message and
-prompt). Without the texts, our wording of the same rules is used (``orgmem_answer``: no question date, the context
-stripped, ``(no records retrieved)`` when empty, cut to ``dataset.context_budget``), and the run
-says so. Its runner grades an empty answer as a fixed line, and every rubric facet is graded
-(score = 100 x weighted fraction met).
+Answered and graded with the benchmark's own answerer and rubric judge texts (``orgmembench/answerer.py``,
+``judge.py``, read at run time; else our wording of the same rules, said so in the run).
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def run_info(folder: Path, config: dict[str, Any], metrics: dict[str, Any], root
         "failed": is_failed(config, metrics),
         "limit": dataset.get("limit"),
         "categories_filter": ",".join(map(str, categories)) if categories else None,
-        "default_k": (dataset.get("mempp") or {}).get("k"),
+        "default_k": (dataset.get("mempp") or {}).get("k", 50),  # older runs recorded it; the paper fixes k = 50
         "mean_read_chars": number(stats.get("mean_read_chars")),
         "questions": stats.get("questions"),
         "all_graded": all_graded(stats),

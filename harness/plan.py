@@ -79,7 +79,7 @@ def build_plan(config: RunConfig) -> RunPlan:
     if note:
         print(note, file=sys.stderr)
     LOG.stage(f"{config.system.name} on {dataset.name}: loading the data")
-    root = prepare_data_dir(dataset.name, dataset.data_dir, dataset.options, progress=config.progress)
+    root = prepare_data_dir(benchmark.loader, dataset.data_dir, dataset.options, progress=config.progress)
     with recording_reads(root) as read_files:
         episodes = load_dataset(benchmark.loader, data_dir=root, limit=dataset.limit, categories=dataset.categories,
                                 **dataset.options)

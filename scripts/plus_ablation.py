@@ -226,7 +226,7 @@ def main() -> int:
         *[f"- **{lever}** ({system.removeprefix('mempp_plus_')}, turns it on): {text}." for system, (lever, text) in ADDED.items()],
         "",
         "Settings that differ between benchmarks are set once per dataset in `configs/system/mempp_plus.yaml` "
-        "(`dataset.mempp.plus`). The OrgMemBench lexical weight (8) and its switches (clause and sentence views on) were "
+        "(`configs/system/per_dataset/mempp_plus/`). The OrgMemBench lexical weight (8) and its switches (clause and sentence views on) were "
         "chosen on the same 73 questions they are measured on, so its figure there is optimistic "
         "(`scripts/plus_weight_cv.py` re-picks the weight by cross-validation: results/PLUS_CV.md); the LoCoMo "
         "settings were likewise picked on its own questions. The LongMemEval_S settings were chosen on its first "

@@ -21,7 +21,11 @@ import pytest
 
 from harness.compose import compose_config
 from harness.config import RunConfig
+from harness.misses import OUTCOMES, miss_line, miss_table
 from harness.reports.html import comparison_kind, load_run, render_report, write_report
+from harness.reports.intervals import RESAMPLES, TableIntervals
+from harness.reports.svg_charts import fmt_value
+from harness.stats.bootstrap import DEFAULT_SEED
 from harness.runner import run
 from harness.run_folder import seal
 from tests.fake_openai_server import FakeOpenAIServer, last_user_content
@@ -262,3 +266,78 @@ def test_chromium_screenshot_is_a_real_picture(runs, tmp_path):
     assert colours is not None and len(colours) > 20  # text, bars in two colours, grid: not one flat colour
     rgb = {colour for _, colour in colours}
     assert (31, 119, 180) in rgb and (255, 127, 14) in rgb  # the two series' bars were painted
+
+
+def _table_rows(dom: str, table_class: str) -> tuple[list[str], list[list[str]]]:
+    """The header and the body rows (cell texts) of the first ``<table class="...">`` of a page."""
+    table = re.search(rf'<table class="{table_class}">(.*?)</table>', dom, re.S).group(1)
+    header = re.findall(r"<th>(.*?)</th>", table)
+    rows = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1])]
+    return header, rows
+
+
+def test_chromium_shows_each_summary_cells_95_interval_as_the_markdown_tables_do(runs, tmp_path):
+    stats = pytest.importorskip("scipy.stats")
+    import numpy as np
+
+    folder = runs["answered"]
+    dom = _dom(tmp_path, write_report([folder], tmp_path / "intervals.html"))
+    summary = json.loads((folder / "metrics.json").read_text())["summary"]
+    header, rows = _table_rows(dom, "summary")
+    assert header[:4] == ["category", "run", "n", "llm_judge"] and "recall_any@10" in header
+    spans, shown = TableIntervals(), 0
+    for cat, _label, _n, *cells in rows:
+        for metric, cell in zip(header[3:], cells):
+            # the markdown tables' own interval text (harness/reports/intervals.py) for the same records
+            bounds = spans.bounds(str(folder), cat, metric)
+            assert cell == fmt_value(summary[cat][metric]) + bounds
+            shown += bool(bounds)
+    assert shown == len(rows) * len(header[3:])  # every cell has one
+    assert f"{RESAMPLES:,} resamples, seed {DEFAULT_SEED}" in dom and "95% percentile bootstrap" in dom
+
+    # and it is scipy's percentile bootstrap: the 10 questions share one conversation, so the unit is the question
+    records = _records(folder)
+    assert len({r["episode"] for r in records}) == 1
+    recall = np.array([r["metrics"]["recall_any@10"] for r in records if r["category"] == "temporal"])
+    theirs = stats.bootstrap((recall,), np.mean, method="percentile", n_resamples=RESAMPLES,
+                             rng=np.random.default_rng(DEFAULT_SEED), vectorized=True).confidence_interval
+    cell = next(cells[header.index("recall_any@10") - 3] for cat, _l, _n, *cells in rows if cat == "temporal")
+    assert cell.endswith(f" [{theirs.low:.3f}, {theirs.high:.3f}]")
+
+
+def test_chromium_shows_where_each_miss_came_from_per_category_and_in_a_questions_detail(runs, tmp_path):
+    folder = runs["answered"]
+    records = _records(folder)
+    page = write_report([folder], tmp_path / "misses.html")
+    dom = _dom(tmp_path, page)
+    header, rows = _table_rows(dom, "summary misses")
+    assert header == ["category", "run", "n", *OUTCOMES]
+    frame = miss_table([("bm25", records)], "llm_judge").set_index("category")
+    by_category = {row[0]: row for row in rows}
+    assert set(by_category) == set(frame.index)
+    for cat, row in by_category.items():
+        # the counts the records' own attribution gives (qa.py writes it as each record's "miss")
+        kept = [r for r in records if cat == "overall" or r["category"] == cat]
+        assert int(row[2]) == len(kept) == frame.loc[cat, "n"]
+        for outcome, cell in zip(OUTCOMES, row[3:]):
+            count = sum(r["miss"] == outcome for r in kept)
+            assert cell == f"{count} ({100 * count / len(kept):.1f}%)"
+    assert sum(r["miss"] == "right" for r in records) == sum("Caroline" in r["question"] for r in records)
+    assert any(r["miss"] not in ("right", None) for r in records)
+
+    # a missed question's detail says which stage lost it, in the words scripts/explain.py prints
+    lost = next(r for r in records if r["miss"] != "right")
+    line = miss_line(lost["miss"])
+    opened = _dom(tmp_path, page, f"#open={lost['qid']}")
+    assert f'<p class="miss">{line}</p>' in opened and dom.count('<p class="miss">') == 0
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "explain.py"), str(folder), lost["qid"]],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert line in proc.stdout.splitlines()
+
+
+def test_a_retrieval_only_report_has_no_miss_split(runs, tmp_path):
+    page = render_report([load_run(runs["k10"])])
+    data = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S).group(1))
+    assert 'id="misses"' not in page and [row["miss"] for row in data["rows"]] == [None] * 10
+    assert "95% percentile bootstrap" in page  # its retrieval cells still have their intervals

@@ -12,11 +12,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.misses import OUTCOMES, attribute, miss_line, miss_table
+from harness.reports.intervals import TableIntervals
 from harness.reports.report_runs import (
     RunData, as_number, categories, comparison_kind, differing_keys, has_metric, headline_metric, load_run, ordered,
     short_labels,
 )
 from harness.reports.svg_charts import bar_chart, fmt_value, line_chart
+from harness.run_data import RunData as StatsRun
 
 __all__ = ["RunData", "comparison_kind", "differing_keys", "load_run", "render_report", "write_report"]
 
@@ -36,13 +39,39 @@ def summary_section(runs: Sequence[RunData], metric: str) -> str:
     chart = bar_chart(cats, series, f"{metric} per category")
     metrics = [m for m in dict.fromkeys([metric, "recall_any@10", "recall_any@50", "recall_any@all",
                                          "in_budget_recall", "ndcg@10"]) if any(has_metric(r.summary, m) for r in runs)]
-    rows = []
+    spans, rows = TableIntervals(), []  # each cell's 95% interval, as the markdown tables print it
     for cat in cats:
         for run in runs:
             row = run.summary.get(cat, {})
-            rows.append([cat, run.label, str(row.get("n", "")), *(fmt_value(as_number(row.get(m))) for m in metrics)])
+            rows.append([cat, run.label, str(row.get("n", "")),
+                         *(fmt_value(as_number(row.get(m))) + spans.bounds(str(run.root), cat, m) for m in metrics)])
     table = _table(["category", "run", "n", *metrics], rows, "summary")
-    return f'<section id="summary"><h2>Summary per category</h2>{chart}{table}</section>'
+    notes = "".join(f'<p class="note">{html.escape(note)}</p>' for note in spans.notes())
+    return f'<section id="summary"><h2>Summary per category</h2>{chart}{table}{notes}{miss_section(runs)}</section>'
+
+
+def _stats_run(run: RunData) -> StatsRun:
+    return StatsRun(run.root, run.config, run.records, {})
+
+
+def miss_section(runs: Sequence[RunData]) -> str:
+    """For the answered runs: where each question was lost, per category (harness.misses), as counts
+    with their share of the row."""
+    rows = []
+    for run in runs:
+        stats = _stats_run(run)
+        if not stats.answered:
+            continue
+        frame = miss_table([(run.label, run.records)], stats.headline(), exclude_from_overall=stats.excluded())
+        for row in frame.to_dict("records"):
+            rows.append([row["category"], run.label, str(row["n"]),
+                         *(f"{round(row[o] * row['n'] / 100)} ({row[o]:.1f}%)" if row["n"] else "–" for o in OUTCOMES)])
+    if not rows:
+        return ""
+    return ('<h3 id="misses">Where each question was lost</h3><p class="note">right: judged right; retrieval: no gold '
+            "among what the answerer could read; budget: a gold returned but cut; synthesis: a gold read, the answer "
+            "judged wrong; gold wrong: per the errata (as <code>scripts/explain.py --misses</code>).</p>"
+            + _table(["category", "run", "n", *OUTCOMES], rows, "summary misses"))
 
 
 def k_sweep_section(runs: Sequence[RunData], metric: str) -> str:
@@ -98,6 +127,8 @@ def question_rows(runs: Sequence[RunData]) -> list[dict[str, Any]]:
     rows = []
     for index, run in enumerate(runs):
         ks = [*run.ks, "all"]
+        stats = _stats_run(run)
+        judged = stats.headline() if stats.answered else None
         for record in run.records:
             metrics = record.get("metrics", {})
             hit = {str(k): None if (v := as_number(metrics.get(f"recall_any@{k}"))) is None else v > 0 for k in ks}
@@ -116,6 +147,8 @@ def question_rows(runs: Sequence[RunData]) -> list[dict[str, Any]]:
                           "legs": {leg: rank + 1 for leg, rank in (h.get("leg_ranks") or {}).items()},
                           "author": h.get("author"), "date": h.get("date")} for h in hits[:HITS_SHOWN]],
                 "explain": record.get("explain"),
+                "miss": None if judged is None or "answer" not in record  # where it was lost, as explain says
+                else miss_line(record.get("miss") or attribute(record, judged)),
             })
     return rows
 

@@ -4,6 +4,7 @@ retrieval), a repeat costs nothing, and the new judged run lands beside the old 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,12 +21,27 @@ ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = 3
 
 
+GRADED = re.compile(r"(?:Answer to grade|Generated answer):\s*(.*)")
+
+
+def accepts(answer: str) -> bool:
+    """The fixture judge's verdict in the run's wording: CORRECT for one answer length in four (the
+    run's own answers, "It was in 2022.", are 15 characters); the strict wording says WRONG."""
+    return len(answer.strip()) % 4 == 3
+
+
+def is_judge(content: str) -> bool:
+    return "Answer to grade" in content or "CORRECT" in content
+
+
 def reply(body: dict) -> str:
     content = last_user_content(body)
-    if "Answer to grade" not in content and "CORRECT" not in content:
+    if not is_judge(content):
         return "It was in 2022."
     strict = "Grade an answer strictly" in content
-    return json.dumps({"reasoning": "fixture", "label": "WRONG" if strict else "CORRECT"})
+    graded = GRADED.search(content)
+    assert graded is not None, content
+    return json.dumps({"reasoning": "fixture", "label": "CORRECT" if accepts(graded[1]) and not strict else "WRONG"})
 
 
 @pytest.fixture()
@@ -77,19 +93,41 @@ def test_rejudge_cli_refuses_a_retrieval_only_run_in_one_line(tmp_path) -> None:
 
 
 def test_robustness_table_lists_every_judge_with_kappa_and_leniency(answered) -> None:
-    from harness.robustness import published_leniency, robustness
-    from tests.data_paths import DATA_ROOT
+    from harness.robustness import PROBES, probed_leniency, published_leniency, robustness
+    from loaders.published import read_published
+    from tests.data_paths import DATA_ROOT, require_data
 
-    _, folder, _ = answered
+    server, folder, _ = answered
     new = rejudge(load_run(folder), {"judge.model": "second-judge", "wording": "strict"})
-    leniency = published_leniency(DATA_ROOT)
-    table, lines = robustness([load_run(folder), load_run(new)], leniency)
+    runs = [load_run(folder), load_run(new)]
+    wrong = {v: read_published(require_data(f"published/audit/{v}.scored.json")).items for v in PROBES}
+    before = server.request_count
+    free, _ = probed_leniency(runs, DATA_ROOT)  # nothing graded yet: nothing is sent
+    _, priced = probed_leniency(runs, DATA_ROOT, "estimate")
+    distinct = len({(i.conversation, i.question, i.gold, i.answer) for items in wrong.values() for i in items})
+    assert server.request_count == before and distinct == 3067  # 11 repeats in ap_v1, 2 shared by both files
+    assert all(v == f"— (not graded yet: leniency=true sends {distinct:,} judge calls, estimate=true prices them)"
+               for v in free.values())
+    assert len(priced) == 2 and all(f"-> {distinct} calls to send" in note for note in priced)
+    rates, _ = probed_leniency(runs, DATA_ROOT, "send")
+    sent = server.requests[before:]
+    assert len(sent) == 2 * distinct and all(is_judge(r.last_user_content) for r in sent)  # no answer, no retrieval
+    assert {r.body["model"] for r in sent} == {"fake-judge", "second-judge"}
+    for version, items in wrong.items():  # the rate the fixture judge's verdicts give, not a real model's
+        expected = 100.0 * sum(accepts(i.answer) for i in items) / len(items)
+        assert rates["fake-judge (run wording)"][version] == pytest.approx(expected)
+        assert rates["second-judge (strict)"][version] == 0.0
+    assert rates["fake-judge (run wording)"]["ap_v1"] == pytest.approx(100 * 382 / 1540)
+    assert probed_leniency(runs, DATA_ROOT)[0] == rates and server.request_count == before + len(sent)  # cached
+
+    table, lines = robustness(runs, {**published_leniency(DATA_ROOT), **rates})
     assert list(table.columns) == ["fake-judge (run wording)", "second-judge (strict)", "rank moves"]
     assert table.loc["bm25"].tolist() == [100.0, 0.0, 0.0]
     assert lines[0] == f"Cohen's kappa fake-judge (run wording) vs second-judge (strict): 0.000 over {QUESTIONS} answers"
-    assert any("second-judge (strict): — (not graded" in line for line in lines)
-    if leniency:  # SOURCE.md: the published judge accepts 10.61% (v1) and 62.81% (v2)
-        assert any("ap_v1: 10.61%" in line for line in lines) and any("ap_v2: 62.81%" in line for line in lines)
+    assert "leniency second-judge (strict): ap_v1 0.00%, ap_v2 0.00% of deliberately wrong answers accepted" in lines
+    assert any(line.startswith("leniency fake-judge (run wording): ap_v1 24.81%, ap_v2 26.23%") for line in lines)
+    # the published judge's own labels are its oracle: AP_BASELINE_REPORT.md (SOURCE.md) 10.61% and 62.81%
+    assert any("ap_v1: 10.61%" in line for line in lines) and any("ap_v2: 62.81%" in line for line in lines)
 
 
 def test_rescore_of_our_run_with_errata(answered) -> None:

@@ -8,6 +8,7 @@ through the same cached judge calls (:func:`leniency_probe`), free once cached.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Sequence
@@ -130,19 +131,29 @@ def leniency_probe(run: RunData, data_dir: Path) -> Probe:
 
     _, plan = judge_plan(run, (run.metrics.get("provenance") or {}).get("rejudge") or {})
     judge, spec = plan.prompts.judge if plan.prompts else None, plan.config.judge
-    if plan.benchmark.name != "locomo" or judge is None or spec is None:
-        raise CliError(f"{run.folder}: the deliberately wrong answers are LoCoMo's; this run's judge grades "
-                       f"{plan.benchmark.name}")
+    if plan.benchmark.name not in ("locomo", "longmemeval_s") or judge is None or spec is None:
+        raise CliError(f"{run.folder}: the deliberately wrong answers are LoCoMo questions, which a "
+                       f"{plan.benchmark.name} judge does not grade")
     episodes = list(load_locomo(data_dir))
     requests, owners = [], []
     for version in PROBES:
         published = read_published(data_dir / "published" / "audit" / f"{version}.scored.json")
         keys = [(item.conversation, item.question, item.gold) for item in published.items]
         for item, question in zip(published.items, match_keys(keys, episodes, str(published.path))):
+            question = as_judged(question, plan.benchmark.name)
             for request in judge_requests(judge, spec, question, plan.benchmark.graded_text(item.answer)):
                 requests.append(request)
                 owners.append((version, question))
     return Probe(judge_name(run), plan, requests, owners)
+
+
+def as_judged(question: Question, benchmark: str) -> Question:
+    """A LoCoMo question as the judge of ``benchmark`` takes it: LongMemEval's judge picks its prompt
+    by question type, so a temporal question gets its temporal prompt and any other its default one."""
+    if benchmark != "longmemeval_s":
+        return question
+    kind = "temporal-reasoning" if question.category == "temporal" else "single-session-user"
+    return dataclasses.replace(question, category=kind, meta={})
 
 
 def probe_leniency(probe: Probe) -> dict[str, float]:

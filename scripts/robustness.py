@@ -23,12 +23,13 @@ def body(argv: list[str]) -> list[str]:
     from loaders import resolve_data_dir
     from memory_protocol import DatasetError
 
-    options = {key: value for key, _, value in (a.partition("=") for a in argv if "=" in a)}
-    unknown = sorted(set(options) - {"leniency", "estimate"})
-    if unknown or any(value not in ("true", "false") for value in options.values()):
-        raise CliError(f"options are leniency=true|false and estimate=true|false, got {' '.join(a for a in argv if '=' in a)}")
+    folders = [Path(a) for a in argv if Path(a).is_dir()]  # a run folder's name may hold "="
+    options = dict(a.partition("=")[::2] for a in argv if not Path(a).is_dir())
+    if set(options) - {"leniency", "estimate"} or set(options.values()) - {"true", "false"}:
+        bad = " ".join(a for a in argv if not Path(a).is_dir())
+        raise CliError(f"expected run folders and leniency=true|false, estimate=true|false; got {bad}")
     mode = "estimate" if options.get("estimate") == "true" else "send" if options.get("leniency") == "true" else "cached"
-    runs = [load_run(Path(a)) for a in argv if "=" not in a]
+    runs = [load_run(folder) for folder in folders]
     if not runs or not all(run.answered for run in runs):
         raise CliError("every folder must be a judged run (an answerer and a judge)")
     notes: list[str] = []

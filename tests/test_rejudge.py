@@ -128,6 +128,16 @@ def test_robustness_table_lists_every_judge_with_kappa_and_leniency(answered) ->
     assert any(line.startswith("leniency fake-judge (run wording): ap_v1 24.81%, ap_v2 26.23%") for line in lines)
     # the published judge's own labels are its oracle: AP_BASELINE_REPORT.md (SOURCE.md) 10.61% and 62.81%
     assert any("ap_v1: 10.61%" in line for line in lines) and any("ap_v2: 62.81%" in line for line in lines)
+    done = subprocess.run([sys.executable, "scripts/robustness.py", str(folder), str(new)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert all(line in done.stdout.splitlines() for line in lines) and server.request_count == before + len(sent)
+
+
+def test_robustness_cli_refuses_an_unknown_option_in_one_line(tmp_path) -> None:
+    done = subprocess.run([sys.executable, "scripts/robustness.py", str(tmp_path), "lenient=yes"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "lenient=yes" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 def test_rescore_of_our_run_with_errata(answered) -> None:
@@ -148,3 +158,21 @@ def test_rescore_of_our_run_with_errata(answered) -> None:
     wrong = [r for r in result.records if r.get("erratum", {}).get("wrong_gold")]
     assert [r["qid"] for r in wrong] == ["conv-26/2"]
     assert attribute(wrong[0], "llm_judge") == GOLD_WRONG
+
+
+def test_longmemeval_judges_take_locomo_questions_by_their_kind() -> None:
+    # LongMemEval's judge picks one of its prompts by question type (evaluate_qa.py): the probe gives
+    # LoCoMo's temporal questions its temporal prompt (off-by-one days accepted) and the rest its default.
+    from harness.robustness import as_judged
+    from judges.graders import make_judge
+    from loaders.locomo import load_locomo
+    from tests.data_paths import DATA_ROOT
+
+    questions = [q for episode in load_locomo(DATA_ROOT) for q in episode.questions]
+    judge = make_judge("longmemeval_s")
+    kinds = {q.category: judge.kind_for(as_judged(q, "longmemeval_s")) for q in questions}
+    assert kinds["temporal"] == "temporal" and kinds["single-hop"] == "default" and kinds["multi-hop"] == "default"
+    temporal = next(q for q in questions if q.category == "temporal")
+    content = judge.request(as_judged(temporal, "longmemeval_s"), "12 April 2023")[-1]["content"]
+    assert temporal.text in content and str(temporal.answer) in content and "12 April 2023" in content
+    assert as_judged(temporal, "locomo") is temporal

@@ -18,6 +18,7 @@ from harness.run_data import RunData
 
 if TYPE_CHECKING:
     from harness.plan import RunPlan
+    from harness.qa import QAItem
     from model_clients.chat_types import ChatRequest, ChatResult
     from model_clients.cost import CostEstimate
 
@@ -96,15 +97,10 @@ def judge_estimate(plan: RunPlan, requests: list[ChatRequest]) -> CostEstimate:
     return estimate(requests, client, role="judge")
 
 
-def rejudge(run: RunData, options: dict[str, str]) -> Path:
-    """Grade ``run``'s answers with the judge ``options`` name; the new run folder."""
-    from harness.qa import QAItem, QAOutcome, judge_requests, qa_summary, score_records
-    from harness.results import RunPaths, write_run
-    from judges.aggregate import format_table, summarize
+def _graded(run: RunData, plan: RunPlan) -> tuple[list[QAItem], list[ChatRequest], list[tuple[int, int]]]:
+    """One item per record (its old grades dropped), the judge requests, and each one's item and run."""
+    from harness.qa import QAItem, judge_requests
 
-    if not run.answered or not any("answer" in r for r in run.records):
-        raise CliError(f"{run.folder} holds no answers to grade (a retrieval-only run)")
-    raw, plan = judge_plan(run, options)
     benchmark, spec = plan.benchmark, plan.config.judge
     judge = plan.prompts.judge if plan.prompts is not None else None
     assert judge is not None and spec is not None
@@ -123,6 +119,31 @@ def rejudge(run: RunData, options: dict[str, str]) -> Path:
             for request in judge_requests(judge, spec, question, benchmark.graded_text(record["answer"])):
                 requests.append(request)
                 owners.append((len(items) - 1, request.run_index))
+    return items, requests, owners
+
+
+def _answered_plan(run: RunData, options: dict[str, str]) -> tuple[dict[str, Any], RunPlan]:
+    if not run.answered or not any("answer" in r for r in run.records):
+        raise CliError(f"{run.folder} holds no answers to grade (a retrieval-only run)")
+    return judge_plan(run, options)
+
+
+def rejudge_estimate(run: RunData, options: dict[str, str]) -> CostEstimate:
+    """The dry run of :func:`rejudge`: the judge calls it would send and their price."""
+    _, plan = _answered_plan(run, options)
+    return judge_estimate(plan, _graded(run, plan)[1])
+
+
+def rejudge(run: RunData, options: dict[str, str]) -> Path:
+    """Grade ``run``'s answers with the judge ``options`` name; the new run folder."""
+    from harness.qa import QAOutcome, qa_summary, score_records
+    from harness.results import RunPaths, write_run
+    from judges.aggregate import format_table, summarize
+
+    raw, plan = _answered_plan(run, options)
+    benchmark, spec, judge = plan.benchmark, plan.config.judge, plan.prompts.judge if plan.prompts else None
+    assert spec is not None and judge is not None
+    items, requests, owners = _graded(run, plan)
     replies = judge_calls(plan, requests)
     score_records(items, judge, owners, replies, benchmark, spec.runs)
     records = [item.record for item in items]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.rejudge import rejudge
+from harness.rejudge import rejudge, rejudge_estimate
 from harness.run_data import load_run
 from tests.data_paths import needs_data
 from tests.fake_openai_server import FakeOpenAIServer, last_user_content
@@ -66,6 +66,8 @@ def test_rejudge_sends_only_judge_requests(answered) -> None:
     server, folder, _ = answered
     before = server.request_count
     options = {"judge.model": "second-judge", "wording": "strict"}
+    priced = rejudge_estimate(load_run(folder), options)  # the dry run: one call per question, none sent
+    assert (priced.requests, priced.calls, server.request_count) == (QUESTIONS, QUESTIONS, before)
     new = rejudge(load_run(folder), options)
     sent = server.requests[before:]
     assert len(sent) == QUESTIONS

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from harness.qa import QAItem
     from model_clients.chat_types import ChatRequest, ChatResult
     from model_clients.cost import CostEstimate
+    from model_clients.llm_client import LLMClient
 
 PROMPTS = Path(__file__).resolve().parent / "rejudge_prompts"
 WORDINGS = {"run": None, "strict": PROMPTS / "strict_locomo.txt"}
@@ -78,23 +79,24 @@ def judge_plan(run: RunData, options: dict[str, str]) -> tuple[dict[str, Any], R
 
 def judge_calls(plan: RunPlan, requests: list[ChatRequest], desc: str = "judge") -> list[ChatResult]:
     """The plan's judge replies to ``requests``: cached, at most ``judge.concurrency`` in flight."""
+    return judge_client(plan).complete_many(requests, desc=desc, progress=False)
+
+
+def judge_client(plan: RunPlan, cache_only: bool | None = None) -> LLMClient:
+    """The plan's judge client (cached; ``cache_only`` defaults to the plan's)."""
     from harness.answering import make_client
 
     spec = plan.config.judge
     assert spec is not None
-    client = make_client(spec, spec.max_tokens, plan.config.cache_only, plan.llm_cache(), role="judge")
-    return client.complete_many(requests, desc=desc, progress=False)
+    only = plan.config.cache_only if cache_only is None else cache_only
+    return make_client(spec, spec.max_tokens, only, plan.llm_cache(), role="judge")
 
 
 def judge_estimate(plan: RunPlan, requests: list[ChatRequest]) -> CostEstimate:
     """What :func:`judge_calls` would send and spend (a dry run: nothing is sent)."""
-    from harness.answering import make_client
     from model_clients.cost import estimate
 
-    spec = plan.config.judge
-    assert spec is not None
-    client = make_client(spec, spec.max_tokens, True, plan.llm_cache(), role="judge")
-    return estimate(requests, client, role="judge")
+    return estimate(requests, judge_client(plan, cache_only=True), role="judge")
 
 
 def _graded(run: RunData, plan: RunPlan) -> tuple[list[QAItem], list[ChatRequest], list[tuple[int, int]]]:

@@ -172,7 +172,7 @@ def probed_leniency(runs: Sequence[RunData], data_dir: Path, mode: str = "cached
     """Each run's judge's rates (or why none), and the dry-run lines. ``mode``: ``cached`` grades only
     a judge whose every grade is cached (free), ``send`` grades every judge, ``estimate`` prices them."""
     from harness.cli_options import CliError
-    from harness.rejudge import judge_estimate
+    from harness.rejudge import judge_client, judge_estimate
 
     first: dict[str, RunData] = {}
     for run in runs:
@@ -185,12 +185,13 @@ def probed_leniency(runs: Sequence[RunData], data_dir: Path, mode: str = "cached
         except CliError as exc:
             rates[name] = f"— ({exc})"
             continue
-        cost = judge_estimate(probe.plan, probe.requests)
         if mode == "estimate":
+            cost = judge_estimate(probe.plan, probe.requests)
             notes.append(f"leniency probe of {name} ({len(probe.requests):,} grades):\n{cost.format()}")
-        elif cost.calls and mode != "send":
-            rates[name] = (f"— (not graded yet: leniency=true sends {cost.calls:,} judge calls, "
-                           "estimate=true prices them)")
+            continue
+        calls = len(judge_client(probe.plan).plan(probe.requests).to_send)
+        if calls and mode != "send":
+            rates[name] = f"— (not graded yet: leniency=true sends {calls:,} judge calls, estimate=true prices them)"
         else:
             rates[name] = probe_leniency(probe)
     return rates, notes

@@ -168,7 +168,8 @@ def probe_leniency(probe: Probe) -> dict[str, float]:
     return {version: 100.0 * leniency(grades) for version, grades in accepted.items()}
 
 
-def probed_leniency(runs: Sequence[RunData], data_dir: Path, mode: str = "cached") -> tuple[dict[str, Leniency], list[str]]:
+def probed_leniency(runs: Sequence[RunData], data_dir: Path,
+                    mode: str = "cached") -> tuple[dict[str, Leniency], list[str]]:
     """Each run's judge's rates (or why none), and the dry-run lines. ``mode``: ``cached`` grades only
     a judge whose every grade is cached (free), ``send`` grades every judge, ``estimate`` prices them."""
     from harness.cli_options import CliError

@@ -28,19 +28,20 @@ def body(argv: list[str]) -> list[str]:
     if set(options) - {"leniency", "estimate"} or set(options.values()) - {"true", "false"}:
         bad = " ".join(a for a in argv if not Path(a).is_dir())
         raise CliError(f"expected run folders and leniency=true|false, estimate=true|false; got {bad}")
-    mode = "estimate" if options.get("estimate") == "true" else "send" if options.get("leniency") == "true" else "cached"
+    send = "send" if options.get("leniency") == "true" else "cached"
+    mode = "estimate" if options.get("estimate") == "true" else send
     runs = [load_run(folder) for folder in folders]
     if not runs or not all(run.answered for run in runs):
         raise CliError("every folder must be a judged run (an answerer and a judge)")
+    leniency: dict[str, Leniency] = {}
     notes: list[str] = []
     try:
         data_dir = resolve_data_dir(None)
-        leniency: dict[str, Leniency] = {**published_leniency(data_dir)}
+        leniency.update(published_leniency(data_dir))
         probed, notes = probed_leniency(runs, data_dir, mode)
         leniency.update(probed)
-    except DatasetError as exc:  # no data directory or no probe files: leniency left out
-        leniency = {}
-        notes = [f"leniency left out: {str(exc).splitlines()[0]}"]
+    except DatasetError as exc:  # no data directory, or no LoCoMo or probe files: what is known so far
+        notes = [f"leniency of the runs' judges left out: {str(exc).splitlines()[0]}"]
     table, lines = robustness(runs, leniency)
     return [format_table(table, floatfmt=".1f"), *lines, *notes]
 

@@ -11,10 +11,17 @@ from __future__ import annotations
 import copy
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.cli_options import CliError
 from harness.run_data import RunData
+
+if TYPE_CHECKING:
+    from harness.plan import RunPlan
+    from harness.qa import QAItem
+    from model_clients.chat_types import ChatRequest, ChatResult
+    from model_clients.cost import CostEstimate
+    from model_clients.llm_client import LLMClient
 
 PROMPTS = Path(__file__).resolve().parent / "rejudge_prompts"
 WORDINGS = {"run": None, "strict": PROMPTS / "strict_locomo.txt"}
@@ -56,24 +63,46 @@ def _label(config: dict[str, Any], options: dict[str, str]) -> str:
     return safe_part(f"{judge.get('model') or judge.get('name')}-{options.get('wording', 'run')}")
 
 
-def rejudge(run: RunData, options: dict[str, str]) -> Path:
-    """Grade ``run``'s answers with the judge ``options`` name; the new run folder."""
+def judge_plan(run: RunData, options: dict[str, str]) -> tuple[dict[str, Any], RunPlan]:
+    """The config and plan of ``run`` with the judge ``options`` name (a one-line CliError if they fail)."""
     from harness.compose import compose_config
     from harness.config import RunConfig
     from harness.plan import build_plan
-    from harness.qa import QAItem, QAOutcome, judge_requests, qa_summary, score_records
-    from harness.answering import make_client
-    from harness.results import RunPaths, write_run
-    from judges.aggregate import format_table, summarize
     from memory_protocol import ConfigError, DatasetError
 
-    if not run.answered or not any("answer" in r for r in run.records):
-        raise CliError(f"{run.folder} holds no answers to grade (a retrieval-only run)")
     try:
         raw = compose_config(judge_overrides(run, options))
-        plan = build_plan(RunConfig.from_dict(raw))
+        return raw, build_plan(RunConfig.from_dict(raw))
     except (ConfigError, DatasetError) as exc:
         raise CliError(str(exc).splitlines()[0]) from None
+
+
+def judge_calls(plan: RunPlan, requests: list[ChatRequest], desc: str = "judge") -> list[ChatResult]:
+    """The plan's judge replies to ``requests``: cached, at most ``judge.concurrency`` in flight."""
+    return judge_client(plan).complete_many(requests, desc=desc, progress=False)
+
+
+def judge_client(plan: RunPlan, cache_only: bool | None = None) -> LLMClient:
+    """The plan's judge client (cached; ``cache_only`` defaults to the plan's)."""
+    from harness.answering import make_client
+
+    spec = plan.config.judge
+    assert spec is not None
+    only = plan.config.cache_only if cache_only is None else cache_only
+    return make_client(spec, spec.max_tokens, only, plan.llm_cache(), role="judge")
+
+
+def judge_estimate(plan: RunPlan, requests: list[ChatRequest]) -> CostEstimate:
+    """What :func:`judge_calls` would send and spend (a dry run: nothing is sent)."""
+    from model_clients.cost import estimate
+
+    return estimate(requests, judge_client(plan, cache_only=True), role="judge")
+
+
+def _graded(run: RunData, plan: RunPlan) -> tuple[list[QAItem], list[ChatRequest], list[tuple[int, int]]]:
+    """One item per record (its old grades dropped), the judge requests, and each one's item and run."""
+    from harness.qa import QAItem, judge_requests
+
     benchmark, spec = plan.benchmark, plan.config.judge
     judge = plan.prompts.judge if plan.prompts is not None else None
     assert judge is not None and spec is not None
@@ -92,8 +121,32 @@ def rejudge(run: RunData, options: dict[str, str]) -> Path:
             for request in judge_requests(judge, spec, question, benchmark.graded_text(record["answer"])):
                 requests.append(request)
                 owners.append((len(items) - 1, request.run_index))
-    client = make_client(spec, spec.max_tokens, plan.config.cache_only, plan.llm_cache(), role="judge")
-    replies = client.complete_many(requests, desc="judge", progress=False)
+    return items, requests, owners
+
+
+def _answered_plan(run: RunData, options: dict[str, str]) -> tuple[dict[str, Any], RunPlan]:
+    if not run.answered or not any("answer" in r for r in run.records):
+        raise CliError(f"{run.folder} holds no answers to grade (a retrieval-only run)")
+    return judge_plan(run, options)
+
+
+def rejudge_estimate(run: RunData, options: dict[str, str]) -> CostEstimate:
+    """The dry run of :func:`rejudge`: the judge calls it would send and their price."""
+    _, plan = _answered_plan(run, options)
+    return judge_estimate(plan, _graded(run, plan)[1])
+
+
+def rejudge(run: RunData, options: dict[str, str]) -> Path:
+    """Grade ``run``'s answers with the judge ``options`` name; the new run folder."""
+    from harness.qa import QAOutcome, qa_summary, score_records
+    from harness.results import RunPaths, write_run
+    from judges.aggregate import format_table, summarize
+
+    raw, plan = _answered_plan(run, options)
+    benchmark, spec, judge = plan.benchmark, plan.config.judge, plan.prompts.judge if plan.prompts else None
+    assert spec is not None and judge is not None
+    items, requests, owners = _graded(run, plan)
+    replies = judge_calls(plan, requests)
     score_records(items, judge, owners, replies, benchmark, spec.runs)
     records = [item.record for item in items]
     outcome = QAOutcome(metric=benchmark.headline, runs=spec.runs, benchmark=benchmark)

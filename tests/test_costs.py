@@ -16,7 +16,7 @@ def make_run(folder: Path) -> Path:
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps({"dataset": {"name": "orgmem"}, "system": {"name": "bm25"}}))
     stats = {"model_calls": {"documents": 4, "write_chat_calls_per_document": 2.0}, "write_spend": {"dollars": 0.02},
-             "store_bytes": 3_000_000}
+             "store_bytes": 3_000_000, "store_memory_bytes": 1_500_000}
     (folder / "metrics.json").write_text(json.dumps({"stats": stats}))
     records = [{"qid": f"q{i}", "retrieval_seconds": (i + 1) / 1000, "read_tokens_est": 100 * i,
                 "as_of": "2024-03-01T00:00:00",
@@ -32,7 +32,8 @@ def test_cost_row_from_the_folder(tmp_path: Path) -> None:
     assert row["p99 ms"] == pytest.approx(np.percentile(latencies, 99))
     assert row["read tokens"] == pytest.approx(4950)
     assert row["write calls/doc"] == 2.0 and row["write $/doc"] == pytest.approx(0.005)
-    assert row["store MB"] == pytest.approx(3.0)
+    assert row["disk MB"] == pytest.approx(3.0) and row["memory MB"] == pytest.approx(1.5)
+    assert row["tokens by"] == "chars/4 (est.)"
     assert row["leaked items"] == 1 and row["leak questions"] == "1/100"
 
 

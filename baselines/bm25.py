@@ -11,6 +11,7 @@ from baselines.scoped import DocumentShelf, ingest_ids, top_k
 from memplusplus.lexical import bm25_index, bm25_scores
 from memplusplus.text import content_terms, stems
 from memory_protocol.documents import Document, Hit
+from memory_protocol.protocol import StoreSize
 
 
 class BM25Memory:
@@ -31,6 +32,10 @@ class BM25Memory:
         if self._index is None:  # bm25s's defaults, k1 = 1.5, b = 0.75
             self._index = bm25_index([stems(doc.text) for doc in self.shelf.documents], 1.5, 0.75)
         return bm25_scores(self._index, content_terms(query), len(self.shelf.documents))
+
+    def store_size(self) -> StoreSize:
+        """Its documents' texts (the index is built at the first query)."""
+        return self.shelf.store_size()
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         if not self.shelf.documents:

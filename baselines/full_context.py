@@ -7,6 +7,7 @@ from datetime import date, datetime
 
 from baselines.scoped import DocumentShelf, ingest_ids
 from memory_protocol.documents import Document, Hit
+from memory_protocol.protocol import StoreSize
 
 
 class FullContextMemory:
@@ -20,6 +21,10 @@ class FullContextMemory:
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         requested = list(documents)
         return ingest_ids(self.shelf.add(requested), requested)
+
+    def store_size(self) -> StoreSize:
+        """Its documents' texts."""
+        return self.shelf.store_size()
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         mask = self.shelf.scope(as_of)

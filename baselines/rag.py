@@ -21,6 +21,7 @@ from memplusplus.evidence import header
 from memplusplus.openai_encoder import MODEL_MAX_INPUT_TOKENS, OpenAIEncoder
 from memplusplus.tokens import encoding as bpe_encoding
 from memory_protocol.documents import Document, Hit
+from memory_protocol.protocol import StoreSize
 
 SEPARATOR = "\n\n"
 TOKENIZERS = ("cl100k", "encoder")
@@ -150,6 +151,12 @@ class RAGMemory:
             cursor += len(chunk.windows)
             vectors.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
         self._vectors = np.asarray(vectors, dtype=np.float32).reshape(len(self._chunks), -1)
+
+    def store_size(self) -> StoreSize:
+        """Nothing on disk; in memory its documents' and chunks' texts (UTF-8) and the chunk vectors."""
+        texts = [doc.text for doc in self.documents] + [chunk.text for chunk in self._chunks or []]
+        vectors = self._vectors.nbytes if self._vectors is not None else 0
+        return StoreSize(0, vectors + sum(len(text.encode("utf-8")) for text in texts))
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         """The ``k`` chunks nearest the query (``as_of`` is ignored: RAG has no dates)."""

@@ -9,6 +9,7 @@ import numpy as np
 
 from memplusplus.scope import end_of_day, in_scope
 from memory_protocol.documents import Document, Hit
+from memory_protocol.protocol import StoreSize
 
 
 class DocumentShelf:
@@ -26,6 +27,10 @@ class DocumentShelf:
     def scope(self, as_of: date | datetime | None) -> np.ndarray:
         theta = end_of_day(as_of) if (self.respect_as_of and as_of is not None) else None
         return np.fromiter((in_scope(d.date, theta) for d in self.documents), dtype=bool, count=len(self.documents))
+
+    def store_size(self, extra_bytes: int = 0) -> StoreSize:
+        """Nothing on disk; in memory the documents' texts (UTF-8) and ``extra_bytes`` (a baseline's arrays)."""
+        return StoreSize(0, extra_bytes + sum(len(doc.text.encode("utf-8")) for doc in self.documents))
 
     def hit(self, index: int, score: float, leg: str | None = None, rank: int | None = None) -> Hit:
         doc = self.documents[index]

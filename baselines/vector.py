@@ -10,6 +10,7 @@ import numpy as np
 from baselines.scoped import DocumentShelf, ingest_ids, top_k
 from memplusplus.encoder import CachedEncoder, Encoder
 from memory_protocol.documents import Document, Hit
+from memory_protocol.protocol import StoreSize
 
 
 class VectorMemory:
@@ -27,6 +28,10 @@ class VectorMemory:
         fresh = self.encoder.encode([doc.text for doc in added], show_progress=show_progress)
         self.vectors = np.vstack([self.vectors, fresh])
         return ingest_ids(added, requested)
+
+    def store_size(self) -> StoreSize:
+        """Its documents' texts (and vectors)."""
+        return self.shelf.store_size(self.vectors.nbytes)
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         if not self.shelf.documents:

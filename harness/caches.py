@@ -1,6 +1,7 @@
-"""The run's three caches under ``store.cache_dir``: embeddings (float32, NaN/inf refused), rankings
-and LLM replies, each entry checked against its digest on read; ``store.repair_cache=true`` drops a
-bad entry (recomputed), else it stops the run in one line naming the file and key.
+"""The run's caches under ``store.cache_dir``: embeddings (float32, NaN/inf refused), rankings, what
+each ranking cost (seconds, store size) and LLM replies, each entry checked against its digest on
+read; ``store.repair_cache=true`` drops a bad entry (recomputed), else it stops the run in one line
+naming the file and key.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from model_clients.kvstore import KVStore, embedding_store
 
 EMBEDDINGS = "embeddings.sqlite"
 RETRIEVALS = "retrieval.sqlite"
+RETRIEVAL_COSTS = "retrieval_costs.sqlite"
 LLM_REPLIES = "llm.sqlite"
 
 

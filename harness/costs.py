@@ -1,6 +1,8 @@
-"""What a memory costs per question, from run folders alone: retrieval latency p50/p95/p99, tokens
-read (chars / 4), write-time calls and dollars per document, store size, and as-of leakage (items
-dated after their question's as-of day: 0 for Mem++). What a folder does not hold prints as "—".
+"""What a memory costs per question, from run folders alone: retrieval latency p50/p95/p99 (records'
+``retrieval_seconds``), context tokens read (the answerer's own tokenizer, else chars / 4 as an
+estimate), write-time calls and dollars per document, store size on disk and in memory (summed over
+the episodes' stores), and as-of leakage (items dated after their question's as-of day: 0 for
+Mem++). What a folder does not hold prints as "—".
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import pandas as pd
 
 from harness.run_data import RunData
 
-COLUMNS = ["system", "questions", "latency p50 ms", "p95 ms", "p99 ms", "read tokens", "write calls/doc",
-           "write $/doc", "store MB", "leaked items", "leak questions"]
+COLUMNS = ["system", "questions", "latency p50 ms", "p95 ms", "p99 ms", "read tokens", "tokens by", "write calls/doc",
+           "write $/doc", "disk MB", "memory MB", "leaked items", "leak questions"]
+ESTIMATE = "chars/4 (est.)"
 
 
 def _nested(data: dict[str, Any], path: str) -> Any:
@@ -56,17 +59,19 @@ def cost_row(run: RunData) -> dict[str, Any]:
     latencies = np.array([_number(r.get("retrieval_seconds")) for r in run.records], dtype=float)
     latencies = latencies[~np.isnan(latencies)] * 1000
     p50, p95, p99 = (np.percentile(latencies, [50, 95, 99]) if latencies.size else (math.nan,) * 3)
-    tokens = [_number(r.get("read_tokens_est")) for r in run.records]
+    counted = bool(run.records) and all("read_tokens" in r for r in run.records)
+    tokens = [_number(r.get("read_tokens" if counted else "read_tokens_est")) for r in run.records]
     documents = _number(_nested(stats, "model_calls.documents"))
     dollars = _number(_nested(stats, "write_spend.dollars"))
     items, questions, dated = leakage(run.records)
-    store = _number(stats.get("store_bytes"))
     return {
         "system": run.system, "questions": len(run.records), "latency p50 ms": p50, "p95 ms": p95, "p99 ms": p99,
         "read tokens": float(np.nanmean(tokens)) if any(not math.isnan(t) for t in tokens) else math.nan,
+        "tokens by": str(stats.get("read_tokenizer") or "own tokenizer") if counted else ESTIMATE,
         "write calls/doc": _number(_nested(stats, "model_calls.write_chat_calls_per_document")),
         "write $/doc": dollars / documents if documents and not math.isnan(dollars) else math.nan,
-        "store MB": store / 1e6, "leaked items": items if dated else math.nan,
+        "disk MB": _number(stats.get("store_bytes")) / 1e6,
+        "memory MB": _number(stats.get("store_memory_bytes")) / 1e6, "leaked items": items if dated else math.nan,
         "leak questions": f"{questions}/{dated}" if dated else "no as-of",
     }
 

@@ -1,16 +1,24 @@
 """The retrieval stage: every question's ranking, cached by (system identity, encoder, corpus
 fingerprint, question) and looked up before anything is built, so a repeated run neither embeds
-nor ingests; an episode is ingested only when one of its questions misses the cache."""
+nor ingests; an episode is ingested only when one of its questions misses the cache.
+
+What a ranking cost is kept beside it (``retrieval_costs.sqlite``): its ``system.retrieve`` seconds
+under the ranking's key and the episode's store size after ingest, so a repeated run reports the
+figures measured when they were computed (one missing never forces a retrieval)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
+from dataclasses import asdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tqdm import tqdm
 
+from harness.caches import RETRIEVAL_COSTS, run_cache
+from harness.config import RunConfig
 from harness.errors import RunInterrupted
 from harness.explanations import explanation_depth, gold_docs
 from harness.plan import RunPlan
@@ -19,11 +27,12 @@ from harness.records import build_record, episode_metrics, ranked_ids
 from harness.stage_log import LOG
 from harness.systems import RunContext
 from judges.metrics.budget_chars import BlockLayout
-from memory_protocol import Episode, Question
+from memory_protocol import Episode, Question, store_size
 from memory_protocol.documents import Document, Hit
 from memplusplus.evidence import RenderedContext, render
 from model_clients.call_counts import ModelCallTally, snapshot
 from model_clients.kvstore import KVStore, stable_hash
+from model_clients.token_count import TokenCounter, encoding_name_for
 
 # Bump when retrieval code changes in a way that changes results, so old cache entries are ignored.
 RETRIEVAL_VERSION = 2
@@ -78,10 +87,13 @@ def retrieve(plan: RunPlan, stats: dict[str, Any], calls: ModelCallTally) -> lis
                     disable=not config.progress)
     items: list[QAItem] = []
     done = 0
+    costs, counter = run_cache(config.store, RETRIEVAL_COSTS), read_counter(config)
+    if counter is not None:
+        stats["read_tokenizer"] = f"{counter.encoding_name} ({counter.model})"
     LOG.begin("retrieval", len(episodes), "episodes")
     try:
         for done, episode in enumerate(progress):
-            items += _episode(plan, episode, stats, calls)
+            items += _episode(plan, episode, stats, calls, costs, counter)
             LOG.tick("retrieval", done + 1, len(episodes), "episodes")
     except KeyboardInterrupt:
         raise RunInterrupted(f"interrupted after {done}/{len(episodes)} episodes; re-run to resume") from None
@@ -90,10 +102,19 @@ def retrieve(plan: RunPlan, stats: dict[str, Any], calls: ModelCallTally) -> lis
     return items
 
 
-def _episode(plan: RunPlan, episode: Episode, stats: dict[str, Any], calls: ModelCallTally) -> list[QAItem]:
+def read_counter(config: RunConfig) -> TokenCounter | None:
+    """The answerer's own tokenizer (an OpenAI model's, offline); None: no answerer, or not ours to count."""
+    model = config.answerer.model if config.answerer is not None else None
+    return TokenCounter(model) if model and encoding_name_for(model) else None
+
+
+def _episode(plan: RunPlan, episode: Episode, stats: dict[str, Any], calls: ModelCallTally, costs: KVStore,
+             counter: TokenCounter | None) -> list[QAItem]:
     config, retrievals = plan.config, plan.retrievals
     fingerprint = corpus_fingerprint(episode.documents)
     keys = question_keys(plan, episode, fingerprint=fingerprint)
+    size_key = stable_hash({"store_size": plan.identity, "encoder": plan.encoder.identity, "corpus": fingerprint})
+    measured = {key: json.loads(value) for key, value in costs.get_many([*keys.values(), size_key]).items()}
     # A deeper ranking for the metrics only (a benchmark scoring sessions widens k), cached apart.
     depth = config.dataset.metric_depth or 0
     deep_keys = (question_keys(plan, episode, lambda q: {"metric_depth": depth}, fingerprint)
@@ -116,12 +137,15 @@ def _episode(plan: RunPlan, episode: Episode, stats: dict[str, Any], calls: Mode
             before = snapshot(built.client, plan.encoder)
             system.ingest(episode.documents, show_progress=config.progress)
             after = snapshot(built.client, plan.encoder)
+            size = store_size(system)
+            if size is not None:
+                _keep(costs, measured, size_key, asdict(size))
             calls.add_write(before, after, len(episode.documents))
             stats["ingested_documents"] += len(episode.documents)
             many = len(missing) > 50 and config.progress
             for question in tqdm(missing, desc=f"  {episode.episode_id}", unit="q", leave=False, disable=not many):
-                _put(retrievals, cached, keys[question.qid],
-                     lambda: [hit_to_dict(h) for h in system.retrieve(question.text, question.as_of, config.system.k)])
+                _put(retrievals, cached, keys[question.qid], lambda: [hit_to_dict(h) for h in _timed(
+                    costs, measured, keys[question.qid], lambda: system.retrieve(question.text, question.as_of, config.system.k))])
                 if question.qid in deep_keys:
                     _put(retrievals, cached, deep_keys[question.qid],
                          lambda: ranked_ids(system.retrieve(question.text, question.as_of, depth)))
@@ -140,6 +164,7 @@ def _episode(plan: RunPlan, episode: Episode, stats: dict[str, Any], calls: Mode
     deeper = [cached[deep_keys[q.qid]] if q.qid in deep_keys else None for q in episode.questions]
     lengths = {doc.doc_id: len(doc.text) for doc in episode.documents}
     metrics = episode_metrics(episode.questions, all_hits, contexts, plan.ks, scorer, deeper, lengths, layouts)
+    _add_store_size(stats, measured.get(size_key))
     items = []
     for question, q_hits, q_deeper, context, q_metrics in zip(episode.questions, all_hits, deeper, contexts, metrics):
         diagnosis = cached[diag_keys[question.qid]] if question.qid in diag_keys else None
@@ -147,6 +172,9 @@ def _episode(plan: RunPlan, episode: Episode, stats: dict[str, Any], calls: Mode
                           diagnosis["placements"] if diagnosis else None)
         record = build_record(episode, question, q_hits, context, q_metrics, golds, explain_depth,
                               diagnosis["leg_sizes"] if diagnosis else None)
+        record["retrieval_seconds"] = (measured.get(keys[question.qid]) or {}).get("seconds")
+        if counter is not None:
+            record["read_tokens"] = counter.count_text(context.text)
         items.append(QAItem(question, context.text, record, q_hits))
         stats["questions"] += 1
     return items
@@ -158,6 +186,28 @@ def _put(retrievals: KVStore, cached: dict[str, Any], key: str, compute) -> None
         payload = compute()
         retrievals.put(key, json.dumps(payload).encode("utf-8"))
         cached[key] = payload
+
+
+def _keep(costs: KVStore, measured: dict[str, Any], key: str, value: dict[str, Any]) -> None:
+    costs.put(key, json.dumps(value).encode("utf-8"))
+    measured[key] = value
+
+
+def _timed(costs: KVStore, measured: dict[str, Any], key: str, retrieve_hits: Callable[[], list[Hit]]) -> list[Hit]:
+    """``retrieve_hits()``, its wall-clock seconds kept under ``key`` (the ranking's own cache key)."""
+    started = time.perf_counter()
+    hits = retrieve_hits()
+    _keep(costs, measured, key, {"seconds": round(time.perf_counter() - started, 6)})
+    return hits
+
+
+def _add_store_size(stats: dict[str, Any], size: dict[str, Any] | None) -> None:
+    """Sum each episode's store size into ``stats`` (store_bytes on disk, store_memory_bytes); one
+    episode that cannot say makes the sum None."""
+    for field, name in (("disk_bytes", "store_bytes"), ("memory_bytes", "store_memory_bytes")):
+        value = (size or {}).get(field)
+        total = stats.get(name, 0)
+        stats[name] = None if value is None or total is None else total + value
 
 
 def contexts_of(layout, budget: int | None,

@@ -21,6 +21,7 @@ from memplusplus.topk import select_top_k
 from memplusplus.text import content_terms
 from memplusplus.websearch_query import websearch_query
 from memory_protocol.documents import Document, Hit
+from memory_protocol.protocol import StoreSize
 
 
 class MemPlusPlus(MemoryFacade):
@@ -118,6 +119,12 @@ class MemPlusPlus(MemoryFacade):
         return rankings, weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
 
     search = retrieve
+
+    def store_size(self) -> StoreSize:
+        """Nothing on disk; in memory its vector, date and state arrays and its rows' texts (UTF-8), not
+        Python's object overhead nor its indexes (posting lists, stem streams, an ANN index)."""
+        arrays = sum(array.nbytes for array in (self.store.vectors, self.store.dates, self.store.active))
+        return StoreSize(0, arrays + sum(len(row.text.encode("utf-8")) for row in self.store.rows))
 
     def diagnose(self, query: str, as_of: date | datetime | None, doc_ids: Iterable[str], depth: int) -> Diagnosis:
         """Each of ``doc_ids``' 1-based rank in every leg and the fused list, down to ``depth``."""

@@ -33,8 +33,9 @@ def body(argv: list[str]) -> list[str]:
 
     runs = [load_run(folder) for folder in folders([Path(a) for a in argv])]
     return [format_table(cost_table(runs), floatfmt=".1f").replace(" nan |", "   — |"),
-            "—: not in the run folder (latency needs records' retrieval_seconds, store size stats.store_bytes); "
-            "read tokens: chars / 4"]
+            "—: not in the run folder (a run made before these figures, or a system that cannot say its store "
+            "size); disk and memory MB: every episode's store after ingest; read tokens: per question, counted by "
+            "the answerer's tokenizer named in 'tokens by', else chars/4, an estimate"]
 
 
 if __name__ == "__main__":

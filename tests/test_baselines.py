@@ -81,3 +81,18 @@ def test_rag_chunk_sizes_share_their_windows(encoder):
     windows_small = [w for c in small._chunks for w in c.windows]
     windows_large = [w for c in large._chunks for w in c.windows]
     assert windows_small == windows_large
+
+
+def test_store_size_counts_the_texts_and_vectors_each_baseline_holds(encoder):
+    texts = sum(len(d.text.encode("utf-8")) for d in docs())  # 38 + 44 + 29 bytes; the empty one is not stored
+    assert texts == 111
+    vector = VectorMemory(encoder=encoder)
+    vector.ingest(docs())
+    assert vector.store_size().disk_bytes == 0 and vector.store_size().memory_bytes == texts + 3 * 384 * 4
+    full = FullContextMemory()
+    full.ingest(docs())
+    assert full.store_size().memory_bytes == texts
+    rag = RAGMemory(chunk_tokens=4096, encoder=encoder)
+    rag.ingest(docs())
+    history, _ = build_history([d for d in docs() if d.text])  # one chunk: the whole rendered history
+    assert rag.store_size().memory_bytes == texts + len(history.encode("utf-8")) + 384 * 4

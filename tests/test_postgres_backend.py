@@ -244,3 +244,14 @@ def test_a_server_that_cannot_be_reached_is_one_line_without_the_password():
         connect("postgresql://someone:secret-word@127.0.0.1:1/db?connect_timeout=5")
     message = str(refused.value)
     assert message.startswith("cannot connect to Postgres: ") and "\n" not in message and "secret-word" not in message
+
+
+def test_store_size_is_the_tables_size_on_disk(dsn, encoder):
+    pg = pg_memory(dsn, encoder)
+    empty = pg.store_size()
+    pg.ingest(corpus())
+    size = pg.store_size()
+    # Every row holds its 384-dim pgvector (4 bytes a dimension); Postgres keeps the server's memory to itself.
+    assert size.memory_bytes is None and empty.memory_bytes is None
+    assert size.disk_bytes >= empty.disk_bytes + 80 * 384 * 4
+    pg.close()

@@ -33,6 +33,7 @@ from memplusplus.topk import select_top_k
 from memplusplus.scope import end_of_day
 from memplusplus.text import content_terms
 from memory_protocol.documents import Document, Hit
+from memory_protocol.protocol import StoreSize
 
 _TABLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
 
@@ -201,6 +202,13 @@ class PostgresMemPlusPlus(MemoryFacade):
         return hits
 
     search = retrieve
+
+    def store_size(self) -> StoreSize:
+        """On disk: Postgres' pg_total_relation_size of the rows and aliases tables (indexes, TOAST
+        included); in memory: not ours to say (the server's buffers are shared)."""
+        (disk,) = self.conn.execute("SELECT pg_total_relation_size(%s::regclass) + pg_total_relation_size(%s::regclass)",
+                                    (self.table, f"{self.table}_aliases")).fetchone()
+        return StoreSize(int(disk), None)
 
     def diagnose(self, query: str, as_of: date | datetime | None, doc_ids: Iterable[str], depth: int) -> Diagnosis:
         """Each of ``doc_ids``' 1-based rank in every leg and the fused list, down to ``depth``."""

@@ -109,15 +109,13 @@ def _errata(name: str, data_dir: Path, options: dict[str, str]):
 
 def corrected_lines(run, data_dir, options: dict[str, str]) -> list[str]:
     """A retrieval-only LoCoMo run: recall_any@10 on the original and on the corrected evidence."""
-    from harness.corrected_evidence import corrected_recall
-    from loaders.match import match_keys
+    from harness.corrected_evidence import audited_questions, corrected_recall
 
     name = options.get("dataset.errata")
     if run.dataset != "locomo" or not name:
         raise CliError(f"{run.folder}: a retrieval-only run is rescored on LoCoMo with dataset.errata=<name> only")
-    errata = _errata(name, data_dir, options)
-    questions = match_keys([(e.conversation, e.question, e.gold) for e in errata], list(load_locomo(data_dir)), "errata")
-    corrected = {q.qid: list(e.correct_evidence) for q, e in zip(questions, errata)}
+    audited = audited_questions(_errata(name, data_dir, options), list(load_locomo(data_dir)))
+    corrected = {qid: list(e.correct_evidence) for qid, e in audited.items()}
     frame = corrected_recall(run.records, corrected, 10, run.excluded())
     return [f"rescore: {run.folder.name}, recall_any@10 on LoCoMo's evidence and on {name}'s corrected evidence", "",
             format_table(frame, floatfmt=".3f")]

@@ -58,6 +58,31 @@ def test_published_memos_run_through_the_runners_summary(audited) -> None:
     assert sum(1 for r in records if r["metrics"][SOUND] is None) == 99
 
 
+def test_make_tables_locomo_table_prints_raw_sound_and_ceiling(audited, tmp_path: Path) -> None:
+    # a run folder built from the published memos answers, as the runner writes a dataset.errata run
+    from harness.qa import add_judge_columns
+    from harness.reports import tables as T
+    from tests.tables_support import PAPER_DIR, row, write_run
+
+    qids, episodes = audited
+    records = published_records(read_published(require_data(MEMOS)), episodes)
+    for record in records:
+        mark_erratum(record, qids)
+        sound_scores(record, "llm_judge")
+    keys = errata_keys(["llm_judge", "llm_judge_paper", *(f"llm_judge_run{i}" for i in range(3))], "llm_judge")
+    summary = add_judge_columns(summarize([{"category": r["category"], **r["metrics"]} for r in records], keys),
+                                "llm_judge", 3)
+    write_run(tmp_path / "runs", "locomo", "full_context-memos", system="full_context", k=10, answerer="gpt-4o-mini",
+              summary=json.loads(summary.to_json(orient="index")), records=records)
+    (table2,) = T.build_tables(tmp_path / "runs", PAPER_DIR, tables=[2])
+    columns = list(table2.shown.columns)
+    assert columns[columns.index("Average LLM") + 1:][:2] == ["Average LLM sound golds*", "Ceiling*"]
+    memos = row(table2, system="Full Context", answerer="gpt-4o-mini")
+    assert memos["Average LLM"].startswith("74.3 ± 0.1")
+    assert memos["Average LLM sound golds*"].startswith("76.7 [") and memos["Ceiling*"] == "93.6"
+    assert any(note.startswith("Corrected golds (dataset.errata)") for note in table2.notes)
+
+
 def test_corrected_evidence_replaces_only_audited_golds(audited) -> None:
     qids, episodes = audited
     fixed = corrected_evidence(episodes, qids)

@@ -11,7 +11,7 @@ from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
 from harness.encoders import check_encoder_keys, encoder_config
 from harness.systems.registry import SystemSpec
 from harness.env_settings import check_env_settings
-from harness.validate import as_typed, bool_setting, check_booleans, check_model, int_setting, writable_folder
+from harness.validate import as_typed, check_booleans, check_model, int_setting, writable_folder
 from memplusplus.encoder import DEFAULT_MODEL
 from loaders.errata import check_errata
 from memory_protocol.paths import cache_root
@@ -129,7 +129,6 @@ def _dataset(raw: dict[str, Any]) -> DatasetSpec:
     if not isinstance(ks, list) or not ks:
         raise ConfigError(f"dataset.ks={as_typed(ks)}: must be a non-empty list of integers >= 1")
     raw["ks"] = [int_setting("dataset.ks", k, 1) for k in ks]
-    raw["errata_evidence"] = bool_setting("dataset.errata_evidence", raw.get("errata_evidence", False))
     return _section(DatasetSpec, "dataset", raw)
 
 

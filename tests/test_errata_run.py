@@ -166,3 +166,21 @@ def test_fetched_by_its_pin_from_a_mirror(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(DatasetError) as caught:
         fetch_errata("locomo-audit", tmp_path / "empty", named=True)
     assert "\n" not in str(caught.value) and "the fetch failed" in str(caught.value)
+
+
+def test_errata_evidence_is_the_gold_of_the_retrieval_metrics(tmp_path: Path) -> None:
+    # locomo_0_qa1 ("When did Melanie paint a sunrise?"): LoCoMo cites D1:12, the audit D1:14
+    from harness.corrected_evidence import ranked, recall_any
+
+    overrides = ["progress=false", "dataset=locomo", "system=bm25", "dataset.limit=3", "dataset.errata=locomo-audit",
+                 "dataset.errata_evidence=true", f"store.cache_dir={tmp_path / 'cache'}",
+                 f"store.results_dir={tmp_path / 'runs'}"]
+    done = subprocess.run([sys.executable, "run.py", *overrides], cwd=ROOT, capture_output=True, text=True, timeout=1800,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    (folder,) = (tmp_path / "runs" / "locomo").iterdir()
+    assert "errata_evidence=true" in folder.name
+    records = {r["qid"]: r for r in map(json.loads, (folder / "records.jsonl").read_text().splitlines())}
+    sunrise = next(r for r in records.values() if r["question"] == "When did Melanie paint a sunrise?")
+    assert sunrise["gold"] == ["D1:14"] and sunrise["erratum"]["type"] == "WRONG_CITATION"
+    assert sunrise["metrics"]["recall_any@10"] == recall_any(ranked(sunrise), ["D1:14"], 10)

@@ -7,7 +7,6 @@ original ids must equal the recorded value (checked for every question).
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -33,8 +32,7 @@ def run_errata(name: str, root: Path | None, data_dir: str | None) -> dict[str, 
     from loaders.errata import fetch_errata, load_errata
     from loaders.locomo import load_locomo
 
-    named = bool(data_dir) or bool(os.environ.get("MEMPP_DATA_DIR"))
-    errata = load_errata(name, file=fetch_errata(name, root, named))
+    errata = load_errata(name, file=fetch_errata(name, root, data_dir))
     return audited_questions(errata, list(load_locomo(root)))
 
 

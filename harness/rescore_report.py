@@ -12,7 +12,7 @@ from harness.cli_options import CliError, int_option
 from harness.rescore import METRIC, Rescored, metadata_check, rescore
 from harness.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
 from judges.aggregate import format_table
-from loaders.errata import load_errata
+from loaders.errata import fetch_errata, load_errata
 from loaders.locomo import load_locomo
 from loaders.published import read_published
 from harness.run_data import load_run
@@ -103,8 +103,9 @@ def rescore_file(path: Path, options: dict[str, str]) -> list[str]:
 
 
 def _errata(name: str, data_dir: Path, options: dict[str, str]):
+    """``errata_file``, else the data folder's copy, else fetched by its pin (as a run does)."""
     file = options.get("errata_file")
-    return load_errata(name, data_dir, Path(file) if file else None)
+    return load_errata(name, file=Path(file) if file else fetch_errata(name, data_dir, options.get("dataset.data_dir")))
 
 
 def corrected_lines(run, data_dir, options: dict[str, str]) -> list[str]:

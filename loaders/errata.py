@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,13 +45,14 @@ def check_errata(name: str | None, loader: str, evidence: bool = False) -> None:
         raise ConfigError(f"dataset.errata={name!r}: the {loader} benchmark takes {choices}; known errata: {known}")
 
 
-def fetch_errata(name: str, root: Path | None, named: bool = False) -> Path:
+def fetch_errata(name: str, root: Path | None, data_dir: str | None = None) -> Path:
     """The errata file: under ``root`` (the run's data folder), else, unless that folder was named
-    (``dataset.data_dir``, ``$MEMPP_DATA_DIR``), in another data folder; else fetched (pinned) into the
-    named folder or ``<cache root>/data``. One-line DatasetError when offline."""
+    (``data_dir``: ``dataset.data_dir``; or ``$MEMPP_DATA_DIR``), in another data folder; else fetched
+    (pinned) into the named folder or ``<cache root>/data``. One-line DatasetError when offline."""
     import requests
 
     source, pin = _source(name)
+    named = bool(data_dir) or bool(os.environ.get("MEMPP_DATA_DIR"))
     folders = [root] if root is not None else []
     if not named:
         folders += [path for path, _ in search_folders("data")]

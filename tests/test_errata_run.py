@@ -157,14 +157,14 @@ def test_fetched_by_its_pin_from_a_mirror(tmp_path: Path, monkeypatch: pytest.Mo
     data = tmp_path / "data"
     with serve(tmp_path / "mirror") as (url, state):
         monkeypatch.setenv(MIRROR_ENV, url)
-        path = fetch_errata("locomo-audit", data, named=True)
+        path = fetch_errata("locomo-audit", data, str(data))
         assert path == data / pin.local and hashlib.sha256(path.read_bytes()).hexdigest() == pin.sha256
         assert state.paths() == [f"/{source.repo}/{source.commit}/{pin.remote}"]
-        assert fetch_errata("locomo-audit", data, named=True) == path and len(state.paths()) == 1
+        assert fetch_errata("locomo-audit", data, str(data)) == path and len(state.paths()) == 1
     assert len(load_errata("locomo-audit", file=path)) == 156
     monkeypatch.setenv(MIRROR_ENV, closed_port_url())
     with pytest.raises(DatasetError) as caught:
-        fetch_errata("locomo-audit", tmp_path / "empty", named=True)
+        fetch_errata("locomo-audit", tmp_path / "empty", str(tmp_path / "empty"))
     assert "\n" not in str(caught.value) and "the fetch failed" in str(caught.value)
 
 

@@ -13,6 +13,7 @@ from harness.systems.registry import SystemSpec
 from harness.env_settings import check_env_settings
 from harness.validate import as_typed, check_booleans, check_model, int_setting, writable_folder
 from memplusplus.encoder import DEFAULT_MODEL
+from loaders.errata import check_errata
 from memory_protocol.paths import cache_root
 from memory_protocol import ConfigError
 from model_clients.chat_types import LLMConfig
@@ -37,6 +38,8 @@ class DatasetSpec:
     answer_max_tokens: int = 512
     ks: list[int] = field(default_factory=lambda: [10])
     metric_depth: int | None = None  # rank this deep for the metrics only (context keeps system.k)
+    errata: str | None = None  # corrected golds (loaders.errata): sound-gold score and ceiling columns
+    errata_evidence: bool = False  # the errata's corrected evidence ids drive the retrieval metrics
 
     def describe(self) -> Benchmark:
         return load_benchmark(benchmark_path(self))
@@ -201,6 +204,7 @@ class RunConfig:
         system = _system(dict(raw.pop("system")))
         dataset = _dataset(dict(raw.pop("dataset")))
         benchmark = dataset.describe()  # an unknown benchmark module stops the run here, naming the key
+        check_errata(dataset.errata, getattr(benchmark.loader, "name", str(benchmark.loader)), dataset.errata_evidence)
         batch = switch(raw.pop("batch", False))
         answerer, judge = _roles(raw, benchmark, dataset.name, batch, poll_interval(raw.pop("batch_poll_s", 60)))
         recipe = _choice("answer_recipe", raw.pop("answer_recipe", "harness"), ANSWER_RECIPES)

@@ -1,17 +1,48 @@
-"""``recall_any@k`` on the errata's corrected evidence ids (LoCoMo, locomo-audit), beside the
-recorded value, from each record's kept hits; the recomputation over the original ids must equal
-the recorded value (checked for every question).
+"""The errata on our question ids, for a run (``dataset.errata``) and for its gold documents
+(``dataset.errata_evidence``); and ``recall_any@k`` on the corrected evidence ids (LoCoMo,
+locomo-audit) beside the recorded value, from each record's kept hits; the recomputation over the
+original ids must equal the recorded value (checked for every question).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from judges.aggregate import summarize
+from loaders.errata import Erratum
+from loaders.match import match_keys
+from memory_protocol import Episode, Question
+
+
+def audited_questions(errata: list[Erratum], episodes: list[Episode]) -> dict[str, Erratum]:
+    """Our question id of each erratum (``episodes``: the whole of LoCoMo, in file order)."""
+    questions = match_keys([(e.conversation, e.question, e.gold) for e in errata], episodes, "errata")
+    return {q.qid: e for q, e in zip(questions, errata)}
+
+
+def run_errata(name: str, root: Path | None, data_dir: str | None) -> dict[str, Erratum]:
+    """``dataset.errata`` for a run: the pinned file (fetched when missing; into ``data_dir`` when it or
+    ``$MEMPP_DATA_DIR`` names the data folder) on LoCoMo's question ids."""
+    from loaders.errata import fetch_errata, load_errata
+    from loaders.locomo import load_locomo
+
+    errata = load_errata(name, file=fetch_errata(name, root, data_dir))
+    return audited_questions(errata, list(load_locomo(root)))
+
+
+def corrected_evidence(episodes: list[Episode], audited: dict[str, Erratum]) -> list[Episode]:
+    """``dataset.errata_evidence``: each audited question's gold documents are the corrected ones."""
+    def fixed(question: Question) -> Question:
+        erratum = audited.get(question.qid)
+        return question if erratum is None else replace(question, evidence_ids=erratum.correct_evidence)
+
+    return [replace(ep, questions=tuple(fixed(q) for q in ep.questions)) for ep in episodes]
 
 
 def ranked(record: dict[str, Any]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,7 @@ from harness.config import RunConfig, SystemSpec
 from harness.encoders import build_encoder
 from harness.provenance import file_hashes, recording_reads
 from harness.qa_checks import check_qa_ready
+from harness.corrected_evidence import corrected_evidence, run_errata
 from harness.stage_log import LOG
 from harness.systems import SystemEntry, entry_for
 from loaders import dataset_notes, load_dataset, prepare_data_dir
@@ -60,6 +61,7 @@ class RunPlan:
     ks: list[int]
     sessions: bool  # some episode is scored by the benchmark's own (session) scorer
     notes: dict[str, Any]  # known upstream quirks, questions without gold, questions dated before their documents
+    errata: dict[str, Any] = field(default_factory=dict)  # qid -> Erratum (dataset.errata)
 
     def llm_cache(self) -> KVStore:
         return run_cache(self.config.store, LLM_REPLIES)
@@ -83,6 +85,9 @@ def build_plan(config: RunConfig) -> RunPlan:
     with recording_reads(root) as read_files:
         episodes = load_dataset(benchmark.loader, data_dir=root, limit=dataset.limit, categories=dataset.categories,
                                 **dataset.options)
+    errata = run_errata(dataset.errata, root, dataset.data_dir) if dataset.errata else {}
+    if dataset.errata_evidence:
+        episodes = corrected_evidence(episodes, errata)
     loaded = time.perf_counter()
     notes = dataset_notes(episodes).as_dict()
     files = file_hashes(set(read_files), root, Path(config.cache_dir()) / "data_hashes.json")
@@ -90,4 +95,4 @@ def build_plan(config: RunConfig) -> RunPlan:
     entry = entry_for(config.system)
     return RunPlan(config, benchmark, entry, prompts, episodes, root, files, encoder, run_cache(config.store, RETRIEVALS),
                    started, loaded, system_identity(config.system, entry), sorted(set(dataset.ks)),
-                   any(benchmark.scorer_for(ep) is not None for ep in episodes), notes)
+                   any(benchmark.scorer_for(ep) is not None for ep in episodes), notes, errata)

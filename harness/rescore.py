@@ -16,6 +16,7 @@ from harness.stats.records import category_intervals, row_groups, unit_of
 from judges.aggregate import summarize
 from loaders.errata import Erratum
 from loaders.locomo import CATEGORY_NAMES
+from harness.corrected_evidence import audited_questions
 from loaders.match import match_keys
 from loaders.published import PublishedRun
 from harness.run_data import RunData
@@ -23,6 +24,7 @@ from memory_protocol import Episode
 
 METRIC = "llm_judge"
 SOUND = "llm_judge_sound"  # the score over the questions whose gold is sound (errata), NaN elsewhere
+CEILING = "gold_sound"  # 100 where a graded question's gold is sound, 0 where wrong: a row's mean is its ceiling
 MAJORITY = "llm_judge_majority"
 
 
@@ -64,18 +66,38 @@ def published_records(run: PublishedRun, episodes: list[Episode]) -> list[dict[s
     return records
 
 
-def mark_errata(records: list[dict[str, Any]], errata: list[Erratum], episodes: list[Episode]) -> None:
-    """``erratum`` on each audited record, and ``llm_judge_sound`` (None where the gold is wrong)."""
-    questions = match_keys([(e.conversation, e.question, e.gold) for e in errata], episodes, "errata")
-    audited = {q.qid: e for q, e in zip(questions, errata)}
+def errata_keys(keys: list[str], metric: str) -> list[str]:
+    """A judged run's summary columns with the score on sound golds and the ceiling beside ``metric``."""
+    at = keys.index(metric) + 1
+    return [*keys[:at], f"{metric}_sound", CEILING, *keys[at:]]
+
+
+def errata_note(name: str, metric: str) -> str:
+    return (f"errata {name}: {metric}_sound = {metric} over the questions whose gold answer is sound; "
+            f"{CEILING} = their share (the ceiling: the best score with every gold counted)")
+
+
+def mark_erratum(record: dict[str, Any], audited: dict[str, Erratum]) -> None:
+    """``erratum`` on an audited record (:mod:`harness.misses` then says the gold is wrong)."""
+    erratum = audited.get(record["qid"])
+    if erratum is not None:
+        record["erratum"] = {"type": erratum.error_type, "wrong_gold": erratum.wrong_gold,
+                             "correct_answer": erratum.correct_answer, "correct_evidence": list(erratum.correct_evidence)}
+
+
+def sound_scores(record: dict[str, Any], metric: str = METRIC) -> None:
+    """``<metric>_sound`` (None where the gold is wrong) and ``gold_sound`` (None where ungraded)."""
+    metrics = record["metrics"]
+    wrong = bool((record.get("erratum") or {}).get("wrong_gold"))
+    graded = metrics.get(f"{metric}_paper") is not None
+    metrics[f"{metric}_sound"] = None if wrong else metrics.get(metric)
+    metrics[CEILING] = (0.0 if wrong else 100.0) if graded else None
+
+
+def mark_errata(records: list[dict[str, Any]], audited: dict[str, Erratum]) -> None:
     for record in records:
-        erratum = audited.get(record["qid"])
-        if erratum is not None:
-            record["erratum"] = {"type": erratum.error_type, "wrong_gold": erratum.wrong_gold,
-                                 "correct_answer": erratum.correct_answer,
-                                 "correct_evidence": list(erratum.correct_evidence)}
-        wrong = erratum is not None and erratum.wrong_gold
-        record["metrics"][SOUND] = None if wrong else record["metrics"][METRIC]
+        mark_erratum(record, audited)
+        sound_scores(record)
 
 
 def run_records(run: RunData) -> tuple[PublishedRun, list[dict[str, Any]], int]:
@@ -106,6 +128,9 @@ def rescore(run: PublishedRun | RunData, episodes: list[Episode], errata: list[E
         records, runs = published_records(run, episodes), run.runs
     keys = [METRIC, f"{METRIC}_paper", *(f"{METRIC}_run{i}" for i in range(runs))]
     extra = sorted({k for r in records for k in r["metrics"] if k in ("f1_set", "bleu1")})
+    if errata is not None:
+        mark_errata(records, audited_questions(errata, episodes))
+        extra += [SOUND, CEILING]
     flat = [{"category": r["category"], **r["metrics"]} for r in records]
     summary = add_judge_columns(summarize(flat, keys + extra), METRIC, runs)
     unit, clusters = unit_of(records)
@@ -114,14 +139,12 @@ def rescore(run: PublishedRun | RunData, episodes: list[Episode], errata: list[E
     majority = bootstrap_mean([_get(r, MAJORITY) for r in records], clusters, unit, n_resamples, seed)
     out = Rescored(run, records, summary, category_intervals(records, METRIC, (), n_resamples, seed), run_intervals,
                    majority)
-    if errata is not None:
-        mark_errata(records, errata, episodes)
+    if errata is not None:  # the ceiling as the run's summary computes it: the mean of gold_sound per row
         out.errata = errata_name
         out.sound_intervals = category_intervals(records, SOUND, (), n_resamples, seed)
+        out.ceilings = {str(row): float(value) for row, value in summary[CEILING].items()}
         for row, group in row_groups(records).items():
-            wrong = sum(1 for r in group if r.get("erratum", {}).get("wrong_gold"))
-            out.wrong_golds[row] = wrong
-            out.ceilings[row] = 100.0 * (len(group) - wrong) / len(group) if group else math.nan
+            out.wrong_golds[row] = sum(1 for r in group if r.get("erratum", {}).get("wrong_gold"))
     return out
 
 

@@ -12,7 +12,7 @@ from harness.cli_options import CliError, int_option
 from harness.rescore import METRIC, Rescored, metadata_check, rescore
 from harness.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
 from judges.aggregate import format_table
-from loaders.errata import load_errata
+from loaders.errata import fetch_errata, load_errata
 from loaders.locomo import load_locomo
 from loaders.published import read_published
 from harness.run_data import load_run
@@ -103,21 +103,20 @@ def rescore_file(path: Path, options: dict[str, str]) -> list[str]:
 
 
 def _errata(name: str, data_dir: Path, options: dict[str, str]):
+    """``errata_file``, else the data folder's copy, else fetched by its pin (as a run does)."""
     file = options.get("errata_file")
-    return load_errata(name, data_dir, Path(file) if file else None)
+    return load_errata(name, file=Path(file) if file else fetch_errata(name, data_dir, options.get("dataset.data_dir")))
 
 
 def corrected_lines(run, data_dir, options: dict[str, str]) -> list[str]:
     """A retrieval-only LoCoMo run: recall_any@10 on the original and on the corrected evidence."""
-    from harness.corrected_evidence import corrected_recall
-    from loaders.match import match_keys
+    from harness.corrected_evidence import audited_questions, corrected_recall
 
     name = options.get("dataset.errata")
     if run.dataset != "locomo" or not name:
         raise CliError(f"{run.folder}: a retrieval-only run is rescored on LoCoMo with dataset.errata=<name> only")
-    errata = _errata(name, data_dir, options)
-    questions = match_keys([(e.conversation, e.question, e.gold) for e in errata], list(load_locomo(data_dir)), "errata")
-    corrected = {q.qid: list(e.correct_evidence) for q, e in zip(questions, errata)}
+    audited = audited_questions(_errata(name, data_dir, options), list(load_locomo(data_dir)))
+    corrected = {qid: list(e.correct_evidence) for qid, e in audited.items()}
     frame = corrected_recall(run.records, corrected, 10, run.excluded())
     return [f"rescore: {run.folder.name}, recall_any@10 on LoCoMo's evidence and on {name}'s corrected evidence", "",
             format_table(frame, floatfmt=".3f")]

@@ -13,6 +13,7 @@ from harness.estimate import dry_run
 from harness.plan import RunPlan, build_plan, settings_identity
 from harness.provenance import collect as collect_provenance
 from harness.qa import QAOutcome, qa_summary, run_qa
+from harness.rescore import errata_keys, errata_note, mark_erratum, sound_scores
 from harness.results import RunResult, run_folder, write_run
 from harness.retrieval import retrieve
 from harness.stage_log import LOG
@@ -31,6 +32,9 @@ def run_identity(resolved: dict[str, Any]) -> dict[str, Any]:
     identity = {k: v for k, v in resolved.items() if k not in _UNNAMING}
     if identity.get("answer_recipe") == "harness":  # the default names no run apart (older folders keep their hash)
         identity.pop("answer_recipe")
+    if isinstance(identity.get("dataset"), dict):  # so do no errata
+        identity["dataset"] = {k: v for k, v in identity["dataset"].items()
+                               if not (k in ("errata", "errata_evidence") and not v)}
     for section in ("answerer", "judge"):
         if isinstance(identity.get(section), dict):
             identity[section] = endpoint_settings(identity[section])
@@ -48,11 +52,15 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
         return dry_run(plan)
     stats, calls = plan.new_stats(), ModelCallTally()
     items = retrieve(plan, stats, calls)
+    for item in items if plan.errata else ():
+        mark_erratum(item.record, plan.errata)  # before judging: a miss on a wrong gold is the gold's
     qa = None
     if config.answerer is not None:
         LOG.stage(f"answers and judging: {len(items)} questions")
         qa = run_qa(plan, items)
         stats.update(qa.stats)
+        for item in items if plan.errata else ():
+            sound_scores(item.record, qa.metric)
     stats.update({**plan.encoder.stats(), "seconds_load": round(plan.loaded - plan.started, 3),
                   "seconds_total": round(time.perf_counter() - plan.started, 3),
                   "mean_read_chars": sum(i.record["read_chars"] for i in items) / max(len(items), 1),
@@ -64,7 +72,11 @@ def _write(plan: RunPlan, records: list[dict[str, Any]], qa: QAOutcome | None, s
            overrides: list[str] | None) -> RunResult:
     """Summarise the records under a title and store the run folder."""
     config, benchmark, dataset = plan.config, plan.benchmark, plan.config.dataset
-    metric_keys = (qa.metric_keys if qa else []) + retrieval_summary_keys(plan.ks, plan.sessions)
+    judged = qa.metric_keys if qa else []
+    errata = dataset.errata if qa is not None and plan.errata else None
+    if errata:
+        judged = errata_keys(judged, qa.metric)
+    metric_keys = judged + retrieval_summary_keys(plan.ks, plan.sessions)
     rows = [{"category": r["category"], **r["metrics"]} for r in records]
     summary = summarize(rows, metric_keys, exclude_from_overall=benchmark.overall_excludes(answered=qa is not None))
     if qa is not None:
@@ -75,9 +87,9 @@ def _write(plan: RunPlan, records: list[dict[str, Any]], qa: QAOutcome | None, s
     wording = qa.prompts.title_note if qa is not None and qa.prompts is not None else ""
     budget = f", budget={dataset.context_budget}" if dataset.context_budget is not None else ""  # no budget: no cut
     title = f"{label} on {dataset.name}: {stage} (k={config.system.k}{budget}){plumbing}{wording}"
-    table = f"{title}\n\n{format_table(summary)}"
-    console = console_table(summary, title, qa.metric if qa is not None else None,
-                            benchmark.extra_metrics if qa is not None else (),
+    table = f"{title}\n\n{format_table(summary)}" + (f"\n\n{errata_note(errata, qa.metric)}" if errata else "")
+    extras = [*errata_keys([qa.metric], qa.metric)[1:], *benchmark.extra_metrics] if errata else benchmark.extra_metrics
+    console = console_table(summary, title, qa.metric if qa is not None else None, extras if qa is not None else (),
                             system_k=max(config.system.k, dataset.metric_depth or 0)).text
     resolved = config.as_dict()
     extra: dict[str, Any] = {"stats": stats, "provenance": collect_provenance(overrides, plan.data_root, plan.data_files)}

@@ -24,6 +24,7 @@ BOOLEAN_KEYS = frozenset({
     "estimate", "cache_only", "progress", "repair_cache", "send_dimensions",
     "conjunctive", "dedup", "respect_as_of", "infer", "graph_as_of",
     "any_term_lexical", "thread_expansion", "date_scope", "clause_views", "sentence_views", "packing",
+    "errata_evidence",
 })
 
 

@@ -3,21 +3,24 @@
 ``errors.json`` (github.com/dial481/locomo-audit @ 9493fb4b, CC BY-NC 4.0) lists 156 of the 1,540
 graded questions: 99 with a wrong gold answer and 57 with right answer but wrong evidence ids
 (``WRONG_CITATION``), each with the corrected answer and evidence; the ceiling is 1,441 / 1,540 = 93.57 %.
-Read from ``<data dir>/published/audit/errors.json`` (or a given file), refused unless its bytes are the pinned ones.
+Read from ``<data dir>/published/audit/errors.json`` (or a given file), refused unless its bytes are the pinned ones;
+a run (``dataset.errata=locomo-audit``) fetches it like the benchmarks when no data folder holds it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loaders.pins import GitHubFiles, PinnedFile
+from loaders.pins import GitHubFiles, PinnedFile, SourceUnreachable, fetch_pinned, raw_url
 from loaders.jsonio import read_bytes
-from memory_protocol import DatasetError
+from memory_protocol import ConfigError, DatasetError
+from memory_protocol.paths import cache_root, search_folders
 
 CITATION_ONLY = "WRONG_CITATION"
 _CONVERSATION = re.compile(r"(\d+)_qa\d+$")
@@ -27,6 +30,43 @@ ERRATA: dict[str, GitHubFiles] = {
     "locomo-audit": GitHubFiles("dial481/locomo-audit", "9493fb4b", (PinnedFile(
         "errors.json", "published/audit/errors.json", "f298ef46263fada20688a1d672be37d4f488c6da3b19343eea55ae5c1b5fe55e"),)),
 }
+FOR_LOADER = {"locomo-audit": "locomo"}  # the benchmark (loader) each errata file corrects
+
+
+def check_errata(name: str | None, loader: str, evidence: bool = False) -> None:
+    """``dataset.errata``: a known name for this benchmark, or null (then no ``errata_evidence``)."""
+    if name is None:
+        if evidence:
+            raise ConfigError("dataset.errata_evidence=true needs dataset.errata=<name> (the corrected evidence ids)")
+        return
+    if FOR_LOADER.get(str(name)) != loader:
+        choices = ", ".join(["null", *(n for n, on in FOR_LOADER.items() if on == loader)])
+        known = ", ".join(f"{n} ({on} only)" for n, on in FOR_LOADER.items())
+        raise ConfigError(f"dataset.errata={name!r}: the {loader} benchmark takes {choices}; known errata: {known}")
+
+
+def fetch_errata(name: str, root: Path | None, data_dir: str | None = None) -> Path:
+    """The errata file: under ``root`` (the run's data folder), else, unless that folder was named
+    (``data_dir``: ``dataset.data_dir``; or ``$MEMPP_DATA_DIR``), in another data folder; else fetched
+    (pinned) into the named folder or ``<cache root>/data``. One-line DatasetError when offline."""
+    import requests
+
+    source, pin = _source(name)
+    named = bool(data_dir) or bool(os.environ.get("MEMPP_DATA_DIR"))
+    folders = [root] if root is not None else []
+    if not named:
+        folders += [path for path, _ in search_folders("data")]
+    for folder in folders:
+        if (folder / pin.local).is_file():
+            return folder / pin.local
+    target = (root if named and root is not None else cache_root() / "data") / pin.local
+    try:
+        with requests.Session() as session:
+            fetch_pinned(session, raw_url(source.repo, source.commit, pin.remote), target, pin.sha256)
+    except SourceUnreachable as exc:
+        raise DatasetError(str(target), f"errata {name!r} missing and the fetch failed ({exc}); put {pin.remote} "
+                                        f"of github.com/{source.repo}@{source.commit} there") from None
+    return target
 
 
 @dataclass(frozen=True)

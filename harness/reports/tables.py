@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.rescore import CEILING
 from harness.safe_write import StagedWrites
 from harness.reports.comparable import (
     judged_value, not_comparable_reason, own_wording, pairing_notes, paper_metric, parsed_only_text,
@@ -21,7 +22,7 @@ from harness.reports.comparable import (
 from harness.reports.intervals import OVERALL_INTERVAL, TableIntervals, mark_not_significant, shown_metric
 from harness.reports.fill import FillPlan, dry_run_cost, fill_commands, missing_jobs
 from harness.reports.footnotes import Footnotes, run_footnote
-from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt_delta, fmt_mean_std, is_missing
+from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt, fmt_delta, fmt_mean_std, is_missing
 from harness.reports.ksweep import PARSED_SUFFIX, k_sweep_data, table7
 from harness.reports.labels import (
     CATEGORY_COLUMNS, CATEGORY_TABLES, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_BENCHMARK, TABLE_DATASET,
@@ -50,9 +51,10 @@ __all__ = [
 ]
 
 
-def table_columns(paper: pd.DataFrame, number: int, dataset: str) -> list[PaperColumn]:
+def table_columns(paper: pd.DataFrame, number: int, dataset: str, errata: bool = False) -> list[PaperColumn]:
     """The paper's columns of a per-category table, then ours it does not print (marked ``*``): for
-    LoCoMo the adversarial category, for LongMemEval_S the task-averaged row."""
+    LoCoMo the adversarial category, for LongMemEval_S the task-averaged row; with ``errata`` (some
+    run has ``dataset.errata``) the overall score on sound golds and the ceiling after the overall score."""
     columns = paper_columns(paper, number)
     printed = {(c.category, c.metric) for c in columns}
     suffix = {c.metric: c.header.rsplit(" ", 1)[-1] for c in columns if " " in c.header}
@@ -62,7 +64,18 @@ def table_columns(paper: pd.DataFrame, number: int, dataset: str) -> list[PaperC
             if (category, metric) not in printed:
                 header = f"{label} {suffix.get(metric, metric)}" if several else label
                 columns.append(PaperColumn(header + OURS_ONLY, category, metric, in_paper=False))
+    if errata:
+        judge = JUDGE_METRICS[dataset][0]
+        at = next(i for i, c in enumerate(columns) if c.category == "overall" and c.metric == judge)
+        columns[at + 1:at + 1] = [PaperColumn(f"{columns[at].header} sound golds{OURS_ONLY}", "overall", f"{judge}_sound",
+                                              in_paper=False),
+                                  PaperColumn(f"Ceiling{OURS_ONLY}", "overall", CEILING, in_paper=False)]
     return columns
+
+
+def _has_errata(tidy: pd.DataFrame, dataset: str) -> bool:
+    """Some judged run of ``dataset`` in ``tidy`` was scored on corrected golds (its summary has the ceiling)."""
+    return bool(((tidy["dataset"] == dataset) & (tidy["metric"] == CEILING)).any()) if not tidy.empty else False
 
 
 def _pair(ours: str, paper_text: str | None) -> str:
@@ -95,7 +108,7 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
     view = RunView(tidy)
     rows: Rows = choose_rows(tidy, view, dataset=dataset, mode=mode, keep=lambda s: not is_ablation(s))
     values = paper_values(paper, number)
-    columns = table_columns(paper, number, dataset)
+    columns = table_columns(paper, number, dataset, _has_errata(tidy, dataset))
     differences = differences or {}
     marks = Footnotes()
     runs = list(rows.runs.itertuples())
@@ -132,6 +145,11 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
                     marked |= not comparable
                     std_left_out |= not run.all_graded and not is_missing(view.value(run.run, category, f"{metric}_std"))
                     parsed[column.header + PARSED_SUFFIX] = parsed_only_text(view, run.run, category, metric)
+                elif metric == CEILING:  # a property of the golds, not of the run: no interval, no mark
+                    cells[column.header] = fmt(view.value(run.run, category, metric), headline)
+                    continue
+                elif metric == f"{headline}_sound":
+                    text, comparable = fmt(view.value(run.run, category, metric), headline), True
                 else:
                     text = fmt_mean_std(view.value(run.run, category, metric),
                                         view.value(run.run, category, f"{metric}_std"), metric)
@@ -156,6 +174,10 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
         all_notes += pairing_notes(marked, std_left_out, paper_metric(headline))
     origins += [(row_label(r, number), r.answerer, r.folder) for r in runs if r.run not in rows.judged]
     all_notes += [*TABLE_BENCHMARK[number].table_notes, *_runs_note(origins), *spans.notes()]
+    if any(c.metric == CEILING for c in columns):
+        all_notes.append(f"Corrected golds (dataset.errata): sound golds = {headline} over the questions whose gold "
+                         f"answer the errata leave standing (parsed grades); Ceiling = their share of the graded "
+                         f"questions, the best score with every gold counted; {MISSING} for runs without errata.")
     metric_words = " / ".join([paper_metric(headline), *JUDGE_METRICS[dataset][1:]])
     cell_format = (f"Each cell: ours (the paper's figure for the same system and answerer). Ours: {metric_words}; "
                    f"{paper_metric(headline)} is 100/N over every question, a failed or unparsable grade counting 0, "

@@ -141,13 +141,18 @@ def test_two_runs_in_the_same_second_get_two_hydra_folders():
 
     from harness.compose import CONFIG_DIR
 
-    folders = []
-    for _ in range(2):
+    def folder() -> str:
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
             cfg = compose(config_name="config", return_hydra_config=True)
-        folders.append(OmegaConf.select(cfg, "hydra.run.dir").rsplit("/", 1)[1])
-    (first, second) = folders
-    assert first != second and first.split("_")[0] == second.split("_")[0]  # same second, own suffix
+        return OmegaConf.select(cfg, "hydra.run.dir").rsplit("/", 1)[1]
+
+    # Two composes can straddle a second on a loaded machine: try until a pair shares its second.
+    for _ in range(20):
+        first, second = folder(), folder()
+        if first.split("_")[0] == second.split("_")[0]:
+            break
+    assert first.split("_")[0] == second.split("_")[0], "no two composes fell in the same second"
+    assert first != second  # same second, own suffix
 
 
 def test_a_gold_turn_dated_after_its_question_is_named_in_the_run_notes(tmp_path):

@@ -19,8 +19,7 @@ from typing import Any
 
 from loaders.pins import GitHubFiles, PinnedFile, SourceUnreachable, fetch_pinned, raw_url
 from loaders.jsonio import read_bytes
-from memory_protocol import ConfigError, DatasetError
-from memory_protocol.paths import cache_root, search_folders
+from memory_protocol import ConfigError, DatasetError, cache_root, search_folders
 
 CITATION_ONLY = "WRONG_CITATION"
 _CONVERSATION = re.compile(r"(\d+)_qa\d+$")

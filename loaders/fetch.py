@@ -15,8 +15,7 @@ from tqdm import tqdm
 from loaders.hub import HubFile, fetch_hub_file
 from loaders.longmemeval import FILE_NAMES as LME_FILES, SUBDIR as LME_DIR
 from loaders.pins import GitHubFiles, PinnedFile, SourceUnreachable, fetch_pinned, raw_url, sha256_of
-from memory_protocol import DatasetError
-from memory_protocol.paths import cache_root, search_folders
+from memory_protocol import DatasetError, cache_root, search_folders
 
 DATA_ENV = "MEMPP_DATA_DIR"
 FETCH_COMMAND = "python scripts/fetch_data.py"

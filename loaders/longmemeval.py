@@ -11,8 +11,7 @@ from typing import Any
 from loaders.dates import parse_longmemeval_datetime, quote
 from loaders.jsonio import find_data_file, get_field, get_str_list
 from loaders.jsonstream import JsonListStream
-from memory_protocol import DatasetError, Episode, Question
-from memory_protocol.documents import Document
+from memory_protocol import DatasetError, Document, Episode, Question
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,7 @@ from typing import Any
 
 from loaders.dates import find_date_in_text, parse_iso_date
 from loaders.jsonio import LIMITS, get_field, get_str_list, read_jsonl, read_text, require_file
-from memory_protocol import DatasetError, Episode, Question, RubricFacet
-from memory_protocol.documents import Document
+from memory_protocol import DatasetError, Document, Episode, Question, RubricFacet
 
 log = logging.getLogger(__name__)
 

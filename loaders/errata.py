@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loaders.pins import GitHubFiles, PinnedFile, SourceUnreachable, fetch_pinned, raw_url
-from loaders.jsonio import read_bytes
+from loaders.fetch import GitHubFiles, PinnedFile, SourceUnreachable, fetch_pinned, raw_url
+from loaders.reading import read_bytes
 from memory_protocol import ConfigError, DatasetError, cache_root, search_folders
 
 CITATION_ONLY = "WRONG_CITATION"

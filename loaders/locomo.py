@@ -10,8 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from loaders.dates import parse_locomo_datetime, quote
-from loaders.jsonio import find_data_file, get_field, read_json
+from loaders.reading import DAY_RE, MONTH_RE, MONTHS, find_data_file, get_field, quote, read_json
 from memory_protocol import DatasetError, Document, Episode, Question
 
 log = logging.getLogger(__name__)
@@ -24,15 +23,30 @@ ADVERSARIAL = 5
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_NAMES.values()) + tuple(str(i) for i in CATEGORY_NAMES)
 SESSION_KEY_RE = re.compile(r"session_(\d+)")
 EVIDENCE_ID_RE = re.compile(r"D\d+:\d+")
+SESSION_DATE_RE = re.compile(rf"^\s*(?P<hour>\d{{1,2}}):(?P<minute>\d{{2}})\s*(?P<ampm>am|pm)\s+on\s+{DAY_RE}\s+"
+                             rf"{MONTH_RE},?\s+(?P<year>\d{{4}})\s*$", re.IGNORECASE)
 # Known quirks of the official locomo10.json (data/locomo/SOURCE.md): evidence that points at no
 # turn. They are dropped from the gold as before, listed in the question's meta, and reported by
-# loaders.notes; any other evidence that points nowhere refuses the file.
+# loaders.dataset_notes; any other evidence that points nowhere refuses the file.
 KNOWN_UNRESOLVED_IDS: frozenset[tuple[str, str]] = frozenset({
     ("conv-42", "D10:19"), ("conv-47", "D4:36"), ("conv-50", "D30:05"),  # ids with no such turn
 })
 KNOWN_UNPARSED_STRINGS: frozenset[tuple[str, str]] = frozenset({
     ("conv-42", "D"), ("conv-43", "D:11:26"),  # malformed strings that hold no dialogue id
 })
+
+
+def parse_locomo_datetime(value: str) -> datetime:
+    """'1:56 pm on 8 May, 2023' -> datetime(2023, 5, 8, 13, 56); ValueError for anything else."""
+    match = SESSION_DATE_RE.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError(f"expected a date like '1:56 pm on 8 May, 2023', got {quote(value)}")
+    hour = int(match["hour"])
+    if not 1 <= hour <= 12:
+        raise ValueError(f"hour {hour} is not a 12-hour clock value in {quote(value)}")
+    hour = hour % 12 + (12 if match["ampm"].lower() == "pm" else 0)
+    return datetime(int(match["year"]), MONTHS[match["month"].lower().rstrip(".")], int(match["day"]), hour,
+                    int(match["minute"]))
 
 
 def session_date(conversation: Mapping[str, Any], number: int, path: Path, sample_id: str) -> tuple[str, datetime]:

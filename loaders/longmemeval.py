@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from loaders.dates import parse_longmemeval_datetime, quote
-from loaders.jsonio import find_data_file, get_field, get_str_list
-from loaders.jsonstream import JsonListStream
+from loaders.reading import JsonListStream, find_data_file, get_field, quote
 from memory_protocol import DatasetError, Document, Episode, Question
 
 log = logging.getLogger(__name__)
@@ -30,6 +29,16 @@ CATEGORIES: tuple[str, ...] = ("single-session-user", "single-session-assistant"
 ABSTENTION_MARK = "_abs"
 ANSWER_SESSION_MARK = "answer"  # the official code takes a session whose id contains it as an answer session
 HAYSTACK_FIELDS: tuple[str, ...] = ("haystack_session_ids", "haystack_dates", "haystack_sessions")
+DATE_RE = re.compile(r"^\s*(?P<year>\d{4})/(?P<month>\d{1,2})/(?P<day>\d{1,2})\s*(?:\([A-Za-z]+\))?\s*"
+                     r"(?P<hour>\d{1,2}):(?P<minute>\d{2})\s*$")
+
+
+def parse_longmemeval_datetime(value: str) -> datetime:
+    """'2023/05/30 (Tue) 23:40' -> datetime(2023, 5, 30, 23, 40) (the weekday is not checked); ValueError else."""
+    match = DATE_RE.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError(f"expected a date like '2023/05/30 (Tue) 23:40', got {quote(value)}")
+    return datetime(*(int(match[k]) for k in ("year", "month", "day", "hour", "minute")))
 
 
 def parse_date_field(record: Mapping[str, Any], name: str, path: Path, rec: str, index: int | None = None) -> datetime:
@@ -121,7 +130,7 @@ def build_question(entry: Mapping[str, Any], qid: str, documents: list[Document]
     if not text.strip():
         raise DatasetError(str(path), "empty question", qid, "question")
     answer = str(get_field(entry, "answer", path, qid, (str, int, float)))
-    sessions = get_str_list(entry, "answer_session_ids", path, qid)
+    sessions = get_field(entry, "answer_session_ids", path, qid, list[str])
     unknown = [s for s in sessions if s not in set(get_field(entry, "haystack_session_ids", path, qid, list))]
     if unknown:
         raise DatasetError(str(path), f"answer session ids not in haystack_session_ids: {quote(unknown)}",

@@ -10,8 +10,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from loaders.dates import find_date_in_text, parse_iso_date
-from loaders.jsonio import LIMITS, get_field, get_str_list, read_jsonl, read_text, require_file
+from loaders.reading import DAY_RE, LIMITS, MONTH_RE, MONTHS, get_field, quote, read_jsonl, read_text, require_file
 from memory_protocol import DatasetError, Document, Episode, Question, RubricFacet
 
 log = logging.getLogger(__name__)
@@ -23,6 +22,12 @@ SUBDIR = Path("orgmembench") / "datasets" / "helix"
 QUESTIONS_FILE = "benchmark_v0.0.jsonl"
 HEADER_RE = re.compile(r"\A\s*<!--\s*artefact_metadata\b(?P<body>.*?)-->", re.DOTALL)
 HEADER_FIELDS: tuple[str, ...] = ("slot_id", "event_id", "genre", "role", "author", "testimony_type")
+# the dates a question's text may hold: ISO, 'April 2, 2023', '2 April 2023', 'Apr 2, 2023'
+TEXT_DATE_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?<![\d-])(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})(?![\d-])"),
+    re.compile(rf"\b{MONTH_RE}\s+{DAY_RE},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE),
+    re.compile(rf"\b{DAY_RE}\s+{MONTH_RE},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE),
+)
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,27 @@ class Event:
     event_id: str
     occurred_at: date
     recorded_at: str | None
+
+
+def parse_iso_date(value: str) -> date:
+    if not isinstance(value, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
+        raise ValueError(f"expected a YYYY-MM-DD date, got {quote(value)}")
+    return date.fromisoformat(value.strip())
+
+
+def find_date_in_text(text: str) -> date | None:
+    """The first date written in ``text`` (TEXT_DATE_PATTERNS), or None; ValueError when it is impossible
+    ('2023-02-30')."""
+    matches = [m for pattern in TEXT_DATE_PATTERNS for m in pattern.finditer(text)]
+    if not matches:
+        return None
+    first = min(matches, key=lambda m: m.start())
+    month = first["month"]
+    try:
+        return date(int(first["year"]), int(month) if month.isdigit() else MONTHS[month.lower().rstrip(".")],
+                    int(first["day"]))
+    except ValueError as exc:
+        raise ValueError(f"impossible date {quote(first.group(0))}: {exc}") from None
 
 
 def tier_dir(data_dir: Path, tier: str) -> Path:
@@ -182,7 +208,7 @@ def build_question(record: Mapping[str, Any], lineno: int, path: Path) -> Questi
         raise DatasetError(str(path), "empty question", rec, "text")
     ground_truth = get_field(record, "ground_truth_answer", path, rec, dict)
     meta: dict[str, Any] = {"ground_truth": ground_truth,
-                            "paraphrases": list(get_str_list(record, "paraphrases", path, rec, default=[])),
+                            "paraphrases": list(get_field(record, "paraphrases", path, rec, list[str], default=[])),
                             "source_metadata": record.get("metadata", {})}
     as_of = None
     if category == AS_OF_CATEGORY:
@@ -194,7 +220,7 @@ def build_question(record: Mapping[str, Any], lineno: int, path: Path) -> Questi
         fail_criterion=get_field(item, "fail_criterion", path, f"{rec} rubric_subpoints[{i}]", str, default=""),
     ) for i, item in enumerate(get_field(record, "rubric_subpoints", path, rec, list)))
     return Question(qid=qid, text=text, category=category, answer=render_answer(ground_truth), as_of=as_of,
-                    rubric=rubric, evidence_ids=tuple(get_str_list(record, "evidence_artefact_ids", path, rec)),
+                    rubric=rubric, evidence_ids=tuple(get_field(record, "evidence_artefact_ids", path, rec, list[str])),
                     meta=meta)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loaders.jsonio import read_text
+from loaders.reading import read_text
 from memory_protocol import DatasetError
 
 FORMATS = ("locomo-audit", "mem0", "zep")

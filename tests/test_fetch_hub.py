@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from loaders import load_dataset
-from loaders.jsonstream import iter_json_list
+from loaders.reading import iter_json_list
 from loaders.fetch import LONGMEMEVAL_REVISION
 from tests.data_mirror import DATA, ROOT, MirrorState, serve
 from tests.data_paths import needs_data

@@ -49,15 +49,6 @@ def parse_locomo_datetime(value: str) -> datetime:
                     int(match["minute"]))
 
 
-def session_date(conversation: Mapping[str, Any], number: int, path: Path, sample_id: str) -> tuple[str, datetime]:
-    key = f"session_{number}_date_time"
-    raw = get_field(conversation, key, path, sample_id, str)
-    try:
-        return raw, parse_locomo_datetime(raw)
-    except ValueError as exc:
-        raise DatasetError(str(path), f"unparsable date: {exc}", sample_id, key) from None
-
-
 def turn_document(turn: Mapping[str, Any], number: int, stamp: str, when: datetime, path: Path, rec: str) -> Document:
     """One dialogue turn -> Document ``[date] speaker: text``: a speaker, not an author (the paper's tag
     leg does not index it), and the text already leads with date and speaker (shown as stored)."""
@@ -79,7 +70,11 @@ def conversation_documents(conversation: Mapping[str, Any], path: Path, sample_i
     """Every turn of every ``session_N``, session order then turn order; dia_ids unique."""
     docs: list[Document] = []
     for number in sorted(int(m[1]) for key in conversation if (m := SESSION_KEY_RE.fullmatch(key))):
-        stamp, when = session_date(conversation, number, path, sample_id)
+        stamp = get_field(conversation, f"session_{number}_date_time", path, sample_id, str)
+        try:
+            when = parse_locomo_datetime(stamp)
+        except ValueError as exc:
+            raise DatasetError(str(path), f"unparsable date: {exc}", sample_id, f"session_{number}_date_time") from None
         turns = get_field(conversation, f"session_{number}", path, sample_id, list)
         for i, turn in enumerate(turns):
             docs.append(turn_document(turn, number, stamp, when, path, f"{sample_id} session_{number}[{i}]"))
@@ -143,16 +138,6 @@ def build_question(item: Mapping[str, Any], index: int, sample_id: str, doc_ids:
                     evidence_ids=evidence.ids, meta=meta)
 
 
-def build_episode(sample: Mapping[str, Any], index: int, path: Path) -> Episode:
-    sample_id = get_field(sample, "sample_id", path, f"conversation [{index}]", str)
-    conversation = get_field(sample, "conversation", path, sample_id, dict)
-    documents = conversation_documents(conversation, path, sample_id)
-    doc_ids = {d.doc_id for d in documents}
-    qa = get_field(sample, "qa", path, sample_id, list)
-    questions = [build_question(item, i, sample_id, doc_ids, path) for i, item in enumerate(qa)]
-    return Episode(episode_id=sample_id, documents=tuple(documents), questions=tuple(questions))
-
-
 def load_locomo(data_dir: Path, file: str | None = None) -> Iterator[Episode]:
     """Yield one episode per conversation of locomo10.json (or ``file``), in file order."""
     path = find_data_file(data_dir, SUBDIR, FILE_NAMES, file, "LoCoMo conversations")
@@ -160,11 +145,14 @@ def load_locomo(data_dir: Path, file: str | None = None) -> Iterator[Episode]:
     if not isinstance(samples, list):
         raise DatasetError(str(path), f"expected a JSON list of conversations, got {type(samples).__name__}")
     log.info("LoCoMo: %d conversations in %s", len(samples), path)
-    seen: set[str] = set()  # every sample_id present and unique, whatever the limit
+    ids: list[str] = []  # every sample_id present and unique, whatever the limit
     for index, sample in enumerate(samples):
-        sample_id = get_field(sample, "sample_id", path, f"conversation [{index}]", str)
-        if sample_id in seen:
-            raise DatasetError(str(path), "duplicate sample_id", sample_id, "sample_id")
-        seen.add(sample_id)
-    for index, sample in enumerate(samples):
-        yield build_episode(sample, index, path)
+        ids.append(get_field(sample, "sample_id", path, f"conversation [{index}]", str))
+        if ids[-1] in ids[:-1]:
+            raise DatasetError(str(path), "duplicate sample_id", ids[-1], "sample_id")
+    for sample_id, sample in zip(ids, samples):
+        documents = conversation_documents(get_field(sample, "conversation", path, sample_id, dict), path, sample_id)
+        doc_ids = {d.doc_id for d in documents}
+        questions = [build_question(item, i, sample_id, doc_ids, path)
+                     for i, item in enumerate(get_field(sample, "qa", path, sample_id, list))]
+        yield Episode(episode_id=sample_id, documents=tuple(documents), questions=tuple(questions))

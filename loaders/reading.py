@@ -306,35 +306,24 @@ class JsonListStream:
         raise truncated
 
     def __iter__(self) -> Iterator[Any]:
-        with self._errors():
-            for events in self._element_events():
-                builder = ObjectBuilder()
-                for event, value in events:
-                    builder.event(event, value)
-                yield builder.value
+        return self.elements()
 
-    def remaining_field(self, key: str) -> Iterator[Any]:
-        """For each element not yet read, its top-level ``key`` value when it is a scalar (else None),
-        without building the element."""
+    def elements(self, key: str | None = None) -> Iterator[Any]:
+        """Each element not yet read, built; or, given ``key``, only its top-level ``key`` value when that is
+        a scalar (else None), without building the element."""
         with self._errors():
             for events in self._element_events():
-                found, level, take = None, 0, False
+                builder, found, level, take = ObjectBuilder(), None, 0, False
                 for event, value in events:
+                    if key is None:
+                        builder.event(event, value)
+                        continue
                     if take:
                         found, take = (value if event in _SCALARS else None), False
                     level += (event in _OPEN) - (event in _CLOSE)
-                    if level == 1 and event == "map_key" and value == key:
-                        take = True
-                yield found
+                    take = level == 1 and event == "map_key" and value == key
+                yield builder.value if key is None else found
 
     def close(self) -> None:
         self._handle.close()
 
-
-def iter_json_list(path: Path) -> Iterator[Any]:
-    """The elements of the JSON list in ``path`` (plain or gzip), parsed only as far as asked."""
-    stream = JsonListStream(path)
-    try:
-        yield from stream
-    finally:
-        stream.close()

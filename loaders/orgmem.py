@@ -227,11 +227,10 @@ def build_question(record: Mapping[str, Any], lineno: int, path: Path) -> Questi
 def load_questions(path: Path, doc_ids: set[str]) -> list[Question]:
     """All questions, file order, ids unique; evidence missing from the corpus goes to meta['missing_evidence']."""
     questions = [build_question(record, lineno, path) for lineno, record in read_jsonl(path, "questions")]
-    seen: set[str] = set()
-    for q in questions:
-        if q.qid in seen:
-            raise DatasetError(str(path), "duplicate question id", q.qid, "id")
-        seen.add(q.qid)
+    ids = [q.qid for q in questions]
+    duplicate = next((qid for i, qid in enumerate(ids) if qid in ids[:i]), None)
+    if duplicate is not None:
+        raise DatasetError(str(path), "duplicate question id", duplicate, "id")
     out = []
     for q in questions:
         missing = [e for e in q.evidence_ids if e not in doc_ids]

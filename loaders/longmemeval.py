@@ -134,8 +134,7 @@ def build_episode(entry: Mapping[str, Any], qid: str, path: Path) -> Episode:
     return Episode(episode_id=qid, documents=tuple(documents), questions=(question,))
 
 
-def unique_question_id(entry: Any, index: int, seen: set[str], path: Path) -> str:
-    qid = get_field(entry, "question_id", path, f"entry [{index}]", str)
+def claim_id(qid: str, seen: set[str], path: Path) -> str:
     if qid in seen:
         raise DatasetError(str(path), "duplicate question_id", qid, "question_id")
     seen.add(qid)
@@ -152,12 +151,13 @@ def load_longmemeval_s(data_dir: Path, file: str | None = None) -> Iterator[Epis
     seen: set[str] = set()
     try:
         for index, entry in enumerate(stream):
-            qid = unique_question_id(entry, index, seen, path)
+            qid = claim_id(get_field(entry, "question_id", path, f"entry [{index}]", str), seen, path)
             try:
                 yield build_episode(entry, qid, path)
             except GeneratorExit:
                 for later, other in enumerate(stream.elements("question_id"), start=index + 1):
-                    unique_question_id({"question_id": other} if other is not None else {}, later, seen, path)
+                    entry = {"question_id": other} if other is not None else {}
+                    claim_id(get_field(entry, "question_id", path, f"entry [{later}]", str), seen, path)
                 raise
         log.info("LongMemEval_S: %s holds %d questions (%s)", path.name, len(seen), path)
     finally:

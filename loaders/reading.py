@@ -35,6 +35,7 @@ _TOP_LEVEL_TYPE = {"start_map": "dict", "string": "str", "number": "int", "boole
 _SCALARS = frozenset(("string", "number", "boolean", "null"))
 _OPEN = frozenset(("start_map", "start_array"))
 _CLOSE = frozenset(("end_map", "end_array"))
+TRUNCATED = "invalid or truncated JSON: the file ends inside the list"
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december")
 # English month names for the loaders' date parsers (locale-independent, unlike strptime's %B)
@@ -284,16 +285,15 @@ class JsonListStream:
             if first[0] != "start_array":
                 got = _TOP_LEVEL_TYPE.get(first[0], first[0])
                 raise DatasetError(str(self.path), f"expected a JSON list of questions, got {got}")
-        truncated = DatasetError(str(self.path), "invalid or truncated JSON: the file ends inside the list")
         while True:
             first = next(self._events, None)
             if first is None:
-                raise truncated
+                raise DatasetError(str(self.path), TRUNCATED)
             if first[0] == "end_array":
                 return
-            yield self._one_element(first, truncated)
+            yield self._one_element(first)
 
-    def _one_element(self, first: tuple[str, Any], truncated: DatasetError) -> Iterator[tuple[str, Any]]:
+    def _one_element(self, first: tuple[str, Any]) -> Iterator[tuple[str, Any]]:
         yield first
         if first[0] not in _OPEN:
             return
@@ -303,7 +303,7 @@ class JsonListStream:
             yield event, value
             if level == 0:
                 return
-        raise truncated
+        raise DatasetError(str(self.path), TRUNCATED)
 
     def __iter__(self) -> Iterator[Any]:
         return self.elements()

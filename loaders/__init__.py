@@ -193,16 +193,13 @@ class DatasetNotes:
     dated_before_documents: tuple[str, ...] = ()
     gold_dated_after_question: tuple[str, ...] = ()
 
-    def kinds(self) -> dict[str, tuple[str, ...]]:
-        return {kind: getattr(self, kind) for kind in EXPLANATIONS}
-
     def as_dict(self) -> dict[str, dict[str, object]]:
         """``{kind: {"count": n, "questions": [...]}}`` for the kinds that occur."""
-        return {kind: {"count": len(ids), "questions": list(ids)} for kind, ids in self.kinds().items() if ids}
+        return {kind: {"count": len(ids), "questions": list(ids)} for kind, ids in vars(self).items() if ids}
 
     def warnings(self, dataset: str) -> list[str]:
         lines = []
-        for kind, ids in self.kinds().items():
+        for kind, ids in vars(self).items():
             if ids:
                 named = ", ".join(ids[:MAX_NAMED]) + (f" and {len(ids) - MAX_NAMED} more" if len(ids) > MAX_NAMED else "")
                 lines.append(f"{dataset}: {len(ids)} question(s) {EXPLANATIONS[kind]}: {named}")

@@ -10,7 +10,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from loaders.reading import DAY_RE, LIMITS, MONTH_RE, MONTHS, get_field, quote, read_jsonl, read_text, require_file
+from loaders.reading import DAY_RE, MAX_TOKEN_BYTES, MONTH_RE, MONTHS, get_field, quote, read_jsonl, read_text, require_file
 from memory_protocol import DatasetError, Document, Episode, Question, RubricFacet
 
 log = logging.getLogger(__name__)
@@ -116,8 +116,8 @@ def build_document(row: Mapping[str, str], root: Path, events: Mapping[str, Even
     ``author_mode`` asks (as the benchmark's runner does; the evidence header then shows a placeholder)."""
     path = root / row["path"]
     text = read_text(require_file(path, f"artefact {row['slot_id']}"))
-    if len(text) > LIMITS.max_token_bytes:
-        raise DatasetError(str(path), f"artefact longer than {LIMITS.max_token_bytes:,} characters, the cap for one "
+    if len(text) > MAX_TOKEN_BYTES:
+        raise DatasetError(str(path), f"artefact longer than {MAX_TOKEN_BYTES:,} characters, the cap for one "
                                       f"document (the longest real one is 11,632 bytes); refused", row["slot_id"])
     header, body = split_artefact(text, path)
     for name in ("slot_id", "event_id"):  # the header must agree with its corpus_index row

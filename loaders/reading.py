@@ -16,7 +16,6 @@ import re
 import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,6 +25,10 @@ from ijson.common import ObjectBuilder
 from memory_protocol import DatasetError
 
 GZIP_MAGIC = b"\x1f\x8b"
+MAX_DEPTH = 64  # nested lists/objects
+MAX_TOKEN_BYTES = 1 << 20  # one string or number as written (1 MiB)
+MAX_FILE_BYTES = 64 << 20  # a file read whole, after gunzip
+READ_SIZE = 4096  # bytes handed to the streaming parser per read
 MAX_QUOTED = 200  # an error quotes at most this many characters of a bad value (one may be megabytes long)
 _MISSING = object()
 # One JSON string as written (an unterminated one runs to the end), or one bracket.
@@ -45,45 +48,34 @@ MONTH_RE = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")
 DAY_RE = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 
 
-@dataclass(frozen=True)
-class JsonLimits:
-    max_depth: int = 64  # nested lists/objects
-    max_token_bytes: int = 1 << 20  # one string or number as written (1 MiB)
-    max_file_bytes: int = 64 << 20  # a file read whole, after gunzip
-    read_size: int = 4096  # bytes handed to the streaming parser per read
-
-
-LIMITS = JsonLimits()
-
-
 def quote(value: object) -> str:
     text = repr(value)
     return text if len(text) <= MAX_QUOTED else f"{text[:MAX_QUOTED]}... ({len(text):,} characters)"
 
 
-def too_deep(path: Path | str, where: str, limits: JsonLimits = LIMITS) -> DatasetError:
-    return DatasetError(str(path), f"JSON nested deeper than {limits.max_depth} levels at {where}; "
+def too_deep(path: Path | str, where: str) -> DatasetError:
+    return DatasetError(str(path), f"JSON nested deeper than {MAX_DEPTH} levels at {where}; "
                                    "refused before parsing further (a hostile or corrupt file?)")
 
 
-def too_long(path: Path | str, where: str, limits: JsonLimits = LIMITS) -> DatasetError:
-    return DatasetError(str(path), f"a JSON string or number longer than {limits.max_token_bytes:,} bytes at {where}; "
+def too_long(path: Path | str, where: str) -> DatasetError:
+    return DatasetError(str(path), f"a JSON string or number longer than {MAX_TOKEN_BYTES:,} bytes at {where}; "
                                    "refused (the longest real dataset string is 76,560 characters)")
 
 
-def check_json_text(text: str, path: Path | str, limits: JsonLimits = LIMITS) -> None:
-    """Refuse ``text`` nesting deeper or holding a longer string than ``limits`` (one regex pass in C)."""
+def check_json_text(text: str, path: Path | str) -> None:
+    """Refuse ``text`` nesting deeper or holding a longer string than the caps (one regex pass in C)."""
     depth = 0
     for match in _TOKEN_RE.finditer(text):
         start = match.start()
         first = text[start]
         if first == '"':
-            if match.end() - start > limits.max_token_bytes:
-                raise too_long(path, _line_col(text, start), limits)
+            if match.end() - start > MAX_TOKEN_BYTES:
+                raise too_long(path, _line_col(text, start))
         elif first in "[{":
             depth += 1
-            if depth > limits.max_depth:
-                raise too_deep(path, _line_col(text, start), limits)
+            if depth > MAX_DEPTH:
+                raise too_deep(path, _line_col(text, start))
         else:
             depth -= 1
 
@@ -94,9 +86,9 @@ def _line_col(text: str, pos: int) -> str:
 
 
 def check_file_size(path: Path, size: int, unpacked: bool = False) -> None:
-    if size > LIMITS.max_file_bytes:
+    if size > MAX_FILE_BYTES:
         what = "unpacks to more than" if unpacked else "is larger than"
-        raise DatasetError(str(path), f"file {what} {LIMITS.max_file_bytes:,} bytes, the cap for a file read whole "
+        raise DatasetError(str(path), f"file {what} {MAX_FILE_BYTES:,} bytes, the cap for a file read whole "
                                       f"(the largest real one is 2.8 MB); refused")
 
 
@@ -117,7 +109,7 @@ def read_bytes(path: Path) -> bytes:
         return raw
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unpacking:
-            data = unpacking.read(LIMITS.max_file_bytes + 1)
+            data = unpacking.read(MAX_FILE_BYTES + 1)
     except (EOFError, OSError, zlib.error) as exc:
         raise DatasetError(str(path), f"truncated or corrupt gzip data: {exc}") from None
     check_file_size(path, len(data), unpacked=True)
@@ -212,16 +204,16 @@ class BoundedReader:
     """A binary stream read in small pieces that refuses one token longer than the cap: when more than
     ``max_token_bytes`` were read since the parser's last event (:meth:`saw_event`), the next read raises."""
 
-    def __init__(self, raw: IO[bytes], limits: JsonLimits = LIMITS) -> None:
-        self._raw, self._limits = raw, limits
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
         self.position = self._last_event_at = 0
 
     def read(self, size: int = -1) -> bytes:
         if size == 0:  # ijson probes the stream's type with read(0)
             return b""
-        if self.position - self._last_event_at > self._limits.max_token_bytes + self._limits.read_size:
+        if self.position - self._last_event_at > MAX_TOKEN_BYTES + READ_SIZE:
             raise TokenTooLong(self._last_event_at)
-        want = self._limits.read_size if size is None or size < 0 else min(size, self._limits.read_size)
+        want = READ_SIZE if size is None or size < 0 else min(size, READ_SIZE)
         piece = self._raw.read(want)
         self.position += len(piece)
         return piece
@@ -235,8 +227,8 @@ class JsonListStream:
     caller that stops early (``dataset.limit=20`` of LongMemEval_S's 257 MB) builds no more. Depth is
     counted on ijson's prefix-free ``basic_parse`` events, so no event carries a deep prefix."""
 
-    def __init__(self, path: Path, limits: JsonLimits = LIMITS) -> None:
-        self.path, self._limits, self._started = path, limits, False
+    def __init__(self, path: Path) -> None:
+        self.path, self._started = path, False
         try:
             raw = path.open("rb")
         except OSError as exc:
@@ -244,18 +236,18 @@ class JsonListStream:
         gzipped = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
         self._handle: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw  # type: ignore[assignment]
-        self._reader = BoundedReader(self._handle, limits)
+        self._reader = BoundedReader(self._handle)
         self._events = self._guarded_events()
 
     def _guarded_events(self) -> Iterator[tuple[str, Any]]:
-        reader, max_depth = self._reader, self._limits.max_depth
+        reader = self._reader
         depth = 0
         for event, value in ijson.basic_parse(reader, use_float=True):
             reader.saw_event()
             if event in _OPEN:
                 depth += 1
-                if depth > max_depth:
-                    raise too_deep(self.path, f"about byte {reader.position:,}", self._limits)
+                if depth > MAX_DEPTH:
+                    raise too_deep(self.path, f"about byte {reader.position:,}")
             elif event in _CLOSE:
                 depth -= 1
             yield event, value

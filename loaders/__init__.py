@@ -3,7 +3,9 @@
     from loaders import load_dataset
     episodes = load_dataset("locomo", limit=50, categories=["temporal"])
 
-A benchmark defined elsewhere passes its own :class:`DatasetLoader` instead of a name.
+A benchmark defined elsewhere passes its own :class:`DatasetLoader` instead of a name. Here too: the data
+folder a run reads (fetched into when missing), the question selection, and the known upstream quirks of
+the loaded questions (:func:`dataset_notes`).
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ class DatasetError(Exception):
     """Bad or missing dataset input; the message names the file, the record and the field."""
 
     def __init__(self, path: str, message: str, record: str | None = None, field_name: str | None = None):
-        where = str(path) + ("" if record is None else f", record {record}") + \
-            ("" if field_name is None else f", field '{field_name}'")
+        where = str(path) + ("" if record is None else f", record {record}")
+        where += "" if field_name is None else f", field '{field_name}'"
         super().__init__(f"{where}: {message}")
         self.path, self.record, self.field_name = str(path), record, field_name
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from loaders.reading import DAY_RE, MAX_TOKEN_BYTES, MONTH_RE, MONTHS, get_field, quote, read_jsonl, read_text, require_file
+from loaders.reading import (
+    DAY_RE, MAX_TOKEN_BYTES, MONTH_RE, MONTHS, get_field, quote, read_jsonl, read_text, require_file,
+)
 from memory_protocol import DatasetError, Document, Episode, Question, RubricFacet
 
 log = logging.getLogger(__name__)
@@ -21,6 +23,7 @@ AUTHOR_MODES: tuple[str | None, ...] = (None, "persona")
 SUBDIR = Path("orgmembench") / "datasets" / "helix"
 QUESTIONS_FILE = "benchmark_v0.0.jsonl"
 HEADER_RE = re.compile(r"\A\s*<!--\s*artefact_metadata\b(?P<body>.*?)-->", re.DOTALL)
+Events = dict[str, tuple[date, str | None]]  # (occurred_at, recorded_at) by event id
 HEADER_FIELDS: tuple[str, ...] = ("slot_id", "event_id", "genre", "role", "author", "testimony_type")
 # the dates a question's text may hold: ISO, 'April 2, 2023', '2 April 2023', 'Apr 2, 2023'
 TEXT_DATE_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -28,13 +31,6 @@ TEXT_DATE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(rf"\b{MONTH_RE}\s+{DAY_RE},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE),
     re.compile(rf"\b{DAY_RE}\s+{MONTH_RE},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE),
 )
-
-
-@dataclass(frozen=True)
-class Event:
-    event_id: str
-    occurred_at: date
-    recorded_at: str | None
 
 
 def parse_iso_date(value: str) -> date:
@@ -71,8 +67,8 @@ def tier_dir(data_dir: Path, tier: str) -> Path:
     return root
 
 
-def load_events(path: Path) -> dict[str, Event]:
-    events: dict[str, Event] = {}
+def load_events(path: Path) -> Events:
+    events: Events = {}
     for lineno, record in read_jsonl(path, "OrgMemBench events"):
         rec = f"line {lineno}"
         event_id = get_field(record, "id", path, rec, str)
@@ -82,7 +78,7 @@ def load_events(path: Path) -> dict[str, Event]:
         except ValueError as exc:
             raise DatasetError(str(path), f"unparsable date: {exc}", f"{rec} ({event_id})", "occurred_at") from None
         recorded_at = get_field(record, "recorded_at", path, rec, (str, type(None)), default=None)
-        events[event_id] = Event(event_id, occurred_at, recorded_at)
+        events[event_id] = occurred_at, recorded_at
     return events
 
 
@@ -110,7 +106,7 @@ def split_artefact(text: str, path: Path) -> tuple[dict[str, str], str]:
     return header, text[match.end():].strip()
 
 
-def build_document(row: Mapping[str, str], root: Path, events: Mapping[str, Event], author_mode: str | None,
+def build_document(row: Mapping[str, str], root: Path, events: Events, author_mode: str | None,
                    personas: Mapping[str, str]) -> Document:
     """One artefact -> Document dated at midnight of its event's occurred_at. No author is passed unless
     ``author_mode`` asks (as the benchmark's runner does; the evidence header then shows a placeholder)."""
@@ -124,16 +120,17 @@ def build_document(row: Mapping[str, str], root: Path, events: Mapping[str, Even
         if header[name] != row[name]:
             raise DatasetError(str(path), f"header says {header[name]!r} but corpus_index.jsonl says {row[name]!r}",
                                header["slot_id"], name)
-    event = events.get(row["event_id"])
-    if event is None:
-        raise DatasetError(str(path), f"event {row['event_id']!r} is not in source_of_truth/events.jsonl",
+    event_id = row["event_id"]
+    if event_id not in events:
+        raise DatasetError(str(path), f"event {event_id!r} is not in source_of_truth/events.jsonl",
                            row["slot_id"], "event_id")
+    occurred_at, recorded_at = events[event_id]
     return Document(doc_id=row["slot_id"], text=body,
                     author=None if author_mode is None else personas.get(header["author"], header["author"]),
-                    date=datetime.combine(event.occurred_at, datetime.min.time()), thread=event.event_id,
+                    date=datetime.combine(occurred_at, datetime.min.time()), thread=event_id,
                     meta={"persona_id": header["author"], "genre": header["genre"], "role": header["role"],
-                          "testimony_type": header["testimony_type"], "event_id": event.event_id,
-                          "recorded_at": event.recorded_at})
+                          "testimony_type": header["testimony_type"], "event_id": event_id,
+                          "recorded_at": recorded_at})
 
 
 def read_index(path: Path) -> list[dict[str, str]]:

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from script_common import ROOT, pipe_table, run_config
+from script_common import ROOT, markdown, run_config
 
 from harness.safe_write import atomic_write
 from harness.systems import write_time_kinds
@@ -109,7 +109,7 @@ def table(rows: list[dict[str, Any]]) -> str:
                      q["chat_calls"], f"{q['chat_calls'] / max(r['questions'], 1):.2f}",
                      "-" if r["proxy_total_chat"] is None else r["proxy_total_chat"], r["server_chat"],
                      f"{r['ingest_wall_s']} / {r['ingest_cpu_s']}", f"{r['peak_rss_mb']:,}"])
-    return pipe_table(header, body, right=range(2, len(header)))
+    return markdown(header, body)
 
 
 def main() -> None:

@@ -24,11 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from harness.safe_write import atomic_write  # noqa: E402
-from scripts.reliability_suite.common import GUARD_S, Suite, measure, stage, with_section  # noqa: E402
-from scripts.script_common import pipe_table as markdown  # noqa: E402
+from script_common import ROOT, markdown
+
+from harness.safe_write import atomic_write
+from scripts.reliability_suite.common import GUARD_S, Suite, measure, stage, with_section
 
 RELIABILITY_MD = ROOT / "results" / "RELIABILITY.md"
 
@@ -70,9 +69,9 @@ def suite(write: bool, data_dir: Path) -> int:
 
     def report(title: str, header: list[str], measure_rows) -> None:
         sections.append(stage(title, header, measure_rows))
-        print(f"### {title}\n\n{markdown(header, sections[-1][2])}\n", flush=True)
+        print(f"### {title}\n\n{markdown(header, sections[-1][2], numbers=False)}\n", flush=True)
         if write:
-            text = "\n\n".join(f"### {t}\n\n{markdown(h, b)}" for t, h, b in sections)
+            text = "\n\n".join(f"### {t}\n\n{markdown(h, b, numbers=False)}" for t, h, b in sections)
             note = (f"Measured by `python scripts/reliability.py --write` on {time.strftime('%Y-%m-%d')}, "
                     f"{time.monotonic() - started:.0f} s so far, data from {data_dir}.")
             current = RELIABILITY_MD.read_text(encoding="utf-8") if RELIABILITY_MD.exists() else "# Reliability\n"
@@ -132,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = postgres_cases()
     else:
         rows = measure(case_groups()[args.cases], args.code, args.only, prefix=f"mempp-{args.cases}-")
-    print(markdown(["case", "outcome"], rows))
+    print(markdown(["case", "outcome"], rows, numbers=False))
     return 0
 
 

@@ -37,8 +37,7 @@ def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: s
     """Ingest one episode and answer its questions' retrievals; return the counts and costs."""
     from harness.encoders import build_encoder
     from model_clients.kvstore import KVStore, embedding_store
-    from model_clients.call_counts import snapshot
-    from model_clients.call_counts import difference
+    from model_clients.call_counts import difference, snapshot
     from harness.systems import RunContext, build_system
     from loaders import load_dataset
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 import argparse
 import math
 import resource
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from script_common import ROOT, markdown, run_with
+from script_common import ROOT, git_commit, markdown, run_with
 
 from harness.compose import compose_config
 from harness.reports.lme_split import LME_TUNED, held_out_means  # shared with the leaderboard
@@ -209,7 +208,7 @@ def main() -> int:
                      *(held_out_table(cells) if any(c.held_out for c in cells) else []),
                      *([off_note, ""] if off_note else []),
                      "Run folders:", "", *[f"- {c.system}: `{c.folder}`" for c in cells], ""]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = git_commit()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     header = [
         "# Mem++ plus: levers and ablations",

@@ -79,22 +79,11 @@ def suite(write: bool, data_dir: Path) -> int:
 
     try:
         with FakeOpenAIServer() as server:
-            live, warm = Suite(root, server, data_dir), []
-
-            def kill_stage() -> list[list[str]]:
-                rows, cache = kills(live)
-                warm.append(cache)
-                return rows
-
-            def fault_stage() -> list[list[str]]:
-                if not warm:
-                    raise RuntimeError("no warm cache: the kill stage failed")
-                return faults(live, warm[0])
-
+            live = Suite(root, server, data_dir)
             report("Kills (SIGKILL) and resume", ["stage", "kept at the kill", "on resume", "bound", "resumed run"],
-                   kill_stage)
+                   lambda: kills(live))
             report("Faults injected (one bad reply each, 3 questions answered and judged)",
-                   ["fault", "requests sent", "outcome"], fault_stage)
+                   ["fault", "requests sent", "outcome"], lambda: faults(live))
             report("Bad inputs", ["input", "exit code", "verdict", "what the user sees"], lambda: bad_inputs(live))
             report("Key leaks", ["key sent", "searched", "found"], lambda: key_leaks(live))
         report("Cache bit-rot and hostile data (issue 23, items 1-3): each case a test that runs the harness on it",

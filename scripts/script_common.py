@@ -4,6 +4,7 @@ is the one measured), a run composed as run.py does, rows as a Markdown table, t
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -50,3 +51,8 @@ def clocked(calls: Sequence[Callable[[], object]], cpu_of: Callable[[], float] =
         walls.append(time.perf_counter() - w0)
         cpus.append(cpu_of() - c0)
     return results, walls, cpus
+
+
+def git_commit() -> str:
+    """This checkout's short commit ("" outside git), for the pages the scripts write."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()

@@ -11,11 +11,12 @@ import os
 import sys
 from pathlib import Path
 
-import script_common  # noqa: F401 - this checkout on sys.path
-from loaders.fetch import DATA_ENV, benchmark_sources, fetch_benchmark
-from loaders.pins import SourceUnreachable
-from memory_protocol import DatasetError
-from memory_protocol.paths import cache_root
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from loaders.fetch import DATA_ENV, benchmark_sources, fetch_benchmark  # noqa: E402
+from loaders.pins import SourceUnreachable  # noqa: E402
+from memory_protocol import DatasetError  # noqa: E402
+from memory_protocol.paths import cache_root  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

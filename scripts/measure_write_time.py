@@ -108,7 +108,8 @@ def table(rows: list[dict[str, Any]]) -> str:
                      q["chat_calls"], f"{q['chat_calls'] / max(r['questions'], 1):.2f}",
                      "-" if r["proxy_total_chat"] is None else r["proxy_total_chat"], r["server_chat"],
                      f"{r['ingest_wall_s']} / {r['ingest_cpu_s']}", f"{r['peak_rss_mb']:,}"])
-    return markdown(header, body)
+    # the figures as formatted above, counts and figures right-aligned
+    return markdown(header, body, numbers=False, align=["left"] * 2 + ["right"] * (len(header) - 2))
 
 
 def main() -> None:

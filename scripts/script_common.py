@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 _FIRST = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
@@ -32,14 +33,15 @@ def run_with(*overrides: str, cli: list[str] | None = None):
     return run(run_config(*overrides, "progress=false"), **({"overrides": cli} if cli is not None else {}))
 
 
-def markdown(header: Sequence[str], rows: Sequence[Sequence[object]], numbers: bool = True) -> str:
-    """``rows`` (short ones padded) under ``header`` through the one table writer, ``format_table``."""
+def markdown(header: Sequence[str], rows: Sequence[Sequence[object]], **options: Any) -> str:
+    """``rows`` (short ones padded) under ``header`` through the one table writer, ``format_table``
+    (``options``: its ``numbers``, ``align``, ``floatfmt``)."""
     import pandas as pd
 
     from judges.aggregate import format_table
 
     padded = [[*row, *[""] * (len(header) - len(row))] for row in rows]
-    return format_table(pd.DataFrame(padded, columns=list(header)), index=False, numbers=numbers)
+    return format_table(pd.DataFrame(padded, columns=list(header)), index=False, **options)
 
 
 def clocked(calls: Sequence[Callable[[], object]], cpu_of: Callable[[], float] = time.process_time):

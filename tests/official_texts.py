@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from judges.official.locate import REPO_ROOT
+from memory_protocol.paths import REPO_ROOT
 from judges.official.sources import OFFICIAL_FILES, OfficialFile
 from memory_protocol.paths import cache_root
 

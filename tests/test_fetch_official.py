@@ -21,11 +21,10 @@ from types import ModuleType
 
 import pytest
 
-from judges.official.locate import REPO_ROOT, OfficialReader
 from judges.official.sources import OFFICIAL_FILES, TEXT_PINS
-from judges.official.texts import OfficialTexts
+from judges.official.texts import OfficialReader, OfficialTexts
 from loaders.pins import MIRROR_ENV
-from memory_protocol.paths import cache_root
+from memory_protocol.paths import REPO_ROOT, cache_root
 from tests.data_mirror import MirrorState, closed_port_url, lay_out_official, serve
 from tests.official_texts import pin_stand_ins, stand_in_upstream
 

@@ -259,10 +259,10 @@ def test_a_changed_text_stops_the_run_in_one_line_before_any_request(server, tmp
 
 
 def test_without_any_source_a_run_uses_our_wording_says_so_and_is_marked(server, tmp_path, monkeypatch, capsys):
-    import judges.official.locate as locate
+    import memory_protocol.paths as paths
 
     monkeypatch.setenv(KEY_ENV, "sk-test")
-    monkeypatch.setattr(locate, "REPO_ROOT", tmp_path / "clone")  # no ../shared/official, no ./official
+    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path / "clone")  # no ../shared/official, no ./official
     monkeypatch.chdir(tmp_path)
     own = _run(server, tmp_path, "locomo", tmp_path / "nowhere")
     lines = [line for line in capsys.readouterr().err.splitlines() if "official wording" in line]

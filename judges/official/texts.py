@@ -1,9 +1,11 @@
-"""The official texts as data, never run: from an upstream file (its file pin checked, then parsed with
-:mod:`ast`: a text is the ``index``-th non-empty string literal assigned to a name or returned in a
-module, function or method, an f-string as its source) or from a ``templates.json`` laid out as
-``../shared/official/templates.json`` (each file entry must name our pin's repository, commit and
-sha256; the templates file's own hash is recorded, not pinned). Either way a text whose sha256 is not
-its pin's stops the run (:class:`OfficialTextMismatch`).
+"""The official texts as data, never run. A pinned upstream file is found in the first folder of
+``memory_protocol.paths.search_folders`` holding it (``official_dir`` alone, else ./official,
+<repo>/official, <repo>/../shared/official, <cache root>/official) and its sha256 checked: other bytes
+are an error, not a reason to look on. A text is the ``index``-th non-empty string literal assigned
+to a name or returned in a module, function or method (read with :mod:`ast`, an f-string as its
+source), or comes from a ``templates.json`` laid out as ``../shared/official/templates.json`` (each
+file entry must name our pin's repository, commit and sha256). A text whose sha256 is not its pin's
+stops the run (:class:`OfficialTextMismatch`).
 """
 
 from __future__ import annotations
@@ -11,19 +13,72 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
-from judges.official.locate import OfficialFileMissing, OfficialReader
-from judges.official.sources import OFFICIAL_FILES, TEXT_PINS, TextPin
+from judges.official.sources import OFFICIAL_FILES, TEXT_PINS, OfficialFile, TextPin, official_file
 from memory_protocol import ConfigError
+from memory_protocol.paths import search_folders
 
-__all__ = ["TEMPLATES_NAME", "OfficialTextMismatch", "OfficialTexts", "SourcedText", "literals_of", "templates_of"]
+__all__ = ["TEMPLATES_NAME", "OfficialFileMismatch", "OfficialFileMissing", "OfficialReader", "OfficialTextMismatch",
+           "OfficialTexts", "SourcedText", "literals_of", "templates_of"]
 
 TEMPLATES_NAME = "templates.json"
 LiteralTable = dict[tuple[str, str], list[str]]
+
+
+class OfficialFileMissing(LookupError):
+    def __init__(self, local: str, searched: list[Path]) -> None:
+        self.local, self.searched = local, searched
+        super().__init__(f"official file {local} not found (looked in {', '.join(map(str, searched)) or 'nowhere'})")
+
+
+class OfficialFileMismatch(ConfigError):
+    def __init__(self, path: Path, expected: str, got: str) -> None:
+        super().__init__(f"official file {path} has sha256 {got[:12]}..., the pinned commit's is {expected[:12]}...; "
+                         f"it was changed or is another version: restore it or run `python scripts/fetch_official.py`")
+
+
+@dataclass(frozen=True)
+class OfficialText:
+    pin: OfficialFile
+    path: Path
+    text: str
+
+
+@dataclass(frozen=True)
+class OfficialReader:
+    """Reads pinned files from the first directory (in search order) that holds them."""
+
+    directories: tuple[Path, ...]
+
+    @classmethod
+    def search(cls, setting: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
+               cwd: Path | None = None, repo_root: Path | None = None) -> "OfficialReader":
+        found = search_folders("official", setting, env=env, cwd=cwd, repo_root=repo_root)
+        return cls(tuple(dict.fromkeys(path for path, _ in found)))
+
+    def locate(self, local: str) -> Path:
+        for directory in self.directories:
+            if (directory / local).is_file():
+                return directory / local
+        raise OfficialFileMissing(local, list(self.directories))
+
+    def read(self, local: str) -> OfficialText:
+        """The verified text of ``<folder>/<path>`` (OfficialFileMissing, OfficialFileMismatch)."""
+        pin = official_file(local)
+        path = self.locate(local)
+        data = path.read_bytes()
+        got = _sha256(data)
+        if pin.sha256 is not None and got != pin.sha256:
+            raise OfficialFileMismatch(path, pin.sha256, got)
+        try:
+            return OfficialText(pin, path, data.decode("utf-8"))
+        except UnicodeDecodeError as exc:  # cannot happen for a file matching its pin
+            raise OfficialFileMismatch(path, pin.sha256 or "(its texts' pins)", got) from exc
 
 
 class OfficialTextMismatch(ConfigError):

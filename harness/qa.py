@@ -27,7 +27,7 @@ from judges.metrics.registry import lookup
 from memory_protocol import Question
 from model_clients.chat_types import CallsInterrupted, ChatRequest, ChatResult
 from model_clients.cost import actual_spend
-from model_clients.endpoint_limit import EndpointLimits
+from model_clients.call_pool import EndpointLimits
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import LLMClient, LLMConfig
 

@@ -19,8 +19,7 @@ from baselines.thirdparty.context import MEM0_LEG, ZEP_ENTITY_LEG, ZEP_FACT_LEG,
 from harness.benchmarks import AnswerRule, Benchmark
 from harness.config import ModelSpec
 from judges.graders import Judge
-from judges.official.prompts import official_wording
-from judges.official.texts import OfficialFileMissing, OfficialTexts
+from judges.official.texts import OfficialFileMissing, OfficialTexts, official_wording
 from judges.templates import PromptTemplate, RequestParams, Wording, load_template, texts_hash
 from memory_protocol import ConfigError, Question
 from memory_protocol.documents import Hit

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from judges.official.sources import OFFICIAL_FILES, TEXT_PINS, OfficialFile, TextPin, official_file
+from judges.templates import Wording
 from memory_protocol import ConfigError
 from memory_protocol.paths import search_folders
 
 __all__ = ["TEMPLATES_NAME", "OfficialFileMismatch", "OfficialFileMissing", "OfficialReader", "OfficialTextMismatch",
-           "OfficialTexts", "SourcedText", "literals_of", "templates_of"]
+           "OfficialTexts", "SourcedText", "literals_of", "official_wording", "templates_of"]
 
 TEMPLATES_NAME = "templates.json"
 LiteralTable = dict[tuple[str, str], list[str]]
@@ -249,3 +250,11 @@ class OfficialTexts:
                                        f"{got[:12]}..., the pin is {pin.sha256[:12]}...; it was changed or is "
                                        f"another version")
         return SourcedText(pin, text, via, path, _sha256(data))
+
+
+def official_wording(*texts: SourcedText, what: str = "", source: str = "official") -> Wording:
+    """The upstream file(s) cited, each file read with its sha256, and each text's own sha256."""
+    cite = "; ".join(dict.fromkeys(t.pin.pin.cite for t in texts)) + (f" ({what})" if what else "")
+    cite += " via templates.json" if {t.via for t in texts} == {"templates"} else ""
+    files = tuple(dict.fromkeys((str(t.path), t.sha256) for t in texts))
+    return Wording(source, cite, files, tuple((t.pin.key, t.pin.sha256) for t in texts))

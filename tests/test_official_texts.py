@@ -17,9 +17,7 @@ import pytest
 from judges.graders.locomo import parse_mem0_label
 from judges.graders.longmemeval import LongMemEvalJudge
 from judges.graders.orgmem import parse_orgmem_official
-from judges.official.texts import OfficialFileMismatch
-from judges.official.sources import TEXT_PINS
-from judges.official.texts import OfficialTexts, OfficialTextMismatch, literals_of
+from judges.official.texts import TEXT_PINS, OfficialFileMismatch, OfficialTextMismatch, OfficialTexts, literals_of
 from memory_protocol import ConfigError, Question, RubricFacet
 from tests.official_texts import SHARED_OFFICIAL, TEMPLATES, pin_stand_ins, stand_in_upstream, templates, text
 

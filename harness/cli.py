@@ -135,7 +135,7 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
     if not sys.stderr.isatty():
         raw_config["progress"] = False
     if raw_config.get("batch") == STATUS:  # list the pending batches of the cache; run nothing
-        from harness.batch_status import status_report
+        from model_clients.batch.journal import status_report
 
         store = raw_config.get("store") or {}
         print_wrapped(status_report(Path(os.path.expanduser(str(store.get("cache_dir") or cache_root()))) / LLM_REPLIES))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from harness.answering import display_name
+from harness.prompts import display_name
 from harness.config import RunConfig
 from harness.console_table import console_table
 from harness.estimate import dry_run

@@ -4,7 +4,7 @@
     python scripts/fetch_official.py --dest DIR       # elsewhere (then official_dir=DIR)
     python scripts/fetch_official.py --force          # fetch again even what is already verified
 
-Each file of ``judges.official.sources.OFFICIAL_FILES`` goes to DIR/<folder>/<path> through
+Each file of ``judges.official.texts.OFFICIAL_FILES`` goes to DIR/<folder>/<path> through
 ``loaders.fetch.fetch_pinned`` (GitHub raw at its commit, or $MEMPP_MIRROR). The authors' eval/llm.py has
 no file pin: it is kept when every text taken from it (read with ast, never run) hashes to its text pin,
 and its sha256 is printed. One line per file, then a summary; a failure is one line and exit 2. Each
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import requests  # noqa: E402
 
 from harness.safe_write import atomic_write  # noqa: E402
-from judges.official.sources import OFFICIAL_FILES, TEXT_PINS, OfficialFile  # noqa: E402
+from judges.official.texts import OFFICIAL_FILES, TEXT_PINS, OfficialFile  # noqa: E402
 from judges.official.texts import literals_of  # noqa: E402
 from loaders.fetch import (  # noqa: E402
     MIRROR_ENV, ChecksumMismatch, SourceUnreachable, download_verified, fetch_pinned, mirror_base, raw_url, sha256_of,

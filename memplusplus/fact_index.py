@@ -14,11 +14,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import date, datetime
 
-from memplusplus.fusion import FusedRow, weighted_rrf
+from memplusplus.ranking import FusedRow, end_of_day, in_scope, select_top_k, weighted_rrf
 from memplusplus.llm import Complete, ask_json
 from memplusplus.memory import MemPlusPlus, MemPPConfig
-from memplusplus.topk import select_top_k
-from memplusplus.scope import end_of_day, in_scope
 from memory_protocol.documents import Document, Hit
 
 FACT_PROMPT = (

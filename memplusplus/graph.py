@@ -26,7 +26,7 @@ import numpy as np
 
 from memplusplus.llm import Complete, ask_json
 from memplusplus.memory import MemPlusPlus, MemPPConfig
-from memplusplus.scope import end_of_day
+from memplusplus.ranking import end_of_day
 from memplusplus.lexical import bm25_index, bm25_scores
 from memplusplus.text import content_terms, stems
 from memory_protocol.documents import Document, Hit

@@ -3,25 +3,69 @@ top k with a recency reserve (paper §3; ``search`` is the library's name for ``
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import date, datetime
 
 import numpy as np
 
-from memplusplus.ann import make_index
-from memplusplus.diagnosis import Diagnosis, diagnosis
+from memplusplus.ann import AnnIndex, make_index
 from memplusplus.facade import MemoryFacade, plan_ingest, without_nul
-from memplusplus.fusion import FusedRow, weighted_rrf
-from memplusplus.legs import tag_leg, vector_leg
 from memplusplus.lexical import BM25Index, EnglishTextIndex, any_of, or_lexemes
+from memplusplus.ranking import Diagnosis, FusedRow, diagnosis, end_of_day, select_top_k, weighted_rrf
 from memplusplus.settings import MemPPConfig, tag_source
-from memplusplus.scope import end_of_day
 from memplusplus.store import RowStore
-from memplusplus.topk import select_top_k
 from memplusplus.text import content_terms
 from memplusplus.websearch_query import websearch_query
 from memory_protocol.documents import Document, Hit
 from memory_protocol.protocol import StoreSize
+
+
+def tag_leg(store: RowStore, terms: Sequence[str], scope: np.ndarray, limit: int) -> list[int]:
+    """Rows whose author tag shares a term with the question, most shared terms first, ties later
+    ingest first (the paper names the leg; scoring by shared terms is our choice where it is silent)."""
+    lists = [store.tag_postings.get(term) for term in set(terms)]
+    lists = [seqs for seqs in lists if seqs.size]
+    if not lists:
+        return []
+    hits = np.concatenate(lists).astype(np.int64)
+    seqs, counts = np.unique(hits[scope[hits]], return_counts=True)
+    if seqs.size == 0:
+        return []
+    order = np.lexsort((-seqs, -counts.astype(np.float64)))
+    return seqs[order[:limit]].tolist()
+
+
+def vector_leg(
+    store: RowStore, query_vector: np.ndarray, scope: np.ndarray, limit: int, ann: AnnIndex | None = None
+) -> list[int]:
+    """Exact cosine (dot product of unit vectors) over in-scope rows, or over the rows an opt-in
+    ``ann`` index finds when the scope is large enough; both ordered by ``top_by_similarity``."""
+    candidates = np.flatnonzero(scope)
+    if candidates.size == 0:
+        return []
+    vectors = store.vectors
+    if ann is not None and candidates.size >= ann.settings.ann_min_rows:
+        found = ann.search(vectors, query_vector, scope, int(candidates.size), limit)
+        if found is not None:  # rescored exactly, ordered as below
+            sims = vectors[found] @ query_vector
+            return found[np.lexsort((-found, -sims))[:limit]].tolist()
+    if 4 * candidates.size >= len(vectors):  # one product over all rows beats a gather
+        sims = (vectors @ query_vector)[candidates]
+    else:
+        sims = vectors[candidates] @ query_vector
+    return top_by_similarity(candidates, sims, limit)
+
+
+def top_by_similarity(candidates: np.ndarray, sims: np.ndarray, limit: int) -> list[int]:
+    """The ``limit`` best row seqs by similarity, equal similarity later ingest first
+    (``argpartition`` first, keeping every row tied with the last)."""
+    if candidates.size > limit:
+        threshold = sims[np.argpartition(-sims, limit - 1)[:limit]].min()
+        keep = np.flatnonzero(sims >= threshold)
+        candidates, sims = candidates[keep], sims[keep]
+    order = np.lexsort((-candidates, -sims))
+    return candidates[order[:limit]].tolist()
+
 
 
 class MemPlusPlus(MemoryFacade):
@@ -139,7 +183,7 @@ class MemPlusPlus(MemoryFacade):
         return diagnosis(wanted, seq_of, {seq: bool(scope[seq]) for seq in seq_of.values()}, rankings, fused, depth)
 
     def _select(self, fused: list[FusedRow], scope: np.ndarray, k: int) -> list[Hit]:
-        """Top-k by ``memplusplus.topk`` (the recency pool: the C most recently ingested in-scope rows)."""
+        """Top-k by ``memplusplus.ranking`` (the recency pool: the C most recently ingested in-scope rows)."""
         pool = [int(seq) for seq in np.flatnonzero(scope)[::-1][: self.config.candidates]]
         recency = {f.seq: self.store.rows[f.seq].recency for f in fused}
         chosen = select_top_k(fused, pool, recency, k, self.config.recency_reserve)

@@ -25,7 +25,7 @@ from typing import Any
 from baselines.thirdparty.common import ProxiedMemory, corpus_key, split_stamp, without_caption
 from baselines.thirdparty.context import MEM0_LEG
 from memory_protocol import ConfigError
-from memplusplus.scope import end_of_day
+from memplusplus.ranking import end_of_day
 from memory_protocol.documents import Document, Hit
 from model_clients.llm_client import LLMClient
 

@@ -23,7 +23,7 @@ from typing import Any
 from baselines.thirdparty.common import ProxiedMemory, split_stamp
 from baselines.thirdparty.context import ZEP_ENTITY_LEG, ZEP_FACT_LEG, entity_line, fact_line
 from memory_protocol import ConfigError
-from memplusplus.scope import end_of_day, in_scope
+from memplusplus.ranking import end_of_day, in_scope
 from memory_protocol.documents import Document, Hit
 from model_clients.llm_client import LLMClient
 

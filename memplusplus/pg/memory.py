@@ -22,15 +22,12 @@ from memplusplus.encoder import CachedEncoder
 from memplusplus.english_tsearch import tsvector_positions
 from memplusplus.evidence import RenderedContext, render
 from memplusplus.facade import NUL, MemoryFacade, plan_ingest, without_nul
-from memplusplus.diagnosis import Diagnosis, diagnosis
-from memplusplus.fusion import weighted_rrf
+from memplusplus.ranking import Diagnosis, diagnosis, end_of_day, select_top_k, weighted_rrf
 from memplusplus.lexical import or_lexemes
 from memplusplus.memory import MemPPConfig, tag_source
 from memplusplus.pg import schema
 from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery
 from memplusplus.pg.server import connect, require_extra, resolve_dsn
-from memplusplus.topk import select_top_k
-from memplusplus.scope import end_of_day
 from memplusplus.text import content_terms
 from memory_protocol.documents import Document, Hit
 from memory_protocol.protocol import StoreSize

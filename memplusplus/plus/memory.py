@@ -11,10 +11,9 @@ from datetime import date, datetime
 import numpy as np
 
 from memplusplus.encoder import CachedEncoder
-from memplusplus.fusion import FusedRow, weighted_rrf
-from memplusplus.legs import tag_leg, vector_leg
+from memplusplus.ranking import FusedRow, weighted_rrf
+from memplusplus.memory import MemPlusPlus, MemPPConfig, tag_leg, vector_leg
 from memplusplus.lexical import BM25Index, stem_cover_density_leg
-from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.plus.dates import date_leg, named_periods
 from memplusplus.plus.options import PlusOptions
 from memplusplus.plus.packing import pack

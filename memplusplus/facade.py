@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from memplusplus.encoder import CachedEncoder, Encoder
+from memplusplus.ranking import FusedRow, weighted_rrf
 from memplusplus.settings import MemPPConfig
 from memory_protocol.documents import Document
 
@@ -81,6 +82,12 @@ class MemoryFacade:
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         raise NotImplementedError
+
+    def leg_weights(self, legs: list[str]) -> dict[str, float]:
+        return {leg: self.config.weight(leg) for leg in legs}
+
+    def fuse(self, rankings: dict[str, list[int]]) -> list[FusedRow]:
+        return weighted_rrf(rankings, self.leg_weights(list(rankings)), self.config.gamma)
 
     def _stored_ids(self) -> int:
         raise NotImplementedError

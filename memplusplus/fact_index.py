@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import date, datetime
 
-from memplusplus.ranking import FusedRow, end_of_day, in_scope, select_top_k, weighted_rrf
-from memplusplus.llm import Complete, ask_json
+from memplusplus.ranking import FusedRow, end_of_day, in_scope, select_top_k
+from memplusplus.llm import Complete, ask_strings
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memory_protocol.documents import Document, Hit
 
@@ -24,7 +24,6 @@ FACT_PROMPT = (
     "alone (name people, projects and dates instead of using pronouns). Keep every number, name "
     'and date. Reply with JSON only: {"facts": ["..."]}.'
 )
-FACT_SCHEMA = {"type": "object", "properties": {"facts": {"type": "array", "items": {"type": "string"}}}, "required": ["facts"]}
 
 
 class FactIndexMemPP(MemPlusPlus):
@@ -42,10 +41,7 @@ class FactIndexMemPP(MemPlusPlus):
 
     def facts_of(self, doc: Document) -> list[str]:
         self.write_calls += 1
-        reply = ask_json(self.complete, FACT_PROMPT, doc.text, FACT_SCHEMA)
-        items = reply.get("facts") if isinstance(reply, dict) else None
-        facts = [f.strip() for f in items if isinstance(f, str) and f.strip()] if isinstance(items, list) else []
-        return facts or [doc.text]
+        return ask_strings(self.complete, FACT_PROMPT, doc.text, "facts") or [doc.text]
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         result: list[str | None] = []
@@ -74,7 +70,7 @@ class FactIndexMemPP(MemPlusPlus):
             return []
         scope = self.scope_mask(as_of)
         rankings = self.leg_rankings(query, scope)
-        cards = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        cards = self.fuse(rankings)
         order = {doc_id: seq for seq, doc_id in enumerate(self.documents)}  # ingest order
         documents = list(self.documents.values())
         visible = [doc for doc in documents if as_of is None or _dated_by(doc, as_of)]

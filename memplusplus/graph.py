@@ -24,7 +24,7 @@ from datetime import date, datetime
 import networkx as nx
 import numpy as np
 
-from memplusplus.llm import Complete, ask_json
+from memplusplus.llm import Complete, ask_json, ask_strings
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.ranking import end_of_day
 from memplusplus.lexical import bm25_index, bm25_scores
@@ -48,7 +48,6 @@ QUESTION_PROMPT = (
     "List the named entities a question asks about (people, teams, projects, products, places, "
     'specific things). Reply with JSON only: {"entities": ["..."]}.'
 )
-ENTITY_SCHEMA = {"type": "object", "properties": {"entities": {"type": "array", "items": {"type": "string"}}}, "required": ["entities"]}
 _TRIPLE = {"type": "object", "properties": {k: {"type": "string"} for k in ("subject", "relation", "object")},
            "required": ["subject", "relation", "object"]}
 TRIPLE_SCHEMA = {"type": "object", "properties": {"triples": {"type": "array", "items": _TRIPLE}}, "required": ["triples"]}
@@ -90,11 +89,6 @@ def units(documents: list[Document], chunk_turns: int) -> list[list[Document]]:
     if run:
         out.append(run)
     return out
-
-
-def _strings(value: object, field: str) -> list[str]:
-    items = value.get(field) if isinstance(value, dict) else None
-    return [s.strip() for s in items if isinstance(s, str) and s.strip()] if isinstance(items, list) else []
 
 
 def merge_repeats(candidates: Iterable[tuple[float, Triple]]) -> list[tuple[float, Triple]]:
@@ -151,7 +145,7 @@ class GraphMemPP(MemPlusPlus):
     def _extract(self, unit: list[Document]) -> None:
         text = "\n".join(doc.text for doc in unit)
         self.write_calls += 1
-        entities = _strings(ask_json(self.complete, ENTITY_PROMPT, text, ENTITY_SCHEMA), "entities")
+        entities = ask_strings(self.complete, ENTITY_PROMPT, text, "entities")
         if not entities:
             return
         self.write_calls += 1
@@ -181,7 +175,7 @@ class GraphMemPP(MemPlusPlus):
         if self.graph.number_of_edges() == 0:
             return []
         self.read_calls += 1
-        names = _strings(ask_json(self.complete, QUESTION_PROMPT, query, ENTITY_SCHEMA), "entities")
+        names = ask_strings(self.complete, QUESTION_PROMPT, query, "entities")
         matched = self.matched_entities(names)
         if not matched:
             return []

@@ -11,7 +11,7 @@ import numpy as np
 from memplusplus.ann import AnnIndex, make_index
 from memplusplus.facade import MemoryFacade, plan_ingest, without_nul
 from memplusplus.lexical import BM25Index, EnglishTextIndex, any_of, or_lexemes
-from memplusplus.ranking import Diagnosis, FusedRow, diagnosis, end_of_day, select_top_k, weighted_rrf
+from memplusplus.ranking import Diagnosis, FusedRow, diagnosis, end_of_day, select_top_k
 from memplusplus.settings import MemPPConfig, tag_source
 from memplusplus.store import RowStore
 from memplusplus.text import content_terms
@@ -160,7 +160,7 @@ class MemPlusPlus(MemoryFacade):
     ) -> tuple[dict[str, list[int]], list[FusedRow]]:
         """Each leg's ranking and the fused list ``retrieve`` and ``diagnose`` read (a subclass's hook)."""
         rankings = self.leg_rankings(query, scope)
-        return rankings, weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        return rankings, self.fuse(rankings)
 
     search = retrieve
 

@@ -22,7 +22,7 @@ from memplusplus.encoder import CachedEncoder
 from memplusplus.english_tsearch import tsvector_positions
 from memplusplus.evidence import RenderedContext, render
 from memplusplus.facade import NUL, MemoryFacade, plan_ingest, without_nul
-from memplusplus.ranking import Diagnosis, diagnosis, end_of_day, select_top_k, weighted_rrf
+from memplusplus.ranking import Diagnosis, diagnosis, end_of_day, select_top_k
 from memplusplus.lexical import or_lexemes
 from memplusplus.memory import MemPPConfig, tag_source
 from memplusplus.pg import schema
@@ -187,7 +187,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         if self._rows == 0 or k <= 0:
             return []
         rankings, recent = self.leg_rankings(query, as_of)
-        fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        fused = self.fuse(rankings)
         wanted = sorted({row.seq for row in fused} | set(recent))
         details = {row[0]: row for row in self.conn.execute(self.sql["details"], (wanted,))}
         recency = {seq: row[6] for seq, row in details.items()}
@@ -216,7 +216,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         visible = {int(seq) for (seq,) in self.conn.execute(
             schema.in_scope_query(self.table, as_of is not None), {"seqs": list(seq_of.values()), "theta": theta})}
         rankings = self.leg_rankings(query, as_of)[0] if self._rows else {}
-        fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        fused = self.fuse(rankings)
         return diagnosis(wanted, seq_of, {seq: seq in visible for seq in seq_of.values()}, rankings, fused, depth)
 
     def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:

@@ -11,7 +11,7 @@ from datetime import date, datetime
 import numpy as np
 
 from memplusplus.encoder import CachedEncoder
-from memplusplus.ranking import FusedRow, weighted_rrf
+from memplusplus.ranking import FusedRow
 from memplusplus.memory import MemPlusPlus, MemPPConfig, tag_leg, vector_leg
 from memplusplus.lexical import BM25Index, stem_cover_density_leg
 from memplusplus.plus.dates import date_leg, named_periods
@@ -103,13 +103,13 @@ class PlusMemory(MemPlusPlus):
         """The legs' rankings (with the date leg) and the fused list with threads expanded."""
         opt = self.options
         rankings = self.leg_rankings(query, scope)
-        fused = weighted_rrf(rankings, self.leg_weights(list(rankings)), self.config.gamma)
+        fused = self.fuse(rankings)
         if opt.date_scope and opt.date_weight > 0:
             periods = named_periods(query, as_of)
             if periods:
                 prior = {f.seq: f.score for f in fused}
                 rankings["date"] = date_leg(self.store, periods, scope, opt.date_window_days, prior, self.config.candidates)
-                fused = weighted_rrf(rankings, self.leg_weights(list(rankings)), self.config.gamma)
+                fused = self.fuse(rankings)
         if opt.thread_expansion:
             fused = self._expand(fused, scope)
         return rankings, fused

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
 
+from baselines.documents import ingest_ids
 from baselines.thirdparty.common import ProxiedMemory, split_stamp
 from baselines.thirdparty.context import ZEP_ENTITY_LEG, ZEP_FACT_LEG, entity_line, fact_line
 from memory_protocol import ConfigError
@@ -174,8 +175,7 @@ class ZepMemory(ProxiedMemory):
             self._note(result, doc.date)
         self.ingested += len(docs)
         self._count_write(before)
-        kept = {doc.doc_id for doc in docs}
-        return [doc.doc_id if doc.doc_id in kept else None for doc in documents]
+        return ingest_ids(docs, documents)
 
     def _note(self, result: Any, when: datetime | None) -> None:
         for edge in result.edges:

@@ -1,12 +1,7 @@
-"""Fact-index ablation (paper Table 4, "w/ fact index"): the legs index LLM-extracted fact cards,
-the answerer reads the documents they came from.
-
-Write: one call per document extracts its facts, each a row with the document's date, author and
-thread; a failed call or no fact indexes the document's own text as one card (our choice). Read:
-cards are ranked and fused as in Mem++, mapped to their documents (best rank kept), and Mem++'s
-top-k rule runs over documents, not cards (asking for more than k cards would put the recency
-reserve among the last cards, where it never reaches the k documents).
-"""
+"""Fact-index ablation (paper Table 4, "w/ fact index"): the legs index LLM-extracted fact cards, the
+answerer reads their documents. One call per document extracts its facts (a failed call or no fact:
+the document's text is its one card, our choice). Cards are fused as in Mem++ and mapped to their
+documents (best rank kept); the top-k rule runs over documents, so the recency reserve reaches them."""
 
 from __future__ import annotations
 

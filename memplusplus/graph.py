@@ -1,19 +1,14 @@
 """Mem^g++ (paper §3.5, Appendix): Mem++ plus an entity-relation graph built at write time.
 
-Write: each unit (a document; on conversational sets ten consecutive speaker turns) costs two model
-calls, its entities then its (subject, relation, object) triples, kept in a networkx graph whose
-edges remember their documents and latest date; new entity names are embedded (as Mem0^g's nodes).
-
-Read, as Mem0^g (arXiv 2504.19413 §2.2; mem0ai/mem0 mem0/memory/graph_memory.py ``search``): one call
-names the question's entities; each matches every graph entity whose cosine, rounded to 4 places,
-is >= 0.7; the relations one hop from a match, either direction, are the candidates, a relation
-stated in several units being one (Mem0^g MERGEs it); the top five by BM25 against the question
-follow the fused rows as chunk-like hits. No as-of filter applies to triples unless ``graph_as_of``.
-
-Our choices where Mem0^g is no guide: BM25 (bm25s, k1 = 1.5, b = 0.75, rank_bm25's defaults) over
-stemmed content words of "subject relation object" and of the question; ties go to the better
-matched entity, then the older relation. The graph is rebuilt from the cached model calls.
-"""
+Write: each unit (a document; on conversational sets ten consecutive speaker turns) costs two
+calls, its entities then its (subject, relation, object) triples, kept in a networkx graph; new
+entity names are embedded. Read, as Mem0^g (arXiv 2504.19413 §2.2; mem0ai/mem0
+mem0/memory/graph_memory.py ``search``): one call names the question's entities, each matching the
+graph entities at cosine (rounded to 4 places) >= 0.7; the relations one hop from a match are the
+candidates, a repeated relation being one (Mem0^g MERGEs it); the top five by BM25 against the
+question follow the fused rows. No as-of filter on triples unless ``graph_as_of``.
+Our choices where Mem0^g is no guide: BM25 (bm25s, k1 = 1.5, b = 0.75) over stemmed content words of
+"subject relation object"; ties go to the better matched entity, then the older relation."""
 
 from __future__ import annotations
 

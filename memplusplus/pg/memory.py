@@ -1,12 +1,9 @@
 """Mem++ on Postgres + pgvector: the rules of ``memplusplus.memory``, one SQL statement per read.
 
-One table holds the rows with a tsvector of the row's English lexemes, its author-tag stems and
-its embedding. The as-of scope sits in every leg's WHERE clause (filter before ranking). Lexical:
-the authors' leg (``memplusplus.lexical``), ranked by Postgres' own ``ts_rank_cd``; tag: stem
-overlap (``&&``); vector: exact inner product (``<#>``) of unit vectors. Each leg keeps C rows,
-ties later ingest first; fusion and the top-k cut run in Python, as in process. Without a
-``table`` name the memory is a temporary table of its connection; a named one is reopened later.
-"""
+One table holds the rows with their English lexemes (tsvector), author-tag stems and embedding; the
+as-of scope sits in every leg's WHERE clause. Lexical: the authors' leg ranked by Postgres' own
+``ts_rank_cd``; tag: stem overlap (``&&``); vector: exact inner product (``<#>``). Fusion and the
+top-k cut run in Python. Without a ``table`` name the memory is a temporary table of its connection."""
 
 from __future__ import annotations
 

@@ -103,10 +103,6 @@ def _authors(rows: list[Row]) -> str | None:
     return ", ".join(names) if names else None
 
 
-def cut_tokens(text: str, limit: int = MAX_MERGED_TOKENS) -> str:
-    return cut_cl100k(text.strip(), limit)
-
-
 def classify(complete: Complete, rows: list[Row]) -> str | None:
     """The group's label, or None when the call failed or gave no known label."""
     reply = ask_json(complete, CLASSIFY_PROMPT, classify_prompt(rows), CLASSIFY_SCHEMA)
@@ -117,7 +113,7 @@ def classify(complete: Complete, rows: list[Row]) -> str | None:
 def merged_text(complete: Complete, rows: list[Row]) -> str | None:
     """The group as one text of at most 220 cl100k tokens; None when the call failed or wrote nothing."""
     reply = ask_text(complete, MERGE_PROMPT, merge_prompt(rows), max_tokens=MAX_MERGED_TOKENS)
-    text = cut_tokens(reply) if reply else ""
+    text = cut_cl100k(reply.strip(), MAX_MERGED_TOKENS) if reply else ""
     return text or None
 
 
@@ -191,4 +187,4 @@ class ConsolidatedMemPP(MemPlusPlus):
         return ids
 
 
-__all__ = ["ConsolidatedMemPP", "ConsolidationReport", "consolidate", "current", "cut_tokens", "group_rows"]
+__all__ = ["ConsolidatedMemPP", "ConsolidationReport", "consolidate", "current", "group_rows"]

@@ -178,7 +178,7 @@ class MemPlusPlus(MemoryFacade):
         """Store documents in order, embedding new texts in one batch; each one's row id."""
         plan = plan_ingest(list(documents), self.config.dedup, self._active_repeat)
         for doc_id, target in plan.aliases:
-            self.store.add_alias(doc_id, target)
+            self.store.aliases[doc_id] = target
         vectors = self.encoder.encode([doc.text for _, doc in plan.new_rows], show_progress=show_progress)
         now = self.clock()
         for (index, doc), vector in zip(plan.new_rows, vectors):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from enum import Enum
 
 import numpy as np
 
@@ -82,11 +81,6 @@ class Postings:
 
 
 
-class RowState(str, Enum):
-    ACTIVE = "active"
-    ARCHIVED = "archived"
-
-
 @dataclass(slots=True)
 class Row:
     seq: int
@@ -96,7 +90,7 @@ class Row:
     date: datetime | None
     thread: str | None
     ingested_at: datetime
-    state: RowState = RowState.ACTIVE
+    archived: bool = False
     superseded_by: str | None = None
     author_terms: frozenset[str] = frozenset()
     evidence: str = "header"
@@ -107,7 +101,7 @@ class Row:
 
     @property
     def active(self) -> bool:
-        return self.state is RowState.ACTIVE
+        return not self.archived
 
     @property
     def recency(self) -> datetime:
@@ -209,14 +203,11 @@ class RowStore:
                 found[term] = (hits + 1).tolist()
         return found
 
-    def add_alias(self, doc_id: str, target: str) -> None:
-        self.aliases[doc_id] = target
-
     def archive(self, seq: int) -> None:
         row = self.rows[seq]
         if row.active and self._active_texts.get((row.author, row.text)) == seq:
             del self._active_texts[(row.author, row.text)]
-        row.state = RowState.ARCHIVED
+        row.archived = True
         self._active[seq] = False
 
     def supersede(self, seq: int, by_doc_id: str) -> None:

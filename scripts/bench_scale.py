@@ -122,7 +122,7 @@ def bench_ann(memory, kind: str, params: dict[str, Any], questions, as_of, exact
     """An ANN index of ``kind`` (defaults overridden by ``params``) attached to ``memory``: its build,
     vector-leg and search times and recall against the exact runs; detached after."""
     from memplusplus.ann import ANN_FIELDS, make_index
-    from memplusplus.legs import vector_leg
+    from memplusplus.memory import vector_leg
 
     exact_config, store = memory.config, memory.store
     config = dataclasses.replace(exact_config, ann=kind, **params)

@@ -18,8 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.reports.lme_leaderboard import OurRow, PublishedRow, our_rows, page, read_published, rule_sensitivity  # noqa: E402
-from harness.run_folder import HalfWrittenRun  # noqa: E402
-from harness.safe_write import atomic_write  # noqa: E402
+from harness.safe_write import HalfWrittenRun, atomic_write  # noqa: E402
 
 PUBLISHED = ROOT / "results" / "paper" / "longmemeval_s_published.csv"
 OUT = ROOT / "results" / "LONGMEMEVAL_LEADERBOARD.md"

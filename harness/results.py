@@ -64,9 +64,7 @@ class _InRoot:
 class RunPaths:
     root: Path
 
-    config = _InRoot("config.json")
     records = _InRoot("records.jsonl")
-    summary_csv = _InRoot("summary.csv")
     summary_md = _InRoot("summary.md")
     metrics = _InRoot("metrics.json")
     history = _InRoot("history.jsonl")

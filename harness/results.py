@@ -78,7 +78,17 @@ def write(plan: RunPlan, records: list[dict[str, Any]], qa: QAOutcome | None, st
     label = config.run_name or config.system.name + (f"__{config.answerer_name}" if config.answerer else "")
     resolved = config.as_dict()
     identity = run_identity(resolved)
-    judged = qa.metric_keys if qa else []
+    extra: dict[str, Any] = {"stats": stats}
+    judged, stage, wording = [], "retrieval", ""
+    if qa is not None:
+        judged = qa.metric_keys
+        stage = f"answers by {display_name(config.answerer)}, judged {qa.runs}x by {display_name(config.judge)}"
+    if qa is not None and qa.prompts is not None:
+        # Official and own wording give different numbers: never the same run folder.
+        wording = qa.prompts.title_note
+        identity["wording"] = qa.prompts.label
+        extra.update(wording=qa.prompts.label, answer_wording=qa.prompts.answer_source,
+                     judge_wording=qa.prompts.judge_source, answer_recipe=qa.prompts.recipe, prompts=qa.prompts.record())
     errata = dataset.errata if qa is not None and plan.errata else None
     if errata:
         judged = errata_keys(judged, qa.metric)
@@ -86,21 +96,14 @@ def write(plan: RunPlan, records: list[dict[str, Any]], qa: QAOutcome | None, st
     summary = summarize(rows, metric_keys, exclude_from_overall=benchmark.overall_excludes(answered=qa is not None))
     if qa is not None:
         summary = qa_summary(summary, qa)
-    stage = f"answers by {display_name(config.answerer)}, judged {qa.runs}x by {display_name(config.judge)}" if qa else "retrieval"
     plumbing = " [PLUMBING CHECK: local SmolLM2, not a model score]" if stats.get("plumbing") else ""
-    wording = qa.prompts.title_note if qa is not None and qa.prompts is not None else ""
     budget = f", budget={dataset.context_budget}" if dataset.context_budget is not None else ""  # no budget: no cut
     title = f"{label} on {dataset.name}: {stage} (k={config.system.k}{budget}){plumbing}{wording}"
     table = f"{title}\n\n{format_table(summary)}" + (f"\n\n{errata_note(errata, qa.metric)}" if errata else "")
     extras = [*errata_keys([qa.metric], qa.metric)[1:], *benchmark.extra_metrics] if errata else benchmark.extra_metrics
     console = console_table(summary, title, qa.metric if qa is not None else None, extras if qa is not None else (),
                             system_k=max(config.system.k, dataset.metric_depth or 0)).text
-    extra: dict[str, Any] = {"stats": stats, "provenance": collect_provenance(overrides, plan.data_root, plan.data_files)}
-    if qa is not None and qa.prompts is not None:
-        # Official and own wording give different numbers: never the same run folder.
-        extra.update(wording=qa.prompts.label, answer_wording=qa.prompts.answer_source,
-                     judge_wording=qa.prompts.judge_source, answer_recipe=qa.prompts.recipe, prompts=qa.prompts.record())
-        identity["wording"] = qa.prompts.label
+    extra["provenance"] = collect_provenance(overrides, plan.data_root, plan.data_files)
     paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash(identity), overrides)
     write_run(paths, resolved, records, summary, table, extra)
     return RunResult(paths, summary, table, records, stats, console=console)

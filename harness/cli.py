@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from memory_protocol import ConfigError
+from memory_protocol import ConfigError, DatasetError, cache_root
 
 from harness.batch_switch import STATUS
 from harness.caches import LLM_REPLIES
@@ -27,8 +27,6 @@ from model_clients.batch.runner import BatchError
 from model_clients.call_counts import format_model_calls
 from model_clients.llm_client import CacheMissError, CallsInterrupted, MissingAPIKeyError
 from model_clients.model_listing import UnknownModelError
-from memory_protocol import DatasetError
-from memory_protocol.paths import cache_root
 from memplusplus.openai_encoder import EmbeddingServiceError
 
 MAX_MESSAGE_CHARS = 1000  # an error quoting a huge value (a 5 MB field) is cut to this
@@ -137,7 +135,7 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
     if not sys.stderr.isatty():
         raw_config["progress"] = False
     if raw_config.get("batch") == STATUS:  # list the pending batches of the cache; run nothing
-        from harness.batch_status import status_report
+        from model_clients.batch.journal import status_report
 
         store = raw_config.get("store") or {}
         print_wrapped(status_report(Path(os.path.expanduser(str(store.get("cache_dir") or cache_root()))) / LLM_REPLIES))

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from harness.answering import display_name
 from harness.plan import settings_identity
+from harness.prompts import display_name
 from harness.provenance import collect as collect_provenance
 from harness.qa import qa_summary
 from harness.rescore import errata_keys, errata_note

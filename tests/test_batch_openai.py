@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.batch_status import status_report
 from harness.cli import execute
 from harness.compose import compose_config
 from harness.config import RunConfig
 from memory_protocol import ConfigError
-from model_clients.batch.journal import OPEN, BatchJob, BatchJournal, JournalLine, pending_in
+from model_clients.batch.journal import OPEN, BatchJob, BatchJournal, JournalLine, pending_in, status_report
 from model_clients.batch.openai_batches import MAX_BYTES, MAX_LINES, OpenAIBatches
 from model_clients.batch.runner import BatchError, BatchOptions, provider_name, run_batches
 from model_clients.kvstore import KVStore

@@ -15,7 +15,7 @@ from memory_protocol import ConfigError, DatasetError, cache_root
 from harness.batch_switch import STATUS
 from harness.caches import LLM_REPLIES
 from harness.config import RunConfig
-from harness.console_table import CONSOLE_WIDTH
+from judges.aggregate import CONSOLE_WIDTH
 from harness.stage_log import enable_when_not_a_terminal
 from harness.encoders import encoder_label
 from harness.errors import RunInterrupted

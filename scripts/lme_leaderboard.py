@@ -16,8 +16,7 @@ from pathlib import Path
 from script_common import ROOT, git_commit
 
 from harness.reports.lme_leaderboard import OurRow, PublishedRow, our_rows, page, read_published, rule_sensitivity
-from harness.run_folder import HalfWrittenRun
-from harness.safe_write import atomic_write
+from harness.safe_write import HalfWrittenRun, atomic_write
 
 PUBLISHED = ROOT / "results" / "paper" / "longmemeval_s_published.csv"
 OUT = ROOT / "results" / "LONGMEMEVAL_LEADERBOARD.md"

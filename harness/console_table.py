@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from judges.aggregate import format_table
-from judges.metrics.registry import SWEEP_COLUMNS
+from judges.metrics.ranking import SWEEP_COLUMNS
 
 CONSOLE_WIDTH = 120
 ALWAYS = ("n", "n_scored")

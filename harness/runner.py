@@ -18,7 +18,7 @@ from harness.results import RunResult, run_folder, write_run
 from harness.retrieval import retrieve
 from harness.stage_log import LOG
 from judges.aggregate import format_table, summarize
-from judges.metrics.registry import retrieval_summary_keys
+from judges.metrics.ranking import retrieval_summary_keys
 from model_clients.call_counts import ModelCallTally
 from model_clients.chat_types import identity_fields as endpoint_settings
 from model_clients.kvstore import stable_hash

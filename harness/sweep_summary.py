@@ -20,7 +20,7 @@ import pandas as pd
 from harness.console_table import CONSOLE_WIDTH, fit_columns, width as _width
 from harness.safe_write import atomic_write
 from judges.aggregate import format_table
-from judges.metrics.registry import SWEEP_COLUMNS, by_stage
+from judges.metrics.ranking import SWEEP_COLUMNS, by_stage
 
 POINTER_NAME = "sweep_job.json"
 SUMMARY_NAME = "summary.md"  # the full sweep table, in the sweep folder

@@ -16,15 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from judges.metrics.retrieval import dcg
+from judges.metrics.ranking import dcg
 
 NAN = float("nan")
 OFFICIAL_KS: tuple[int, ...] = (1, 3, 5, 10, 30, 50)
 ANSWER_MARK = "answer"  # an answer session's id contains it (run_retrieval.py)
 ABSTENTION_MARK = "_abs"
-
-__all__ = ["OFFICIAL_KS", "OfficialCorpus", "Turn", "corpus_ranking", "is_scored", "official_corpus", "official_metrics",
-           "session_scores", "turn_scores", "widened_k"]
 
 
 @dataclass(frozen=True)

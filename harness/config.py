@@ -14,8 +14,7 @@ from harness.env_settings import check_env_settings
 from harness.validate import as_typed, check_booleans, check_model, int_setting, writable_folder
 from memplusplus.encoder import DEFAULT_MODEL
 from loaders.errata import check_errata
-from memory_protocol.paths import cache_root
-from memory_protocol import ConfigError
+from memory_protocol import ConfigError, cache_root
 from model_clients.chat_types import LLMConfig
 
 PRINT_MODES = ("headline", "full")  # headline: the console-width table; full: every column

@@ -26,8 +26,7 @@ from harness.qa import QAItem
 from harness.stage_log import LOG
 from harness.systems import RunContext
 from judges.metrics.ranking import episode_metrics, metric_ranking, ranked_ids
-from memory_protocol import Episode, Question, store_size
-from memory_protocol.documents import Document, Hit
+from memory_protocol import Document, Episode, Hit, Question, store_size
 from memplusplus.evidence import RenderedContext, render
 from model_clients.call_counts import ModelCallTally, snapshot
 from model_clients.cost import CHARS_PER_TOKEN

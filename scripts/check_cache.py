@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memory_protocol.paths import cache_root  # noqa: E402
+from memory_protocol import cache_root  # noqa: E402
 from memplusplus.model_files import derived_models, problem, remove  # noqa: E402
 from model_clients.kvstore import (  # noqa: E402
     CacheDiskFull,

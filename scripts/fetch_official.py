@@ -28,11 +28,10 @@ import requests  # noqa: E402
 from harness.safe_write import atomic_write  # noqa: E402
 from judges.official.sources import OFFICIAL_FILES, TEXT_PINS, OfficialFile  # noqa: E402
 from judges.official.texts import literals_of  # noqa: E402
-from loaders.pins import (  # noqa: E402
+from loaders.fetch import (  # noqa: E402
     MIRROR_ENV, ChecksumMismatch, SourceUnreachable, download_verified, fetch_pinned, mirror_base, raw_url, sha256_of,
 )
-from memory_protocol import DatasetError  # noqa: E402
-from memory_protocol.paths import cache_root  # noqa: E402
+from memory_protocol import DatasetError, cache_root  # noqa: E402
 
 DEFAULT_DEST = cache_root() / "official"
 

@@ -12,9 +12,8 @@ from datetime import datetime
 import pytest
 
 from judges.metrics.ranking import chars_inside, document_spans, episode_metrics, in_budget_gold_chars, in_budget_recall
-from memory_protocol import Question
+from memory_protocol import Hit, Question
 from memplusplus.evidence import BlockLayout, render
-from memory_protocol.documents import Hit
 
 DAY = datetime(2024, 1, 2)
 HEADER = len("[2024-01-02] unknown\n")  # 21

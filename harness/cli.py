@@ -15,7 +15,7 @@ from memory_protocol import ConfigError, DatasetError, cache_root
 from harness.batch_switch import STATUS
 from model_clients.kvstore import LLM_REPLIES
 from harness.config import RunConfig
-from harness.console_table import CONSOLE_WIDTH
+from judges.aggregate import CONSOLE_WIDTH
 from harness.stage_log import enable_when_not_a_terminal
 from harness.encoders import encoder_label
 from harness.errors import RunInterrupted
@@ -135,7 +135,7 @@ def _execute(raw_config: dict[str, Any], overrides: list[str] | None, job: JobPo
     if not sys.stderr.isatty():
         raw_config["progress"] = False
     if raw_config.get("batch") == STATUS:  # list the pending batches of the cache; run nothing
-        from harness.batch_status import status_report
+        from model_clients.batch.journal import status_report
 
         store = raw_config.get("store") or {}
         print_wrapped(status_report(Path(os.path.expanduser(str(store.get("cache_dir") or cache_root()))) / LLM_REPLIES))

@@ -1,7 +1,9 @@
-"""A run's answer and judge prompts, chosen and checked once: the user's ``prompt_file`` (``custom``),
-else the benchmark's pinned official texts (the authors' answer template on LoCoMo and LongMemEval_S;
-mem0's own for its Mem0/Zep rows on LoCoMo with ``answer_recipe=mem0``), else our words (``own``, told
-in one line). Scores are comparable with the paper's only when no role used ``own`` or ``custom`` words."""
+"""A run's answer and judge prompts, chosen and checked once: the user's ``prompt_file`` (``custom``,
+with ``{context}`` and ``{question}``), else the benchmark's pinned official texts (the authors' answer
+template on LoCoMo and LongMemEval_S; mem0's own for its Mem0/Zep rows on LoCoMo with
+``answer_recipe=mem0``), else our words (``own``, told in one line). The :class:`Answerer` builds one
+chat request per question by the benchmark's answer rule. Scores are comparable with the paper's only
+when no role used ``own`` or ``custom`` words."""
 
 from __future__ import annotations
 
@@ -10,20 +12,19 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from datetime import date, datetime
+from typing import Any, Protocol, TypeVar
 
 from baselines.thirdparty.context import MEM0_LEG, ZEP_ENTITY_LEG, ZEP_FACT_LEG, leg_of
-from harness.answering import Answerer
-from harness.benchmarks import Benchmark
+from harness.benchmarks import AnswerRule, Benchmark
 from harness.config import ModelSpec
 from judges.graders import Judge
-from judges.official.locate import OfficialFileMissing
-from judges.official.prompts import official_wording
-from judges.official.texts import OfficialTexts
-from judges.templates import RequestParams, Wording
-from memory_protocol import ConfigError, Hit
+from judges.official.texts import OfficialFileMissing, OfficialTexts, official_wording
+from judges.templates import PromptTemplate, RequestParams, Wording, load_template, texts_hash
+from memory_protocol import ConfigError, Hit, Question
+from model_clients.chat_types import ChatRequest
 
-__all__ = ["RECIPES", "Mem0Answer", "ProtocolPrompts", "choose_prompts", "fill_fields"]
+__all__ = ["RECIPES", "Answerer", "Mem0Answer", "ProtocolPrompts", "choose_prompts", "display_name", "fill_fields"]
 
 T = TypeVar("T")
 
@@ -33,6 +34,73 @@ MEM0_ANSWER_PARAMS = RequestParams(temperature=0.0, omit=("max_tokens", "seed"))
 # system kind -> the text keys of its prompt (and of Zep's context template)
 RECIPES: dict[str, tuple[str, ...]] = {"mem0": ("mem0.answer",), "zep": ("mem0.answer_zep", "mem0.zep_context")}
 _FIELD = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+class OfficialAnswer(Protocol):
+    """An answer request read from official texts (OrgMemBench, the authors' template, mem0's)."""
+
+    wording: Wording
+    params: RequestParams
+
+    def messages(self, question: Question, context: str, hits: Sequence[Hit] | None) -> list[dict[str, str]]: ...
+
+
+def display_name(spec: ModelSpec | None) -> str:
+    """The name for titles: the model for a generic ``openai_compatible`` config, else the config's name."""
+    if spec is None:
+        return "none"
+    return spec.model if spec.name == "openai_compatible" else spec.name
+
+
+def question_date(question: Question) -> date | datetime | None:
+    """The moment the question is asked, when the dataset gives one, else its as-of date."""
+    return question.meta.get("question_date") or question.as_of
+
+
+def date_line(question: Question) -> str:
+    when = question_date(question)
+    if when is None:
+        return ""
+    text = when.strftime("%Y-%m-%d %H:%M") if isinstance(when, datetime) else when.isoformat()
+    return f"Question date: {text}\n"
+
+
+@dataclass(frozen=True)
+class Answerer:
+    """A benchmark's answer prompt and context rule (``budget``: characters, None: no cut), or with
+    ``upstream`` the request that official code sends for the question and hits."""
+
+    template: PromptTemplate | None
+    rule: AnswerRule = AnswerRule()
+    budget: int | None = None
+    wording: Wording = Wording("own", "judges/prompts/answer.txt")
+    upstream: Any = None  # an OfficialAnswer
+
+    @classmethod
+    def load(cls, prompt_file: str | None = None, rule: AnswerRule = AnswerRule(), budget: int | None = None,
+             wording: Wording | None = None) -> "Answerer":
+        template = load_template(rule.template, prompt_file)
+        return cls(template, rule, budget, wording or Wording("own", template.source))
+
+    @classmethod
+    def official(cls, upstream: OfficialAnswer) -> "Answerer":
+        return cls(None, wording=upstream.wording, upstream=upstream)
+
+    def request(self, question: Question, context: str, hits: Sequence[Hit] | None = None) -> ChatRequest:
+        if self.upstream is not None:
+            params: RequestParams = self.upstream.params
+            return ChatRequest(messages=self.upstream.messages(question, context, hits),
+                               template_hash=texts_hash(self.wording), temperature=params.temperature,
+                               seed=params.seed, max_tokens=params.max_tokens, omit=params.omit)
+        assert self.template is not None
+        shown = context
+        if self.rule.empty_context is not None:
+            shown = context.strip() or self.rule.empty_context
+        if self.rule.cut_at_budget and self.budget is not None:
+            shown = shown[: self.budget]
+        when = date_line(question) if self.rule.question_date else ""
+        messages = self.template.messages(context=shown, question=question.text, date_line=when)
+        return ChatRequest(messages=messages, template_hash=self.template.sha256)
 
 
 def fill_fields(template: str, values: Mapping[str, str]) -> str:

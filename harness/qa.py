@@ -12,12 +12,11 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from harness.answering import make_client
 from harness.benchmarks import Benchmark
 from harness.config import ModelSpec
 from harness.misses import attribute
@@ -28,8 +27,9 @@ from judges.metrics.ranking import lookup
 from memory_protocol import Question
 from model_clients.chat_types import CallsInterrupted, ChatRequest, ChatResult
 from model_clients.cost import actual_spend
-from model_clients.endpoint_limit import EndpointLimits
-from model_clients.llm_client import LLMClient
+from model_clients.call_pool import EndpointLimits
+from model_clients.kvstore import KVStore
+from model_clients.llm_client import LLMClient, LLMConfig
 
 if TYPE_CHECKING:
     from harness.plan import RunPlan
@@ -85,6 +85,17 @@ def local_servers(*specs: ModelSpec | None) -> Iterator[dict[str, str]]:
             window = max(window_of(spec) for spec in local)
             urls["smollm2"] = stack.enter_context(serve(local[0].model, context_tokens=window))
         yield urls
+
+
+def make_client(spec: ModelSpec, max_tokens: int | None, cache_only: bool, cache: KVStore, base_url: str | None = None,
+                role: str = "answerer", limits: EndpointLimits | None = None) -> LLMClient:
+    """The role's client over its endpoint fields (``base_url`` overridden for a local server);
+    ``limits``: the limit of requests in flight shared with its endpoint's other clients."""
+    endpoint = {f.name: getattr(spec, f.name) for f in fields(LLMConfig)}
+    config = LLMConfig(**{**endpoint, "max_tokens": max_tokens, "cache_only": cache_only,
+                          "base_url": base_url or spec.base_url})
+    limit = limits.for_endpoint(config.resolved_base_url, config.api_key_env, config.concurrency) if limits else None
+    return LLMClient(config, cache, role=role, limit=limit)
 
 
 def _judge_seed(spec: ModelSpec, run: int) -> int | None:

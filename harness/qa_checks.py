@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from harness.answering import display_name
+from harness.prompts import display_name
 from harness.config import ModelSpec, RunConfig
 from memory_protocol import ConfigError
 from model_clients.model_listing import check_model_offered

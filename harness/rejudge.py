@@ -84,7 +84,7 @@ def judge_calls(plan: RunPlan, requests: list[ChatRequest], desc: str = "judge")
 
 def judge_client(plan: RunPlan, cache_only: bool | None = None) -> LLMClient:
     """The plan's judge client (cached; ``cache_only`` defaults to the plan's)."""
-    from harness.answering import make_client
+    from harness.qa import make_client
 
     spec = plan.config.judge
     assert spec is not None

@@ -1,32 +1,43 @@
-"""The results store: one folder per run (config, per-question records, summary), written as one
-unit (:mod:`harness.run_folder`); every label in a path is reduced to a safe part first. Later runs of
-the same configuration keep the first run's cost and timing and append theirs to ``history.jsonl``.
-"""
+"""A run's results: its summary and tables, the identity that names its folder, and the folder written
+as one unit (:func:`harness.safe_write.write_run_folder`). Every label in a path is reduced to a safe
+part first; later runs of the same configuration keep the first run's cost and timing and append theirs
+to ``history.jsonl``."""
 
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from harness.run_folder import MANIFEST, SEALED, carry_over, folder_lock, seal, staged_folder, swap_in
-from harness.safe_write import append_line, atomic_write, read_lines
+from harness.plan import settings_identity
+from harness.prompts import display_name
+from harness.provenance import collect as collect_provenance
+from harness.qa import qa_summary
+from harness.rescore import errata_keys, errata_note
+from harness.safe_write import append_line, folder_lock, read_lines, write_run_folder
+from judges.aggregate import console_table, format_table, summarize
+from judges.metrics.ranking import retrieval_summary_keys
+from model_clients.chat_types import identity_fields as endpoint_settings
+from model_clients.kvstore import stable_hash
+
+if TYPE_CHECKING:
+    from harness.plan import RunPlan
+    from harness.qa import QAOutcome
 
 HASH_CHARS = 10
 MAX_NAME_CHARS = 120
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=,+@-]+")
-
-
-def safe_part(text: Any, fallback: str = "run") -> str:
-    """``text`` as one harmless path component (``../../x`` -> ``x``; ``/abs/path`` -> ``abs_path``)."""
-    cleaned = _UNSAFE.sub("_", str(text))
-    cleaned = re.sub(r"\.{2,}", "_", cleaned)  # no '..' anywhere
-    cleaned = cleaned.strip("._-")
-    return cleaned[:MAX_NAME_CHARS] or fallback
+# Overrides that say nothing about what was computed (by top-level key), and those the label carries.
+_QUIET_ROOTS = ("progress", "estimate", "cache_only", "run_name", "store", "hydra", "print", "batch")
+_IN_LABEL = ("system", "answerer")
+# Settings that do not name a run's results (where things are stored, progress, dry runs, ...).
+_UNNAMING = ("store", "progress", "estimate", "cache_only", "batch", "write_time_batch", "official_dir", "print_mode")
+_record_line = partial(json.dumps, ensure_ascii=False, sort_keys=True)
 
 
 @dataclass
@@ -53,17 +64,75 @@ class _InRoot:
 class RunPaths:
     root: Path
 
-    config = _InRoot("config.json")
     records = _InRoot("records.jsonl")
-    summary_csv = _InRoot("summary.csv")
     summary_md = _InRoot("summary.md")
     metrics = _InRoot("metrics.json")
     history = _InRoot("history.jsonl")
 
 
-# Overrides that say nothing about what was computed (by top-level key), and those the label carries.
-_QUIET_ROOTS = ("progress", "estimate", "cache_only", "run_name", "store", "hydra", "print", "batch")
-_IN_LABEL = ("system", "answerer")
+def write(plan: RunPlan, records: list[dict[str, Any]], qa: QAOutcome | None, stats: dict[str, Any],
+          overrides: list[str] | None) -> RunResult:
+    """Summarise the records under a title, name the run by its identity and store its folder."""
+    config, benchmark, dataset = plan.config, plan.benchmark, plan.config.dataset
+    rows = [{"category": r["category"], **r["metrics"]} for r in records]
+    label = config.run_name or config.system.name + (f"__{config.answerer_name}" if config.answerer else "")
+    resolved = config.as_dict()
+    identity = run_identity(resolved)
+    extra: dict[str, Any] = {"stats": stats}
+    judged, stage, wording = [], "retrieval", ""
+    if qa is not None:
+        judged = qa.metric_keys
+        stage = f"answers by {display_name(config.answerer)}, judged {qa.runs}x by {display_name(config.judge)}"
+    if qa is not None and qa.prompts is not None:
+        # Official and own wording give different numbers: never the same run folder.
+        wording = qa.prompts.title_note
+        identity["wording"] = qa.prompts.label
+        extra.update(wording=qa.prompts.label, answer_wording=qa.prompts.answer_source,
+                     judge_wording=qa.prompts.judge_source, answer_recipe=qa.prompts.recipe, prompts=qa.prompts.record())
+    errata = dataset.errata if qa is not None and plan.errata else None
+    if errata:
+        judged = errata_keys(judged, qa.metric)
+    metric_keys = judged + retrieval_summary_keys(plan.ks, plan.sessions)
+    summary = summarize(rows, metric_keys, exclude_from_overall=benchmark.overall_excludes(answered=qa is not None))
+    if qa is not None:
+        summary = qa_summary(summary, qa)
+    plumbing = " [PLUMBING CHECK: local SmolLM2, not a model score]" if stats.get("plumbing") else ""
+    budget = f", budget={dataset.context_budget}" if dataset.context_budget is not None else ""  # no budget: no cut
+    title = f"{label} on {dataset.name}: {stage} (k={config.system.k}{budget}){plumbing}{wording}"
+    table = f"{title}\n\n{format_table(summary)}" + (f"\n\n{errata_note(errata, qa.metric)}" if errata else "")
+    extras = [*errata_keys([qa.metric], qa.metric)[1:], *benchmark.extra_metrics] if errata else benchmark.extra_metrics
+    console = console_table(summary, title, qa.metric if qa is not None else None, extras if qa is not None else (),
+                            system_k=max(config.system.k, dataset.metric_depth or 0)).text
+    extra["provenance"] = collect_provenance(overrides, plan.data_root, plan.data_files)
+    paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash(identity), overrides)
+    write_run(paths, resolved, records, summary, table, extra)
+    return RunResult(paths, summary, table, records, stats, console=console)
+
+
+def run_identity(resolved: dict[str, Any]) -> dict[str, Any]:
+    """The resolved config as far as it names the run's results (its folder's hash)."""
+    identity = {k: v for k, v in resolved.items() if k not in _UNNAMING}
+    if identity.get("answer_recipe") == "harness":  # the default names no run apart (older folders keep their hash)
+        identity.pop("answer_recipe")
+    if isinstance(identity.get("dataset"), dict):  # so do no errata
+        identity["dataset"] = {k: v for k, v in identity["dataset"].items()
+                               if not (k in ("errata", "errata_evidence") and not v)}
+    for section in ("answerer", "judge"):
+        if isinstance(identity.get(section), dict):
+            identity[section] = endpoint_settings(identity[section])
+    for section, strip in (("encoder", endpoint_settings), ("system", settings_identity)):
+        value = identity.get(section)
+        if isinstance(value, dict) and isinstance(value.get("params"), dict):
+            identity[section] = {**value, "params": strip(value["params"])}
+    return identity
+
+
+def safe_part(text: Any, fallback: str = "run") -> str:
+    """``text`` as one harmless path component (``../../x`` -> ``x``; ``/abs/path`` -> ``abs_path``)."""
+    cleaned = _UNSAFE.sub("_", str(text))
+    cleaned = re.sub(r"\.{2,}", "_", cleaned)  # no '..' anywhere
+    cleaned = cleaned.strip("._-")
+    return cleaned[:MAX_NAME_CHARS] or fallback
 
 
 def readable_suffix(overrides: list[str] | None) -> str:
@@ -72,9 +141,8 @@ def readable_suffix(overrides: list[str] | None) -> str:
     for item in overrides or []:
         item = item.lstrip("+~")
         key = item.split("=", 1)[0]
-        if key.split(".", 1)[0] in _QUIET_ROOTS or key in _IN_LABEL:
-            continue
-        kept.append(item)
+        if key.split(".", 1)[0] not in _QUIET_ROOTS and key not in _IN_LABEL:
+            kept.append(item)
     return safe_part(",".join(kept), fallback="") if kept else ""
 
 
@@ -84,10 +152,9 @@ def run_folder(results_dir: str | Path, dataset: str, label: str, config_hash: s
     dataset and hash is reused whatever its name (the same configuration reached another way)."""
     parent = Path(results_dir) / safe_part(dataset, "dataset")
     short = config_hash[:HASH_CHARS]
-    if parent.is_dir():
-        existing = sorted(p for p in parent.glob(f"*-{short}") if p.is_dir())
-        if existing:
-            return RunPaths(existing[0])
+    existing = sorted(p for p in parent.glob(f"*-{short}") if p.is_dir()) if parent.is_dir() else []
+    if existing:
+        return RunPaths(existing[0])
     name = safe_part(label)
     suffix = readable_suffix(overrides)
     if suffix:
@@ -95,37 +162,14 @@ def run_folder(results_dir: str | Path, dataset: str, label: str, config_hash: s
     return RunPaths(parent / f"{name}-{short}")
 
 
-def write_run(
-    paths: RunPaths,
-    config: dict[str, Any],
-    records: list[dict[str, Any]],
-    summary: pd.DataFrame,
-    summary_text: str,
-    extra: dict[str, Any],
-) -> None:
+def write_run(paths: RunPaths, config: dict[str, Any], records: list[dict[str, Any]], summary: pd.DataFrame,
+              summary_text: str, extra: dict[str, Any]) -> None:
     """Write the run as one unit, the history line included. ``extra``: ``stats`` and ``provenance``;
     a folder already holding the same summary keeps its first run's, this run goes to history only."""
-    summary_json = json.loads(summary.to_json(orient="index"))
-    metrics = {"summary": summary_json, **extra}
-    with folder_lock(paths.root):
-        previous = _read_json(paths.metrics)
-        first = previous is None or previous.get("summary") != summary_json
-        if not first:
-            for key in ("stats", "provenance"):
-                if key in previous:
-                    metrics[key] = previous[key]
-        read_lines(paths.history)  # a torn last line is set aside where it is, before the copy
-        with staged_folder(paths.root) as stage:
-            new = RunPaths(stage)
-            carry_over(paths.root, stage, skip=(*SEALED, MANIFEST))
-            atomic_write(new.config, json.dumps(config, indent=2, sort_keys=True, default=str))
-            atomic_write(new.records, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records))
-            atomic_write(new.summary_csv, summary.to_csv(index_label="category"))
-            atomic_write(new.summary_md, summary_text + "\n")
-            atomic_write(new.metrics, json.dumps(metrics, indent=2, sort_keys=True))
-            seal(stage)
-            append_line(new.history, json.dumps({**extra, "first_run": first}, sort_keys=True, default=str))
-            swap_in(stage, paths.root)
+    files = {"config.json": json.dumps(config, indent=2, sort_keys=True, default=str),
+             "records.jsonl": "\n".join(map(_record_line, records)) + ("\n" if records else ""),
+             "summary.csv": summary.to_csv(index_label="category"), "summary.md": summary_text + "\n"}
+    write_run_folder(paths.root, files, {"summary": json.loads(summary.to_json(orient="index")), **extra}, extra)
 
 
 def append_history(paths: RunPaths, entry: dict[str, Any]) -> None:
@@ -137,10 +181,3 @@ def append_history(paths: RunPaths, entry: dict[str, Any]) -> None:
 def read_history(paths: RunPaths) -> list[dict[str, Any]]:
     """The runs recorded in ``history.jsonl``, oldest first."""
     return [json.loads(line) for line in read_lines(paths.history) if line.strip()]
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.console_table import CONSOLE_WIDTH, fit_columns, width as _width
+from judges.aggregate import CONSOLE_WIDTH, fit_columns, text_width as _width
 from harness.safe_write import atomic_write
 from judges.aggregate import format_table
 from judges.metrics.ranking import SWEEP_COLUMNS, by_stage

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from memory_protocol import ConfigError
-from memplusplus.legs import LEGS
+from memplusplus.settings import LEGS
 
 LEXICAL_RANKERS = ("cover_density", "bm25")
 

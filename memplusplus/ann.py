@@ -1,13 +1,10 @@
-"""Opt-in approximate vector leg for very large stores (faiss HNSW or IVF, inner product).
+"""Opt-in approximate vector leg for very large stores (faiss HNSW or IVF, inner product); exact
+search (``ann="none"``) is the paper's and the default.
 
-Exact search is the paper's behaviour and the default (``ann="none"``). With hnsw or ivf the vector
-leg asks the index for its C best rows whenever at least ``ann_min_rows`` rows are in scope (a graph
-filtered down to a few rows finds them badly). The as-of scope is applied inside the search as an
-ID bitmap, so no out-of-scope row comes back; HNSW widens ``efSearch`` by the inverse of the
-in-scope share (at most 16x); the rows found are rescored exactly, and when fewer come back than the
-scope holds and the leg asks for, the leg scans exactly. The index is filled lazily at each search
-(IVF trains on the rows present at its first search) and keeps its own copy of the vectors.
-"""
+Used when at least ``ann_min_rows`` rows are in scope (a graph filtered to a few rows finds them
+badly). The as-of scope is an ID bitmap inside the search; HNSW widens ``efSearch`` by the inverse of
+the in-scope share (at most 16x); found rows are rescored exactly, and too few found means an exact
+scan. The index fills lazily at each search (IVF trains on the rows present at its first search)."""
 
 from __future__ import annotations
 

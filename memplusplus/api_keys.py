@@ -10,10 +10,6 @@ NO_KEY_PLACEHOLDER = "EMPTY"
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
-def resolve_base_url(base_url: str | None) -> str:
-    return (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
-
-
 @dataclass(frozen=True)
 class Endpoint:
     """What every model endpoint has (chat: ``model_clients.chat_types.LLMConfig``, embeddings:
@@ -27,7 +23,7 @@ class Endpoint:
 
     @property
     def resolved_base_url(self) -> str:
-        return resolve_base_url(self.base_url)
+        return (self.base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
 
 
 def _as_written(value: object) -> str:

@@ -1,16 +1,13 @@
-"""Write-time consolidation (paper Algorithm 2), run after ingest and before any retrieval.
+"""Write-time consolidation (paper Algorithm 2) after ingest, before any retrieval, as the authors'
+pass (AIDAChip-Inc/mem-plus-plus@9196597 memory/consolidation.py).
 
-As the authors' pass (AIDAChip-Inc/mem-plus-plus@9196597 memory/consolidation.py): the pool is the
-current rows, active and not superseded (``_consolidate_pool``, L378-388), grouped greedily in
-ingest order, a row joining the first group whose first row has cosine >= tau (``dedup_groups``,
-L179-200). A group of two or more costs at most two calls: a classify call (L257-271) labels it
-conflict (every older row superseded by the latest-dated, ties the last ingested; all stay in
-scope, L274-296), distinct (or a failed call: nothing changes, L135-147) or restatement; then a
-merge call (reply capped at 220 tokens, L419-422) writes the group as one row of at most 220
-cl100k tokens (the paper gives the limit, not the tokenizer) with the earliest date and all
-authors, and the originals are archived (a failed merge changes nothing, L423-433). Nothing is
-deleted; singletons cost no call.
-"""
+Current rows (active, not superseded: ``_consolidate_pool`` L378-388) are grouped greedily in ingest
+order, a row joining the first group whose first row has cosine >= tau (``dedup_groups``, L179-200).
+A group of two or more gets a classify call (L257-271): conflict supersedes every older row by the
+latest-dated (ties: last ingested; all stay in scope, L274-296); distinct or a failed call changes
+nothing (L135-147); a restatement gets a merge call (reply capped at 220 tokens, L419-422) whose
+text (cut to 220 cl100k tokens: the paper gives the limit, not the tokenizer) becomes one row with
+the earliest date and all authors, the originals archived (a failed merge changes nothing, L423-433)."""
 
 from __future__ import annotations
 
@@ -106,10 +103,6 @@ def _authors(rows: list[Row]) -> str | None:
     return ", ".join(names) if names else None
 
 
-def cut_tokens(text: str, limit: int = MAX_MERGED_TOKENS) -> str:
-    return cut_cl100k(text.strip(), limit)
-
-
 def classify(complete: Complete, rows: list[Row]) -> str | None:
     """The group's label, or None when the call failed or gave no known label."""
     reply = ask_json(complete, CLASSIFY_PROMPT, classify_prompt(rows), CLASSIFY_SCHEMA)
@@ -120,7 +113,7 @@ def classify(complete: Complete, rows: list[Row]) -> str | None:
 def merged_text(complete: Complete, rows: list[Row]) -> str | None:
     """The group as one text of at most 220 cl100k tokens; None when the call failed or wrote nothing."""
     reply = ask_text(complete, MERGE_PROMPT, merge_prompt(rows), max_tokens=MAX_MERGED_TOKENS)
-    text = cut_tokens(reply) if reply else ""
+    text = cut_cl100k(reply.strip(), MAX_MERGED_TOKENS) if reply else ""
     return text or None
 
 
@@ -194,4 +187,4 @@ class ConsolidatedMemPP(MemPlusPlus):
         return ids
 
 
-__all__ = ["ConsolidatedMemPP", "ConsolidationReport", "consolidate", "current", "cut_tokens", "group_rows"]
+__all__ = ["ConsolidatedMemPP", "ConsolidationReport", "consolidate", "current", "group_rows"]

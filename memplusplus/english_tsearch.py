@@ -162,6 +162,11 @@ def tsvector_positions(text: str) -> dict[str, list[int]]:
     return positions
 
 
+def quote(lexeme: str) -> str:
+    """A lexeme quoted for tsvector/tsquery input (no further normalisation is applied to it)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
 def query_lexemes(words: list[str]) -> list[str]:
     """What ``to_tsquery('english', 'w1 | w2 | ...')`` keeps of single ASCII words or numbers, distinct."""
     return [lexeme for lexeme in dict.fromkeys(_lexeme(word, word.isalpha()) for word in words) if lexeme is not None]

@@ -1,12 +1,7 @@
-"""Fact-index ablation (paper Table 4, "w/ fact index"): the legs index LLM-extracted fact cards,
-the answerer reads the documents they came from.
-
-Write: one call per document extracts its facts, each a row with the document's date, author and
-thread; a failed call or no fact indexes the document's own text as one card (our choice). Read:
-cards are ranked and fused as in Mem++, mapped to their documents (best rank kept), and Mem++'s
-top-k rule runs over documents, not cards (asking for more than k cards would put the recency
-reserve among the last cards, where it never reaches the k documents).
-"""
+"""Fact-index ablation (paper Table 4, "w/ fact index"): the legs index LLM-extracted fact cards, the
+answerer reads their documents. One call per document extracts its facts (a failed call or no fact:
+the document's text is its one card, our choice). Cards are fused as in Mem++ and mapped to their
+documents (best rank kept); the top-k rule runs over documents, so the recency reserve reaches them."""
 
 from __future__ import annotations
 
@@ -14,11 +9,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import date, datetime
 
-from memplusplus.fusion import FusedRow, weighted_rrf
-from memplusplus.llm import Complete, ask_json
+from memplusplus.ranking import FusedRow, end_of_day, in_scope, select_top_k
+from memplusplus.llm import Complete, ask_strings
 from memplusplus.memory import MemPlusPlus, MemPPConfig
-from memplusplus.topk import select_top_k
-from memplusplus.scope import end_of_day, in_scope
 from memory_protocol import Document, Hit
 
 FACT_PROMPT = (
@@ -26,7 +19,6 @@ FACT_PROMPT = (
     "alone (name people, projects and dates instead of using pronouns). Keep every number, name "
     'and date. Reply with JSON only: {"facts": ["..."]}.'
 )
-FACT_SCHEMA = {"type": "object", "properties": {"facts": {"type": "array", "items": {"type": "string"}}}, "required": ["facts"]}
 
 
 class FactIndexMemPP(MemPlusPlus):
@@ -44,10 +36,7 @@ class FactIndexMemPP(MemPlusPlus):
 
     def facts_of(self, doc: Document) -> list[str]:
         self.write_calls += 1
-        reply = ask_json(self.complete, FACT_PROMPT, doc.text, FACT_SCHEMA)
-        items = reply.get("facts") if isinstance(reply, dict) else None
-        facts = [f.strip() for f in items if isinstance(f, str) and f.strip()] if isinstance(items, list) else []
-        return facts or [doc.text]
+        return ask_strings(self.complete, FACT_PROMPT, doc.text, "facts") or [doc.text]
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
         result: list[str | None] = []
@@ -76,7 +65,7 @@ class FactIndexMemPP(MemPlusPlus):
             return []
         scope = self.scope_mask(as_of)
         rankings = self.leg_rankings(query, scope)
-        cards = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        cards = self.fuse(rankings)
         order = {doc_id: seq for seq, doc_id in enumerate(self.documents)}  # ingest order
         documents = list(self.documents.values())
         visible = [doc for doc in documents if as_of is None or _dated_by(doc, as_of)]

@@ -1,19 +1,14 @@
 """Mem^g++ (paper §3.5, Appendix): Mem++ plus an entity-relation graph built at write time.
 
-Write: each unit (a document; on conversational sets ten consecutive speaker turns) costs two model
-calls, its entities then its (subject, relation, object) triples, kept in a networkx graph whose
-edges remember their documents and latest date; new entity names are embedded (as Mem0^g's nodes).
-
-Read, as Mem0^g (arXiv 2504.19413 §2.2; mem0ai/mem0 mem0/memory/graph_memory.py ``search``): one call
-names the question's entities; each matches every graph entity whose cosine, rounded to 4 places,
-is >= 0.7; the relations one hop from a match, either direction, are the candidates, a relation
-stated in several units being one (Mem0^g MERGEs it); the top five by BM25 against the question
-follow the fused rows as chunk-like hits. No as-of filter applies to triples unless ``graph_as_of``.
-
-Our choices where Mem0^g is no guide: BM25 (bm25s, k1 = 1.5, b = 0.75, rank_bm25's defaults) over
-stemmed content words of "subject relation object" and of the question; ties go to the better
-matched entity, then the older relation. The graph is rebuilt from the cached model calls.
-"""
+Write: each unit (a document; on conversational sets ten consecutive speaker turns) costs two
+calls, its entities then its (subject, relation, object) triples, kept in a networkx graph; new
+entity names are embedded. Read, as Mem0^g (arXiv 2504.19413 §2.2; mem0ai/mem0
+mem0/memory/graph_memory.py ``search``): one call names the question's entities, each matching the
+graph entities at cosine (rounded to 4 places) >= 0.7; the relations one hop from a match are the
+candidates, a repeated relation being one (Mem0^g MERGEs it); the top five by BM25 against the
+question follow the fused rows. No as-of filter on triples unless ``graph_as_of``.
+Our choices where Mem0^g is no guide: BM25 (bm25s, k1 = 1.5, b = 0.75) over stemmed content words of
+"subject relation object"; ties go to the better matched entity, then the older relation."""
 
 from __future__ import annotations
 
@@ -24,9 +19,9 @@ from datetime import date, datetime
 import networkx as nx
 import numpy as np
 
-from memplusplus.llm import Complete, ask_json
+from memplusplus.llm import Complete, ask_json, ask_strings
 from memplusplus.memory import MemPlusPlus, MemPPConfig
-from memplusplus.scope import end_of_day
+from memplusplus.ranking import end_of_day
 from memplusplus.lexical import bm25_index, bm25_scores
 from memplusplus.text import content_terms, stems
 from memory_protocol import Document, Hit
@@ -48,7 +43,6 @@ QUESTION_PROMPT = (
     "List the named entities a question asks about (people, teams, projects, products, places, "
     'specific things). Reply with JSON only: {"entities": ["..."]}.'
 )
-ENTITY_SCHEMA = {"type": "object", "properties": {"entities": {"type": "array", "items": {"type": "string"}}}, "required": ["entities"]}
 _TRIPLE = {"type": "object", "properties": {k: {"type": "string"} for k in ("subject", "relation", "object")},
            "required": ["subject", "relation", "object"]}
 TRIPLE_SCHEMA = {"type": "object", "properties": {"triples": {"type": "array", "items": _TRIPLE}}, "required": ["triples"]}
@@ -90,11 +84,6 @@ def units(documents: list[Document], chunk_turns: int) -> list[list[Document]]:
     if run:
         out.append(run)
     return out
-
-
-def _strings(value: object, field: str) -> list[str]:
-    items = value.get(field) if isinstance(value, dict) else None
-    return [s.strip() for s in items if isinstance(s, str) and s.strip()] if isinstance(items, list) else []
 
 
 def merge_repeats(candidates: Iterable[tuple[float, Triple]]) -> list[tuple[float, Triple]]:
@@ -151,7 +140,7 @@ class GraphMemPP(MemPlusPlus):
     def _extract(self, unit: list[Document]) -> None:
         text = "\n".join(doc.text for doc in unit)
         self.write_calls += 1
-        entities = _strings(ask_json(self.complete, ENTITY_PROMPT, text, ENTITY_SCHEMA), "entities")
+        entities = ask_strings(self.complete, ENTITY_PROMPT, text, "entities")
         if not entities:
             return
         self.write_calls += 1
@@ -181,7 +170,7 @@ class GraphMemPP(MemPlusPlus):
         if self.graph.number_of_edges() == 0:
             return []
         self.read_calls += 1
-        names = _strings(ask_json(self.complete, QUESTION_PROMPT, query, ENTITY_SCHEMA), "entities")
+        names = ask_strings(self.complete, QUESTION_PROMPT, query, "entities")
         matched = self.matched_entities(names)
         if not matched:
             return []

@@ -23,21 +23,18 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
 def parse_json(reply: str) -> Any:
-    """The JSON value in ``reply`` (bare, or inside a ```json fence); None when there is none."""
+    """The JSON value in ``reply`` (bare, or inside a ```json fence, or its outermost braces); None when
+    there is none."""
     text = reply.strip()
     fenced = _FENCE.search(text)
     if fenced:
         text = fenced.group(1).strip()
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, ValueError):
-        start, end = text.find("{"), text.rfind("}")
-        if 0 <= start < end:
-            try:
-                return json.loads(text[start : end + 1])
-            except (json.JSONDecodeError, ValueError):
-                return None
-        return None
+    for candidate in (text, text[text.find("{") : text.rfind("}") + 1]):
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            continue
+    return None
 
 
 def ask_json(complete: Complete, system: str, user: str, schema: dict[str, Any]) -> Any:
@@ -60,4 +57,12 @@ def ask_text(complete: Complete, system: str, user: str, max_tokens: int | None 
         return None
 
 
-__all__ = ["CallFailed", "Complete", "ask_json", "ask_text", "parse_json"]
+def ask_strings(complete: Complete, system: str, user: str, field: str) -> list[str]:
+    """The non-empty strings of the reply's JSON list ``field`` ([] when the call fails or gives none)."""
+    schema = {"type": "object", "properties": {field: {"type": "array", "items": {"type": "string"}}}, "required": [field]}
+    reply = ask_json(complete, system, user, schema)
+    items = reply.get(field) if isinstance(reply, dict) else None
+    return [s.strip() for s in items if isinstance(s, str) and s.strip()] if isinstance(items, list) else []
+
+
+__all__ = ["CallFailed", "Complete", "ask_json", "ask_strings", "ask_text", "parse_json"]

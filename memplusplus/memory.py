@@ -1,26 +1,160 @@
 """Mem++ in process: non-destructive rows, lexical, tag and vector legs fused by weighted RRF, the
-top k with a recency reserve (paper §3; ``search`` is the library's name for ``retrieve``)."""
+top k with a recency reserve (paper §3; ``search`` is the library's name for ``retrieve``), and what
+both backends (in process and Postgres) share: settings, encoder, clock, ``add`` and the ingest plan
+(empty texts, exact repeats, NUL characters)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 
 import numpy as np
 
-from memplusplus.ann import make_index
-from memplusplus.diagnosis import Diagnosis, diagnosis
-from memplusplus.facade import MemoryFacade, plan_ingest, without_nul
-from memplusplus.fusion import FusedRow, weighted_rrf
-from memplusplus.legs import tag_leg, vector_leg
+from memplusplus.ann import AnnIndex, make_index
+from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.lexical import BM25Index, EnglishTextIndex, any_of, or_lexemes
+from memplusplus.ranking import Diagnosis, FusedRow, diagnosis, end_of_day, select_top_k, weighted_rrf
 from memplusplus.settings import MemPPConfig, tag_source
-from memplusplus.scope import end_of_day
 from memplusplus.store import RowStore
-from memplusplus.topk import select_top_k
 from memplusplus.text import content_terms
 from memplusplus.websearch_query import websearch_query
 from memory_protocol import Document, Hit, StoreSize
+
+
+NUL = "\x00"
+
+
+def without_nul(text: str) -> str:
+    """``text`` without NUL (Postgres text holds none); dropped, not replaced: MiniLM drops them too,
+    and text decoded from UTF-16 by mistake reads as its words again."""
+    return text.replace(NUL, "") if NUL in text else text
+
+
+def storable(doc: Document) -> Document:
+    """``doc`` without NUL in text, author and thread; a NUL id is refused (ids match gold evidence)."""
+    if NUL in doc.doc_id:
+        raise ValueError(f"document id {doc.doc_id!r} holds a NUL character; ids must be plain text")
+    fields = {"text": doc.text, "author": doc.author, "thread": doc.thread}
+    if not any(value and NUL in value for value in fields.values()):
+        return doc
+    return replace(doc, **{name: value and without_nul(value) for name, value in fields.items()})
+
+
+@dataclass
+class IngestPlan:
+    """Each document's row id (None: empty text), the new rows (batch position, document) and the
+    repeats as aliases (doc_id, the row it repeats)."""
+
+    row_ids: list[str | None]
+    new_rows: list[tuple[int, Document]] = field(default_factory=list)
+    aliases: list[tuple[str, str]] = field(default_factory=list)
+
+
+def plan_ingest(docs: Sequence[Document], dedup: bool, active_repeat: Callable[[Document], str | None]) -> IngestPlan:
+    """With ``dedup``, a repeat of an active row (``active_repeat``) or of an earlier document of the
+    batch by the same author becomes an alias; empty texts add nothing; the rest get rows."""
+    docs = [storable(doc) for doc in docs]  # the same text in both backends, refused before any row
+    plan = IngestPlan([None] * len(docs))
+    earlier: dict[tuple[str | None, str], str] = {}
+    for index, doc in enumerate(docs):
+        if not doc.text.strip():
+            continue
+        if dedup:
+            target = active_repeat(doc) or earlier.get((doc.author, doc.text))
+            if target is not None:
+                plan.aliases.append((doc.doc_id, target))
+                plan.row_ids[index] = target
+                continue
+            earlier[(doc.author, doc.text)] = doc.doc_id
+        plan.new_rows.append((index, doc))
+    return plan
+
+
+class MemoryFacade:
+
+    name = "mempp"
+
+    def __init__(
+        self,
+        config: MemPPConfig = MemPPConfig(),
+        encoder: CachedEncoder | None = None,
+        clock: Callable[[], datetime] = datetime.now,
+    ) -> None:
+        self.config = config
+        self.encoder = encoder if encoder is not None else Encoder()
+        self.clock = clock
+        self._open()
+
+    def _open(self) -> None:
+        """Set up the backend's own storage (the last step of ``__init__``)."""
+
+    def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
+        raise NotImplementedError
+
+    def leg_weights(self, legs: list[str]) -> dict[str, float]:
+        return {leg: self.config.weight(leg) for leg in legs}
+
+    def fuse(self, rankings: dict[str, list[int]]) -> list[FusedRow]:
+        return weighted_rrf(rankings, self.leg_weights(list(rankings)), self.config.gamma)
+
+    def _stored_ids(self) -> int:
+        raise NotImplementedError
+
+    def add(self, text: str, author: str | None = None, date: datetime | None = None, doc_id: str | None = None,
+            thread: str | None = None) -> str | None:
+        """Store one document (``author`` as its author); the id of the row holding it, None for empty text."""
+        auto_id = f"row-{self._stored_ids()}"
+        return self.ingest([Document(doc_id or auto_id, text, author, date, thread)])[0]
+
+
+
+def tag_leg(store: RowStore, terms: Sequence[str], scope: np.ndarray, limit: int) -> list[int]:
+    """Rows whose author tag shares a term with the question, most shared terms first, ties later
+    ingest first (the paper names the leg; scoring by shared terms is our choice where it is silent)."""
+    lists = [store.tag_postings.get(term) for term in set(terms)]
+    lists = [seqs for seqs in lists if seqs.size]
+    if not lists:
+        return []
+    hits = np.concatenate(lists).astype(np.int64)
+    seqs, counts = np.unique(hits[scope[hits]], return_counts=True)
+    if seqs.size == 0:
+        return []
+    order = np.lexsort((-seqs, -counts.astype(np.float64)))
+    return seqs[order[:limit]].tolist()
+
+
+def vector_leg(
+    store: RowStore, query_vector: np.ndarray, scope: np.ndarray, limit: int, ann: AnnIndex | None = None
+) -> list[int]:
+    """Exact cosine (dot product of unit vectors) over in-scope rows, or over the rows an opt-in
+    ``ann`` index finds when the scope is large enough; both ordered by ``top_by_similarity``."""
+    candidates = np.flatnonzero(scope)
+    if candidates.size == 0:
+        return []
+    vectors = store.vectors
+    if ann is not None and candidates.size >= ann.settings.ann_min_rows:
+        found = ann.search(vectors, query_vector, scope, int(candidates.size), limit)
+        if found is not None:  # rescored exactly, ordered as below
+            sims = vectors[found] @ query_vector
+            return found[np.lexsort((-found, -sims))[:limit]].tolist()
+    if 4 * candidates.size >= len(vectors):  # one product over all rows beats a gather
+        sims = (vectors @ query_vector)[candidates]
+    else:
+        sims = vectors[candidates] @ query_vector
+    return top_by_similarity(candidates, sims, limit)
+
+
+def top_by_similarity(candidates: np.ndarray, sims: np.ndarray, limit: int) -> list[int]:
+    """The ``limit`` best row seqs by similarity, equal similarity later ingest first
+    (``argpartition`` first, keeping every row tied with the last)."""
+    if candidates.size > limit:
+        threshold = sims[np.argpartition(-sims, limit - 1)[:limit]].min()
+        keep = np.flatnonzero(sims >= threshold)
+        candidates, sims = candidates[keep], sims[keep]
+    order = np.lexsort((-candidates, -sims))
+    return candidates[order[:limit]].tolist()
+
 
 
 class MemPlusPlus(MemoryFacade):
@@ -43,7 +177,7 @@ class MemPlusPlus(MemoryFacade):
         """Store documents in order, embedding new texts in one batch; each one's row id."""
         plan = plan_ingest(list(documents), self.config.dedup, self._active_repeat)
         for doc_id, target in plan.aliases:
-            self.store.add_alias(doc_id, target)
+            self.store.aliases[doc_id] = target
         vectors = self.encoder.encode([doc.text for _, doc in plan.new_rows], show_progress=show_progress)
         now = self.clock()
         for (index, doc), vector in zip(plan.new_rows, vectors):
@@ -115,7 +249,7 @@ class MemPlusPlus(MemoryFacade):
     ) -> tuple[dict[str, list[int]], list[FusedRow]]:
         """Each leg's ranking and the fused list ``retrieve`` and ``diagnose`` read (a subclass's hook)."""
         rankings = self.leg_rankings(query, scope)
-        return rankings, weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        return rankings, self.fuse(rankings)
 
     search = retrieve
 
@@ -138,7 +272,7 @@ class MemPlusPlus(MemoryFacade):
         return diagnosis(wanted, seq_of, {seq: bool(scope[seq]) for seq in seq_of.values()}, rankings, fused, depth)
 
     def _select(self, fused: list[FusedRow], scope: np.ndarray, k: int) -> list[Hit]:
-        """Top-k by ``memplusplus.topk`` (the recency pool: the C most recently ingested in-scope rows)."""
+        """Top-k by ``memplusplus.ranking`` (the recency pool: the C most recently ingested in-scope rows)."""
         pool = [int(seq) for seq in np.flatnonzero(scope)[::-1][: self.config.candidates]]
         recency = {f.seq: self.store.rows[f.seq].recency for f in fused}
         chosen = select_top_k(fused, pool, recency, k, self.config.recency_reserve)

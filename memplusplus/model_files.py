@@ -1,10 +1,7 @@
-"""Model files derived once and loaded later (the ONNX export, the static table), sealed.
-
-``<name>.sha256.json`` beside a derived model records each file's sha256, written before the model
-is moved into place. Every load checks it: no record, a missing file or a changed byte puts the
-model aside and derives it again, with one stderr line (a flipped sign bit in an ONNX weight passed
-``onnx.checker`` and moved a benchmark's recall with exit code 0).
-"""
+"""Model files derived once and loaded later (the ONNX export, the static table), sealed: a
+``<name>.sha256.json`` record beside each, written before the model is moved into place and checked
+at every load; a missing record or file or a changed byte re-derives it, with one stderr line (a
+flipped sign bit in an ONNX weight passed ``onnx.checker`` and silently moved a benchmark's recall)."""
 
 from __future__ import annotations
 
@@ -26,11 +23,8 @@ def record_path(model: Path) -> Path:
 
 
 def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def digests(model: Path) -> dict[str, str]:

@@ -1,11 +1,8 @@
 """all-MiniLM-L6-v2 through ONNX Runtime: the PyTorch encoder's vectors (to about 1e-6), sooner.
-
-As the authors' code does, an fp32 ONNX export (mean pooling, unit vectors, 256 word pieces), made
-once locally from the bundled weights, exported with eager attention so ONNX Runtime's optimizer
-fuses each layer (an export of PyTorch's fused attention kept dozens of small nodes and ran slower
-than PyTorch; issue 12). Its own cache identity (``|onnx-fp32-fused``); the export is sealed with
-its sha256 and checked at every load (``memplusplus.model_files``).
-"""
+As the authors' code, an fp32 export (mean pooling, unit vectors, 256 word pieces) made once from the
+bundled weights, with eager attention so ONNX Runtime fuses each layer (an export of PyTorch's fused
+attention ran slower than PyTorch). Sealed with its sha256 and checked at every load
+(``memplusplus.model_files``); its own cache identity (``|onnx-fp32-fused``)."""
 
 from __future__ import annotations
 
@@ -86,13 +83,6 @@ def optimize_graph(source: Path, target: Path, num_heads: int, hidden_size: int)
     optimized = optimize_model(str(source), model_type="bert", num_heads=num_heads, hidden_size=hidden_size)
     optimized.save_model_to_file(str(target))
     return {name: int(count) for name, count in optimized.get_fused_operator_statistics().items()}
-
-
-def fused_attention_nodes(path: Path) -> int:
-    """How many fused ``Attention`` nodes the ONNX graph at ``path`` holds."""
-    import onnx
-
-    return sum(node.op_type == "Attention" for node in onnx.load(str(path), load_external_data=False).graph.node)
 
 
 class OnnxEncoder(Encoder):

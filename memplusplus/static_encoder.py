@@ -1,11 +1,8 @@
-"""A static encoder distilled offline from the bundled all-MiniLM-L6-v2 by model2vec: opt-in, fast.
-
-Each word piece embedded alone by the teacher, reduced by PCA and reweighted (SIF); a text is the
-mean of its tokens' rows. A table lookup, hundreds of times cheaper than a transformer pass, at some
-cost in quality (results/BENCHMARKS.md, "Encoder"). Distilled once (about a minute on two cores),
-with its own cache identity, sealed and checked at every load (``memplusplus.model_files``).
-Needs ``pip install 'mempp-harness[static]'``.
-"""
+"""A static encoder distilled offline from the bundled all-MiniLM-L6-v2 by model2vec (opt-in,
+``pip install 'mempp-harness[static]'``): each word piece embedded alone by the teacher, PCA-reduced
+and SIF-weighted; a text is the mean of its tokens' rows, hundreds of times cheaper than a transformer
+pass at some cost in quality (results/BENCHMARKS.md, "Encoder"). Distilled once, sealed and checked
+at every load (``memplusplus.model_files``), with its own cache identity."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Append-only rows (nothing is deleted, only a row's state changes) and the columns the legs scan:
-dates, active flags, embeddings, posting lists of text and tag stems, and each row's stem stream.
+dates, active flags, embeddings, posting lists of text and tag stems, and each row's stem stream
+(growable numpy columns, appended in O(1) amortised).
 
 sigma holds two independent facts (paper §3.1, §3.3, Algorithm 2): active or archived, and an
 optional "superseded by" link. Only archiving takes a row out of scope; a superseded row stays
@@ -10,19 +11,74 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from enum import Enum
 
 import numpy as np
 
-from memplusplus.columns import Column, Postings
 from memplusplus.encoder import DIMENSION
-from memplusplus.scope import UNDATED, date_key
+from memplusplus.ranking import UNDATED, date_key
 from memplusplus.text import content_terms, positional_stems
 
+_EMPTY = np.zeros(0, dtype=np.int32)
 
-class RowState(str, Enum):
-    ACTIVE = "active"
-    ARCHIVED = "archived"
+
+class Column:
+    """A 1-d (or row-of-vectors) array grown by doubling; ``view`` is the filled prefix."""
+
+    def __init__(self, dtype: type, width: int | None = None, fill: object = 0) -> None:
+        shape = (0,) if width is None else (0, width)
+        self._data = np.zeros(shape, dtype=dtype)
+        self._fill = fill
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _reserve(self, needed: int) -> None:
+        if needed <= len(self._data):
+            return
+        capacity = max(64, 2 * len(self._data), needed)
+        shape = (capacity, *self._data.shape[1:])
+        # zeros (calloc) leaves the unused tail unmapped until written; full touches every page.
+        grown = np.zeros(shape, self._data.dtype) if self._fill == 0 else np.full(shape, self._fill, self._data.dtype)
+        grown[: self._size] = self._data[: self._size]
+        self._data = grown
+
+    def append(self, value: object) -> None:
+        self._reserve(self._size + 1)
+        self._data[self._size] = value
+        self._size += 1
+
+    def extend(self, values: np.ndarray) -> None:
+        self._reserve(self._size + len(values))
+        self._data[self._size : self._size + len(values)] = values
+        self._size += len(values)
+
+    def __setitem__(self, index: int, value: object) -> None:
+        self._data[index] = value
+
+    @property
+    def view(self) -> np.ndarray:
+        return self._data[: self._size]
+
+
+class Postings:
+    """term -> sorted int32 array of row seqs; new seqs wait in a list until the term is next read."""
+
+    def __init__(self) -> None:
+        self._arrays: dict[str, np.ndarray] = {}
+        self._pending: dict[str, list[int]] = {}
+
+    def add(self, term: str, seq: int) -> None:
+        self._pending.setdefault(term, []).append(seq)
+
+    def get(self, term: str) -> np.ndarray:
+        pending = self._pending.pop(term, None)
+        current = self._arrays.get(term, _EMPTY)
+        if pending:
+            current = np.concatenate([current, np.asarray(pending, dtype=np.int32)])
+            self._arrays[term] = current
+        return current
+
 
 
 @dataclass(slots=True)
@@ -34,7 +90,7 @@ class Row:
     date: datetime | None
     thread: str | None
     ingested_at: datetime
-    state: RowState = RowState.ACTIVE
+    archived: bool = False
     superseded_by: str | None = None
     author_terms: frozenset[str] = frozenset()
     evidence: str = "header"
@@ -45,7 +101,7 @@ class Row:
 
     @property
     def active(self) -> bool:
-        return self.state is RowState.ACTIVE
+        return not self.archived
 
     @property
     def recency(self) -> datetime:
@@ -147,14 +203,11 @@ class RowStore:
                 found[term] = (hits + 1).tolist()
         return found
 
-    def add_alias(self, doc_id: str, target: str) -> None:
-        self.aliases[doc_id] = target
-
     def archive(self, seq: int) -> None:
         row = self.rows[seq]
         if row.active and self._active_texts.get((row.author, row.text)) == seq:
             del self._active_texts[(row.author, row.text)]
-        row.state = RowState.ARCHIVED
+        row.archived = True
         self._active[seq] = False
 
     def supersede(self, seq: int, by_doc_id: str) -> None:

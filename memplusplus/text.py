@@ -40,10 +40,6 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def stem(word: str) -> str:
-    return _stemmer().stemWord(word)
-
-
 def stems(text: str) -> list[str]:
     """The stems of the content words of ``text``, in order (repeats kept)."""
     stemmer = _stemmer()

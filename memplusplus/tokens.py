@@ -14,21 +14,17 @@ def encoding(name: str) -> Any:
     return bpe_openai.get_encoding(name)
 
 
-def _cl100k() -> Any:
-    return encoding("cl100k_base")
-
-
 def cl100k_count(text: str) -> int:
-    return len(_cl100k().encode_ordinary(text))
+    return len(encoding("cl100k_base").encode_ordinary(text))
 
 
 def cut_cl100k(text: str, limit: int) -> str:
     """``text``, or its longest prefix of at most ``limit`` tokens ending at a token boundary (stripped)."""
-    encoding = _cl100k()
-    tokens = encoding.encode_ordinary(text)
+    cl100k = encoding("cl100k_base")
+    tokens = cl100k.encode_ordinary(text)
     if len(tokens) <= limit:
         return text
-    _, starts = encoding.decode_with_offsets(tokens)
+    _, starts = cl100k.decode_with_offsets(tokens)
     keep = limit
     while keep > 0:  # a prefix re-tokenised can differ at its end: step back until it fits
         cut = text[: starts[keep]].rstrip()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memplusplus.english_tsearch import tsvector_positions
+from memplusplus.english_tsearch import quote, tsvector_positions
 
 NOT, AND, OR, PHRASE = "!", "&", "|", "<->"
 # Postgres' operator priorities (tsquery.c, tsearch_op_priority).
@@ -249,13 +249,9 @@ def websearch_query(question: str) -> WebsearchQuery:
     return WebsearchQuery(root)
 
 
-def _quote(lexeme: str) -> str:
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
 def _infix(node: Node, parent: int, right_of_phrase: bool) -> str:
     if isinstance(node, Lexeme):
-        return _quote(node.text)
+        return quote(node.text)
     if isinstance(node, Not):
         inner = "!" + _infix(node.child, PRIORITY[NOT], False)
         return f"( {inner} )" if PRIORITY[NOT] < parent else inner

@@ -32,6 +32,7 @@ class Tally(Generic[C]):
 
 
 def _combine(first: Any, second: Any, sign: int) -> Any:
+    """``first + sign * second``, field by field (nested counters dataclasses included)."""
     if dataclasses.is_dataclass(first):
         return type(first)(**{f.name: _combine(getattr(first, f.name), getattr(second, f.name), sign)
                               for f in dataclasses.fields(first)})
@@ -39,12 +40,7 @@ def _combine(first: Any, second: Any, sign: int) -> Any:
 
 
 def difference(after: C, before: C) -> C:
-    """``after - before``, field by field (nested counters dataclasses included)."""
     return _combine(after, before, -1)
-
-
-def total(first: C, second: C) -> C:
-    return _combine(first, second, 1)
 
 
 @dataclass(frozen=True)
@@ -83,11 +79,11 @@ class ModelCallTally:
     questions: int = 0  # questions retrieved (not served by the retrieval cache)
 
     def add_write(self, before: CallCounts, after: CallCounts, documents: int) -> None:
-        self.write = total(self.write, difference(after, before))
+        self.write = _combine(self.write, difference(after, before), 1)
         self.documents += documents
 
     def add_read(self, before: CallCounts, after: CallCounts, questions: int) -> None:
-        self.read = total(self.read, difference(after, before))
+        self.read = _combine(self.read, difference(after, before), 1)
         self.questions += questions
 
     def as_dict(self) -> dict[str, Any]:

@@ -1,16 +1,18 @@
 """The data of the model layer: what to call (``LLMConfig``), one request and its result (live, from a
-batch line or from the cache), counters, and the client interface the pool and batch runner use.
+batch line or from the cache), counters, the client interface the pool and batch runner use, and the
+one way a client holds its provider SDK (built lazily, its key scrubbed from every error).
 No secret lives here: a config names the environment variable that holds the key, never the key."""
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 from urllib.parse import urlsplit
 
-from memplusplus.api_keys import Endpoint, require_at_least
+from memplusplus.api_keys import Endpoint, read_api_key, redact, require_at_least
 from memplusplus.api_keys import MissingAPIKey as MissingAPIKeyError  # noqa: F401 (a real request lacks its key)
 
 if TYPE_CHECKING:
@@ -290,3 +292,48 @@ class ChatClient(Protocol):
     def redact(self, text: str) -> str: ...
     def sdk_for_batches(self) -> Any: ...
     def run_batches(self, wanted: dict[str, ChatRequest], desc: str, progress: bool) -> dict[str, ChatResult]: ...
+
+
+ERROR_MAX_CHARS = 500
+
+
+class HoldsSDK:
+    """Base of a client keeping the SDK client ``_build_sdk`` makes in ``_sdk`` (None until built)."""
+
+    config: LLMConfig
+    _sdk: Any = None
+
+    def __init__(self) -> None:
+        self._sdk_lock = threading.Lock()
+        self._sdk = None
+
+    def _build_sdk(self) -> Any:
+        raise NotImplementedError
+
+    def _client(self) -> Any:
+        with self._sdk_lock:
+            if self._sdk is None:
+                self._sdk = self._build_sdk()
+            return self._sdk
+
+    def api_key(self, where: str) -> str:
+        """The key (raises ``MissingAPIKeyError`` naming ``where`` and the variable when unset)."""
+        return read_api_key(self.config.api_key_env, where)
+
+    def redact(self, text: str) -> str:
+        """``text`` without the API key, cut to the error length kept."""
+        env = self.config.api_key_env
+        secrets = {os.environ.get(env, "") if env else "", getattr(self._sdk, "api_key", None) or ""}
+        return redact(text, secrets)[:ERROR_MAX_CHARS]
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._sdk_lock:
+            if self._sdk is not None:
+                self._sdk.close()
+                self._sdk = None

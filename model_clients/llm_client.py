@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from model_clients.batch.runner import BatchOptions, run_batches
 from model_clients.call_counts import Tally
-from model_clients.call_pool import CallPool
+from model_clients.call_pool import CallPool, EndpointLimit, retry_after_s
 from model_clients.chat_types import (  # noqa: F401 (the data types are imported from here too)
     CACHE_SCHEMA,
     Attempt,
@@ -22,16 +22,15 @@ from model_clients.chat_types import (  # noqa: F401 (the data types are importe
     CallsInterrupted,
     ChatRequest,
     ChatResult,
+    HoldsSDK,
     LLMConfig,
     LLMCounters,
     MissingAPIKeyError,
     attempt_of,
     decode_entry,
 )
-from model_clients.endpoint_limit import EndpointLimit, retry_after_s
 from model_clients.kvstore import KVStore, stable_hash
 from model_clients.model_listing import check_model_offered
-from model_clients.sdk_holder import HoldsSDK
 
 if TYPE_CHECKING:  # the SDK costs ~0.4 s to import: loaded on the first request, not for cached runs
     import openai
@@ -40,7 +39,7 @@ if TYPE_CHECKING:  # the SDK costs ~0.4 s to import: loaded on the first request
 class LLMClient(HoldsSDK):
     """Chat completions through the ``openai`` SDK, built on the first request that needs the network
     (after the endpoint's model list, :mod:`~model_clients.model_listing`). ``limit``: the endpoint's
-    limit shared with its other clients (:class:`~model_clients.endpoint_limit.EndpointLimits`)."""
+    limit shared with its other clients (:class:`~model_clients.call_pool.EndpointLimits`)."""
 
     def __init__(self, config: LLMConfig, cache: KVStore, *, sleep: Callable[[float], None] = time.sleep,
                  rng: random.Random | None = None, role: str = "model", batch_options: BatchOptions | None = None,

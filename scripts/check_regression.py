@@ -2,7 +2,7 @@
 
     python scripts/check_regression.py            # compare with results/golden/
     python scripts/check_regression.py --update   # rewrite the goldens (commit them with a reason)
-    python scripts/check_regression.py --only orgmem/mempp
+    python scripts/check_regression.py --only orgmem/mempp   # or --only orgmem: its golden pairs
 
 Each ``results/golden/<dataset>/<system>.json`` runs as run.py would with the overrides it records
 and holds each category's metrics rounded to 6 decimals; any difference fails. A new pair is added
@@ -42,29 +42,36 @@ def differences(expected: dict, actual: dict) -> list[str]:
             a, b = exp_row.get(key), act_row.get(key)
             same = (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= TOLERANCE)
             if not same:
-                problems.append(f"{category}.{key}: golden {a} -> now {b}{_direction(key, a, b)}")
+                metric = lookup(key)
+                way = "" if metric is None or a is None or b is None else \
+                    " (better)" if (b > a) == metric.higher_is_better else " (worse)"
+                problems.append(f"{category}.{key}: golden {a} -> now {b}{way}")
     return problems
 
 
-def _direction(key: str, golden: float | None, now: float | None) -> str:
-    metric = lookup(key)
-    if metric is None or golden is None or now is None:
-        return ""
-    return " (better)" if (now > golden) == metric.higher_is_better else " (worse)"
-
-
 def pairs(only: list[str]) -> list[str]:
-    """``dataset/system`` pairs: every golden file's, or ``only`` (which may name a pair not yet golden)."""
+    """``dataset/system`` pairs: every golden file's, or those ``only`` names (a pair, which may not be
+    golden yet, or a dataset: its golden pairs)."""
     found = sorted(f"{path.parent.name}/{path.stem}" for path in GOLDEN_DIR.glob("*/*.json"))
     order = {"orgmem": 0, "locomo": 1, "longmemeval_s": 2}
     found.sort(key=lambda pair: (order.get(pair.split("/")[0], 9), pair))
-    return [pair for pair in found if pair in only] + [pair for pair in only if pair not in found] if only else found
+    if not only:
+        return found
+    datasets = {name for name in only if "/" not in name}
+    unknown = sorted(name for name in datasets if not any(pair.startswith(f"{name}/") for pair in found))
+    bad = [name for name in only if name.count("/") > 1 or name.startswith("/") or name.endswith("/")]
+    if unknown or bad:
+        print(f"error: --only takes dataset/system or a dataset with goldens "
+              f"({', '.join(sorted(order))}); not {', '.join(unknown + bad)}", file=sys.stderr)
+        raise SystemExit(2)
+    chosen = [pair for pair in found if pair in only or pair.split("/")[0] in datasets]
+    return chosen + [pair for pair in only if "/" in pair and pair not in found]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--update", action="store_true", help="write the goldens instead of comparing")
-    parser.add_argument("--only", action="append", default=[], help="dataset/system pairs to run (repeatable)")
+    parser.add_argument("--only", action="append", default=[], help="a dataset/system pair or a dataset to run (repeatable)")
     args = parser.parse_args()
     failures: list[str] = []
     results_dir = tempfile.mkdtemp(prefix="mempp-regression-")

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import script_common  # noqa: F401 - this checkout on sys.path
-from harness.run_folder import HalfWrittenRun, check_run_folder
+from harness.safe_write import HalfWrittenRun, check_run_folder
 
 
 def load(run: Path) -> dict[tuple[str, str], list[str]]:

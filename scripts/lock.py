@@ -1,9 +1,8 @@
-"""Write or check the lock file of the exact versions CI passed with (``requirements/ci.lock``).
+"""Write or check the lock of the exact versions CI passed with (``requirements/ci.lock``).
 
     python scripts/lock.py check              # how this environment compares with the lock (exit 0)
     python scripts/lock.py check --strict     # exit 1 when an installed version differs from it
-    python scripts/lock.py write              # rewrite the lock from this environment (the CI venv)
-    python scripts/lock.py write --out FILE   # write elsewhere (.ci/run keeps its own beside the run)
+    python scripts/lock.py write [--out FILE] # write the lock from this environment (CI's venv)
 
 ``.ci/run`` writes its venv's lock after the tests pass and prints how it differs from the committed
 one; to refresh, copy that file into ``requirements/ci.lock`` and commit it with the reason.
@@ -17,7 +16,7 @@ import sys
 from pathlib import Path
 
 import script_common  # noqa: F401 - this checkout on sys.path
-from harness.lockfile import LOCK_PATH, NO_DEPS, compare, installed, parse_lock, render_lock
+from harness.provenance import LOCK_PATH, NO_DEPS, compare, installed, parse_lock, render_lock
 
 HEADER = """The exact versions .ci/run passed with: every optional extra, Python {python}, {system} {machine}.
 Exact reproduction (a new venv; the build flags make llama.cpp portable, see pyproject.toml):
@@ -56,13 +55,11 @@ def _check(path: Path, strict: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=["check", "write"])
-    parser.add_argument("--out", type=Path, default=None, help="write: the file to write (default requirements/ci.lock)")
+    parser.add_argument("--out", type=Path, default=LOCK_PATH, help="write: the file to write (default requirements/ci.lock)")
     parser.add_argument("--lock", type=Path, default=LOCK_PATH, help="check: the lock to compare with")
     parser.add_argument("--strict", action="store_true", help="check: exit 1 when an installed version differs")
     args = parser.parse_args(argv)
-    if args.action == "write":
-        return _write(args.out or LOCK_PATH)
-    return _check(args.lock, args.strict)
+    return _write(args.out) if args.action == "write" else _check(args.lock, args.strict)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.reports.format import MISSING  # noqa: E402
 from harness.reports.selection import Options  # noqa: E402
-from harness.run_folder import HalfWrittenRun  # noqa: E402
-from harness.safe_write import DiskFullError  # noqa: E402
+from harness.safe_write import DiskFullError, HalfWrittenRun  # noqa: E402
 from harness.reports.tables import DEFAULT_OUT_DIR, DEFAULT_PAPER_DIR, DEFAULT_RUNS_DIR, TABLES, build_tables, write_tables  # noqa: E402
 
 

@@ -18,7 +18,7 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from judges.official.sources import UPSTREAMS
+from judges.official.texts import UPSTREAMS
 from loaders.fetch import LOCOMO_COMMIT, ORGMEM_COMMIT
 from tests.data_paths import DATA_ROOT
 

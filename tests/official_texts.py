@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from judges.official.locate import REPO_ROOT
-from judges.official.sources import OFFICIAL_FILES, OfficialFile
-from memory_protocol import cache_root
+from judges.official.texts import OFFICIAL_FILES, OfficialFile
+from memory_protocol import REPO_ROOT, cache_root
 
 SHARED_OFFICIAL = REPO_ROOT.parent / "shared" / "official"
 TEMPLATES = SHARED_OFFICIAL / "templates.json"

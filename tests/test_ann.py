@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from memplusplus import Document, MemPlusPlus, MemPPConfig
-from memplusplus.legs import vector_leg
+from memplusplus.memory import vector_leg
 
 faiss = pytest.importorskip("faiss", reason='the ann extra is not installed (pip install -e ".[ann]")')
 

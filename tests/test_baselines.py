@@ -2,10 +2,8 @@
 
 from datetime import date, datetime
 
-from baselines.bm25 import BM25Memory
-from baselines.full_context import FullContextMemory
+from baselines.documents import BM25Memory, FullContextMemory, VectorMemory
 from baselines.rag import RAGMemory, build_history
-from baselines.vector import VectorMemory
 from memplusplus import Document, render
 
 

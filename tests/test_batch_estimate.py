@@ -15,7 +15,8 @@ import pytest
 
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.runner import run, run_identity
+from harness.results import run_identity
+from harness.runner import run
 from memory_protocol import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.batch_status import status_report
 from harness.cli import execute
 from harness.compose import compose_config
 from harness.config import RunConfig
 from memory_protocol import ConfigError
-from model_clients.batch.journal import OPEN, BatchJob, BatchJournal, JournalLine, pending_in
+from model_clients.batch.journal import OPEN, BatchJob, BatchJournal, JournalLine, pending_in, status_report
 from model_clients.batch.openai_batches import MAX_BYTES, MAX_LINES, OpenAIBatches
 from model_clients.batch.runner import BatchError, BatchOptions, provider_name, run_batches
 from model_clients.kvstore import KVStore
@@ -421,7 +420,7 @@ def test_a_batched_answered_and_judged_run_equals_the_live_run(retrieved, tmp_pa
 
 
 def test_batch_is_an_execution_setting_outside_the_run_folder_identity():
-    from harness.runner import run_identity
+    from harness.results import run_identity
 
     plain = ["answerer=gpt-4.1-mini"]
     batched = [*plain, "batch=true", "batch_poll_s=5", "judge.batch=false"]

@@ -84,9 +84,7 @@ def _bool_parameters(owner: Any) -> set[str]:
 
 
 def test_every_boolean_setting_is_among_the_checked_keys():
-    from baselines.bm25 import BM25Memory
-    from baselines.full_context import FullContextMemory
-    from baselines.vector import VectorMemory
+    from baselines.documents import BM25Memory, FullContextMemory, VectorMemory
     from harness.config import ModelSpec, StoreSpec
     from memplusplus.encoder import EncoderConfig
     from memplusplus.graph import GraphMemPP

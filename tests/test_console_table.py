@@ -11,7 +11,7 @@ import pytest
 
 from harness.cli import execute
 from harness.compose import compose_config
-from harness.console_table import CONSOLE_WIDTH, console_table
+from judges.aggregate import CONSOLE_WIDTH, console_table
 from harness.config import RunConfig
 from memory_protocol import ConfigError
 from tests.test_longmemeval_run import entry, lme_data_dir

@@ -9,7 +9,7 @@ from email.utils import format_datetime
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from model_clients.endpoint_limit import EndpointLimit, EndpointLimits, retry_after_s
+from model_clients.call_pool import EndpointLimit, EndpointLimits, retry_after_s
 from tests.fake_openai_server import Fail, FakeOpenAIServer, JsonDict
 from tests.llm_client_support import cache_path, expected_text, make_client, reqs  # noqa: F401  (fixture)
 

@@ -22,7 +22,7 @@ from harness.encoders import build_encoder
 from harness.question_report import explain
 from harness.systems.mempp_family import mempp_settings
 from loaders import load_dataset, prepare_data_dir
-from memplusplus.fusion import weighted_rrf
+from memplusplus.ranking import weighted_rrf
 from memplusplus.memory import MemPlusPlus
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,7 +25,7 @@ from harness.encoders import build_encoder
 from harness.systems import RunContext, build_system
 from loaders import load_dataset, prepare_data_dir
 from memplusplus import MemPPConfig
-from memplusplus.fusion import weighted_rrf
+from memplusplus.ranking import weighted_rrf
 from memplusplus.plus import PlusMemory, PlusOptions
 from memplusplus.plus.dates import named_periods
 from tests.test_mempp_plus import CLOCK, dated_pair, ids, thread_docs

@@ -81,7 +81,7 @@ def test_recency_reserve_reaches_the_k_documents():
 
 def test_the_fact_index_loads_nothing_of_postgres():
     """Issue 30: on a base install (no postgres extra) the fact index must import; it shares only the
-    top-k rule (memplusplus.topk) with the Postgres backend, never the server code or its packages."""
+    top-k rule (memplusplus.ranking) with the Postgres backend, never the server code or its packages."""
     import subprocess
     import sys
     from pathlib import Path

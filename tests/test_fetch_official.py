@@ -21,18 +21,16 @@ from types import ModuleType
 
 import pytest
 
-from judges.official.locate import REPO_ROOT, OfficialReader
-from judges.official.sources import OFFICIAL_FILES, TEXT_PINS
-from judges.official.texts import OfficialTexts
+from judges.official.texts import OFFICIAL_FILES, TEXT_PINS, OfficialReader, OfficialTexts
 from loaders.fetch import MIRROR_ENV
-from memory_protocol import cache_root
+from memory_protocol import REPO_ROOT, cache_root
 from tests.data_mirror import MirrorState, closed_port_url, lay_out_official, serve
 from tests.official_texts import pin_stand_ins, stand_in_upstream
 
 SCRIPT = REPO_ROOT / "scripts" / "fetch_official.py"
 MEM0_JUDGE = "mem0/evaluation/metrics/llm_judge.py"
 AUTHORS = "mem-plus-plus/eval/llm.py"
-# What raw.githubusercontent.com is asked for, in the pins' order (judges/official/sources.py).
+# What raw.githubusercontent.com is asked for, in the pins' order (judges/official/texts.py).
 EXPECTED_PATHS = [f"/{pin.upstream.repo}/{pin.upstream.commit}/{pin.path}" for pin in OFFICIAL_FILES.values()]
 
 

@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from harness.answering import Answerer, display_name
+from harness.prompts import Answerer, display_name
 from harness.config import DatasetSpec, ModelSpec
 from harness.benchmarks import longmemeval_s, orgmem
 from judges.graders import LoCoMoJudge, LongMemEvalJudge, OrgMemJudge

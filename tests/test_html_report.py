@@ -27,7 +27,7 @@ from harness.reports.intervals import RESAMPLES, TableIntervals
 from harness.reports.svg_charts import fmt_value
 from harness.stats.bootstrap import DEFAULT_SEED
 from harness.runner import run
-from harness.run_folder import seal
+from harness.safe_write import seal
 from tests.fake_openai_server import FakeOpenAIServer, last_user_content
 
 ROOT = Path(__file__).resolve().parents[1]

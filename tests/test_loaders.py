@@ -262,7 +262,7 @@ def test_longmemeval_known_entry(lme_episodes: list[Episode]) -> None:
 # ---- as-of scope against the gold evidence (what Mem++'s date filter can and cannot see) ----
 
 def _gold_after_as_of(episodes: list[Episode]) -> tuple[int, int]:
-    from memplusplus.scope import end_of_day
+    from memplusplus.ranking import end_of_day
 
     total = after = 0
     for episode in episodes:

@@ -8,9 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness import lockfile
-from harness.lockfile import LOCK_PATH, compare, installed, lock_state, parse_lock, render_lock
-from harness.provenance import collect
+from harness.provenance import LOCK_PATH, canonical, collect, compare, installed, lock_state, parse_lock, render_lock
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,7 +71,7 @@ def test_the_committed_lock_satisfies_every_bound_of_pyproject():
     specs = re.findall(r'"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?((?:[<>=]=?[^",]+,?)+)"', text)
     assert len(specs) > 30
     for name, spec in specs:
-        version = locked.get(lockfile.canonical(name))
+        version = locked.get(canonical(name))
         assert version is not None, f"{name} is not in the lock"
         assert _allowed(spec, version), f"{name}=={version} (locked) is outside {spec} (pyproject.toml)"
     assert locked["nltk"] in ("3.9.1", "3.9.2", "3.9.3", "3.9.4", "3.10.0")  # mem0's published BLEU-1

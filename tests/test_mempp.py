@@ -7,7 +7,7 @@ import pytest
 
 from memplusplus import Document, MemPlusPlus, MemPPConfig
 from memplusplus.lexical import all_of, any_of, ts_rank_cd
-from memplusplus.fusion import weighted_rrf
+from memplusplus.ranking import weighted_rrf
 from memplusplus.text import content_terms, positional_stems
 
 
@@ -49,7 +49,7 @@ def test_reserve_holds_the_latest_dated_remaining_matched_rows(encoder):
     mem = memory(encoder, k=6, recency_reserve=3)
     mem.ingest(docs)
     scope = mem.scope_mask(None)
-    from memplusplus.fusion import weighted_rrf as fuse
+    from memplusplus.ranking import weighted_rrf as fuse
 
     fused = fuse(mem.leg_rankings("release plan", scope), {"lexical": 1.0, "tag": 1.0, "vector": 4.0}, 60.0)
     head_expected = [mem.store.rows[f.seq].doc_id for f in fused[:3]]

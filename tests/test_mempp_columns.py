@@ -13,9 +13,9 @@ from datetime import date, datetime, timedelta
 import numpy as np
 
 from memplusplus import Document, MemPlusPlus, MemPPConfig
-from memplusplus.legs import tag_leg, vector_leg
+from memplusplus.memory import tag_leg, vector_leg
 from memplusplus.lexical import stem_matches
-from memplusplus.scope import end_of_day, in_scope
+from memplusplus.ranking import end_of_day, in_scope
 from memplusplus.text import positional_stems
 from tests.write_time_fakes import OneHotEncoder
 

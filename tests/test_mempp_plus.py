@@ -18,7 +18,7 @@ from harness.config import RunConfig
 from memplusplus import Document, MemPlusPlus, MemPPConfig
 from memplusplus.evidence import render
 from memplusplus.plus import PlusMemory, PlusOptions
-from memplusplus.plus.packing import block_cost, fit_first, pack
+from memplusplus.plus.memory import block_cost, fit_first, pack
 from memplusplus.plus.views import SentenceViews, best_view_leg, clauses, sentences
 from memory_protocol import Hit
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memplusplus import Document, MemPlusPlus, MemPPConfig
-from memplusplus.facade import without_nul
+from memplusplus.memory import without_nul
 from tests.write_time_fakes import TopicEncoder
 
 

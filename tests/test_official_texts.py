@@ -17,9 +17,7 @@ import pytest
 from judges.graders.locomo import parse_mem0_label
 from judges.graders.longmemeval import LongMemEvalJudge
 from judges.graders.orgmem import parse_orgmem_official
-from judges.official.locate import OfficialFileMismatch
-from judges.official.sources import TEXT_PINS
-from judges.official.texts import OfficialTexts, OfficialTextMismatch, literals_of
+from judges.official.texts import TEXT_PINS, OfficialFileMismatch, OfficialTextMismatch, OfficialTexts, literals_of
 from memory_protocol import ConfigError, Question, RubricFacet
 from tests.official_texts import SHARED_OFFICIAL, TEMPLATES, pin_stand_ins, stand_in_upstream, templates, text
 
@@ -94,7 +92,7 @@ def test_the_authors_file_has_no_file_pin_and_is_trusted_by_its_text(tmp_path, m
 
 
 def test_the_first_directory_holding_a_source_wins_and_an_empty_search_is_missing(tmp_path):
-    from judges.official.locate import OfficialFileMissing
+    from judges.official.texts import OfficialFileMissing
 
     shutil.copyfile(TEMPLATES, tmp_path / "templates.json")
     assert OfficialTexts.search(tmp_path).get("lme.default").path == tmp_path / "templates.json"

@@ -259,12 +259,9 @@ def test_a_changed_text_stops_the_run_in_one_line_before_any_request(server, tmp
 
 
 def test_without_any_source_a_run_uses_our_wording_says_so_and_is_marked(server, tmp_path, monkeypatch, capsys):
-    import judges.official.locate as locate
-
     monkeypatch.setenv(KEY_ENV, "sk-test")
-    monkeypatch.setattr(locate, "REPO_ROOT", tmp_path / "clone")  # no ../shared/official, no ./official
     monkeypatch.chdir(tmp_path)
-    own = _run(server, tmp_path, "locomo", tmp_path / "nowhere")
+    own = _run(server, tmp_path, "locomo", tmp_path / "nowhere")  # official_dir set: searched alone
     lines = [line for line in capsys.readouterr().err.splitlines() if "official wording" in line]
     assert [line.split(":")[0] for line in lines] == ["answerer", "judge"]
     assert "(mem-plus-plus/eval/llm.py) was not found, so our own wording is used" in lines[0]

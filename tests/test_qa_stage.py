@@ -244,7 +244,7 @@ def test_judge_openai_compatible_config_composes_with_sixteen_requests_in_flight
         "judge=openai_compatible", "judge.model=llama-3-8b", "judge.base_url=http://127.0.0.1:9/v1"]))
     assert config.judge.name == "openai_compatible" and config.judge.concurrency == 16 and config.judge.api_key_env is None
     assert config.answerer.concurrency == 16
-    from harness.answering import display_name
+    from harness.prompts import display_name
     assert (display_name(config.answerer), display_name(config.judge)) == ("qwen2.5-7b", "llama-3-8b")
 
 

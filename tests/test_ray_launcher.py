@@ -22,7 +22,7 @@ pytest.importorskip("hydra_plugins.hydra_ray_launcher.ray_launcher",
 
 from harness.compose import compose_config  # noqa: E402
 from harness.config import RunConfig  # noqa: E402
-from harness.console_table import console_table  # noqa: E402
+from judges.aggregate import console_table  # noqa: E402
 from harness.runner import run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,9 +24,8 @@ import pytest
 from harness import safe_write
 from harness.question_report import load_record
 from harness.results import RunPaths, read_history, write_run
-from harness.run_folder import MANIFEST, SEALED, HalfWrittenRun, check_run_folder
 from harness.reports.store import scan_runs
-from harness.safe_write import DiskFullError
+from harness.safe_write import MANIFEST, SEALED, DiskFullError, HalfWrittenRun, check_run_folder
 from tests.small_disk import small_disk  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]

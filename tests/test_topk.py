@@ -1,10 +1,9 @@
-"""The top-k cut with its recency reserve (memplusplus.topk), shared by the Postgres backend and the
+"""The top-k cut with its recency reserve (memplusplus.ranking), shared by the Postgres backend and the
 fact index; plain Python, so it runs on a base install."""
 
 from datetime import datetime
 
-from memplusplus.fusion import FusedRow
-from memplusplus.topk import select_top_k
+from memplusplus.ranking import FusedRow, select_top_k
 
 
 def test_top_k_cut_keeps_fused_order_among_equal_dates():

@@ -106,10 +106,6 @@ class ProxiedMemory:
     def _count_write(self, before: CallCounts) -> None:
         self.write_counters = difference(self._counts(), before)
 
-    @property
-    def write_calls_per_document(self) -> float:
-        return self.write_counters.chat_calls / self.ingested if self.ingested else 0.0
-
     def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
         return render(hits, budget)
 

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from baselines.documents import ingest_ids
 from baselines.thirdparty.common import ProxiedMemory, corpus_key, split_stamp, without_caption
 from baselines.thirdparty.context import MEM0_LEG
 from memory_protocol import ConfigError, Document, Hit
-from memplusplus.scope import end_of_day
+from memplusplus.ranking import end_of_day
 from model_clients.llm_client import LLMClient
 
 # Mem0 reads this once, when it is first imported: no posthog events, no ~/.mem0 migrations store.
@@ -182,8 +183,7 @@ class Mem0Memory(ProxiedMemory):
         self._pinned_date = None
         self.ingested += len(docs)
         self._count_write(before)
-        kept = {doc.doc_id for doc in docs}
-        return [doc.doc_id if doc.doc_id in kept else None for doc in documents]
+        return ingest_ids(docs, documents)
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         """Each speaker's memories, ``top_k`` each (a ``k`` above the system's own widens each search by

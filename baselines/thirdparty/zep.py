@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
 
+from baselines.documents import ingest_ids
 from baselines.thirdparty.common import ProxiedMemory, split_stamp
 from baselines.thirdparty.context import ZEP_ENTITY_LEG, ZEP_FACT_LEG, entity_line, fact_line
 from memory_protocol import ConfigError, Document, Hit
-from memplusplus.scope import end_of_day, in_scope
+from memplusplus.ranking import end_of_day, in_scope
 from model_clients.llm_client import LLMClient
 
 _UNDATED = datetime(1970, 1, 1, tzinfo=timezone.utc)  # reference time of an undated first document
@@ -173,8 +174,7 @@ class ZepMemory(ProxiedMemory):
             self._note(result, doc.date)
         self.ingested += len(docs)
         self._count_write(before)
-        kept = {doc.doc_id for doc in docs}
-        return [doc.doc_id if doc.doc_id in kept else None for doc in documents]
+        return ingest_ids(docs, documents)
 
     def _note(self, result: Any, when: datetime | None) -> None:
         for edge in result.edges:

@@ -68,7 +68,7 @@ class Benchmark:
     answer: AnswerRule = AnswerRule()
     answer_wording: Wording = Wording("own", "judges/prompts/answer.txt")
     official_judge: Callable[[OfficialTexts], Judge] | None = None
-    official_answer: Callable[[OfficialTexts], Any] | None = None  # -> harness.answering.OfficialAnswer
+    official_answer: Callable[[OfficialTexts], Any] | None = None  # -> harness.prompts.OfficialAnswer
     judge_prompt_folder: str | None = None
     extra_metrics: tuple[str, ...] = ()
     table_metrics: tuple[str, ...] = ()

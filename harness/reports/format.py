@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.console_table import CONSOLE_WIDTH
+from judges.aggregate import CONSOLE_WIDTH
 from judges.aggregate import format_table
 from judges.metrics.ranking import lookup
 

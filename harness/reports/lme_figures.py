@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.reports.format import read_markdown
 from harness.reports.lme_split import LME_TUNED, held_out_means, held_out_records, overall_means
-from harness.run_folder import check_run_folder, is_staging
+from harness.safe_write import check_run_folder, is_staging
 from judges.metrics.longmemeval import ANSWER_MARK
 
 DATASET = "longmemeval_s"

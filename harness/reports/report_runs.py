@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.reports.labels import FALLBACK_METRICS, headline_of
 from harness.reports.store import flatten
-from harness.run_folder import check_run_folder
+from harness.safe_write import check_run_folder
 
 # Config roots that say how a run was executed, not what was measured: never a reason to compare.
 _NOT_MEASURED = ("store", "progress", "estimate", "cache_only", "run_name", "official_dir")

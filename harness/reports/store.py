@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from harness.reports.labels import headline_of
-from harness.run_folder import check_run_folder, is_staging
+from harness.safe_write import check_run_folder, is_staging
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ def run_info(folder: Path, config: dict[str, Any], metrics: dict[str, Any], root
 
 def scan_runs(runs_dir: str | Path = DEFAULT_RUNS_DIR) -> pd.DataFrame:
     """Every ``<dataset>/<run>/`` folder with config.json and metrics.json as a tidy frame (others are
-    skipped with a warning); a half-written folder raises :class:`~harness.run_folder.HalfWrittenRun`."""
+    skipped with a warning); a half-written folder raises :class:`~harness.safe_write.HalfWrittenRun`."""
     rows: list[dict[str, Any]] = []
     root = Path(runs_dir)
     for config_path in sorted(root.glob("*/*/config.json")):

@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from baselines.bm25 import BM25Memory
-from baselines.full_context import FullContextMemory
+from baselines.documents import BM25Memory, FullContextMemory, VectorMemory
 from baselines.rag import RAGMemory
-from baselines.vector import VectorMemory
 from harness.systems.registry import BuiltSystem, RunContext, SystemEntry
 from memory_protocol import ConfigError, MemorySystem
 from model_clients.cost import CHARS_PER_TOKEN

@@ -10,7 +10,7 @@ from harness.systems.registry import (BuiltSystem, RunContext, SystemEntry, Syst
                                      write_time_endpoint, written_documents)
 from harness.validate import check_mempp
 from memory_protocol import ConfigError, Episode
-from memplusplus.legs import LEGS
+from memplusplus.settings import LEGS
 from memplusplus.llm import CallFailed, Complete
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from model_clients.embedding_cost import EmbedRule

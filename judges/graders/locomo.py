@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judges.graders.verdict import JudgeVerdict, extract_json_objects, own_parse
-from judges.official.prompts import official_wording
-from judges.official.texts import OfficialTexts
+from judges.official.texts import OfficialTexts, official_wording
 from judges.templates import PromptTemplate, RequestParams, Wording, load_template
 from memory_protocol import Question
 

@@ -12,14 +12,14 @@ no") is unparsable. The paper reports LongMemEval_S over the non-abstention ques
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
 from judges.graders.verdict import JudgeVerdict, own_parse
-from judges.official.prompts import named_from_positional, official_wording
-from judges.official.texts import OfficialTexts
+from judges.official.texts import OfficialTexts, official_wording
 from judges.templates import LONGMEMEVAL_KINDS, PromptTemplate, RequestParams, Wording, load_template
 from memory_protocol import Question
 
@@ -38,6 +38,24 @@ KIND_BY_QUESTION_TYPE: dict[str, str] = {
 }
 TemplateSource = Union[Mapping[str, PromptTemplate], Callable[[str], PromptTemplate]]
 _YES_OR_NO_RE = re.compile(r"\byes\s*(?:or|/)\s*no\b", re.IGNORECASE)
+
+
+def named_from_positional(template: str, names: tuple[str, ...]) -> str:
+    """A ``{}``-template with the i-th ``{}`` renamed ``{names[i]}`` and other braces doubled, so
+    ``result.format(**values)`` equals ``template.format(*values)``."""
+    parts: list[str] = []
+    used = 0
+    for literal, name, spec, conversion in string.Formatter().parse(template):
+        parts.append(literal.replace("{", "{{").replace("}", "}}"))
+        if name is None:
+            continue
+        if name != "" or spec or conversion or used >= len(names):
+            raise ValueError(f"expected {len(names)} plain '{{}}' fields, found '{{{name}}}'")
+        parts.append("{" + names[used] + "}")
+        used += 1
+    if used != len(names):
+        raise ValueError(f"expected {len(names)} '{{}}' fields, found {used}")
+    return "".join(parts)
 
 
 def longmemeval_kind(question_type: str, abstention: bool) -> str:

@@ -12,6 +12,7 @@ echo, is unparsable (left out of ``score``, 0 in ``score_paper``, which is then 
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -19,8 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judges.graders.verdict import JudgeVerdict, extract_json_objects, own_parse
-from judges.official.prompts import ORGMEM_MAX_ANSWER_CHARS, OrgMemJudgePrompt, orgmem_judge_prompt
-from judges.official.texts import OfficialTexts
+from judges.official.texts import OfficialTexts, official_wording
 from judges.templates import PromptTemplate, RequestParams, Wording, load_template, texts_hash
 from memory_protocol import Question, RubricFacet
 
@@ -29,6 +29,79 @@ __all__ = ["ORGMEM_NO_ANSWER", "OrgMemJudge", "orgmem_request", "parse_orgmem", 
 OFFICIAL_PARAMS = RequestParams(temperature=0.0)  # the paper: every facet graded at temperature 0
 
 ORGMEM_NO_ANSWER = "No answer produced."  # what the official runner grades when the answer is empty
+ORGMEM_MAX_ANSWER_CHARS = 6000  # judge.py: answer_text[:6000]
+
+
+@dataclass(frozen=True)
+class FStringTemplate:
+    """An f-string's source filled without evaluating it: each field's expression (as ``ast.unparse``
+    writes it) is looked up in the values; an unknown field, a conversion or a format spec is a ValueError."""
+
+    source: str
+
+    def _parts(self) -> list[ast.expr]:
+        node = ast.parse(self.source, mode="eval").body
+        if not isinstance(node, ast.JoinedStr):
+            raise ValueError("not an f-string")
+        return node.values
+
+    def fields(self) -> list[str]:
+        return [ast.unparse(v.value) for v in self._parts() if isinstance(v, ast.FormattedValue)]
+
+    def fill(self, values: Mapping[str, Any]) -> str:
+        out: list[str] = []
+        for part in self._parts():
+            if isinstance(part, ast.Constant):
+                out.append(str(part.value))
+                continue
+            assert isinstance(part, ast.FormattedValue)
+            expression = ast.unparse(part.value)
+            if part.conversion != -1 or part.format_spec is not None or expression not in values:
+                raise ValueError(f"f-string field {{{expression}}} is not one this harness fills")
+            out.append(str(values[expression]))
+        return "".join(out)
+
+
+# orgmembench/schemas.py CATEGORY_INFO: the public names its judge prompt shows (an unknown code in lower case)
+PUBLIC_CATEGORY = {"C1": "supersession", "C2": "decision_provenance", "C3": "bitemporal", "C4": "audit_replay",
+                   "C5": "justification_chain", "C6": "contradiction", "HARD": "multi_hop_lineage",
+                   "EMERGENT": "emergent_pattern"}
+
+
+@dataclass(frozen=True)
+class OrgMemJudgePrompt:
+    """OrgMemBench's judge: ``_JUDGE_SYSTEM`` and the user prompt ``build_judge_prompt`` returns for a
+    question; emergent: category EMERGENT or ``validation_mode == "union"``."""
+
+    system: str
+    template: FStringTemplate
+    emergent_note: str
+    wording: Wording
+
+    def build(self, question: Question, answer_text: str) -> str:
+        ground_truth = question.meta.get("ground_truth")
+        metadata = question.meta.get("source_metadata") or {}
+        emergent = question.category == "EMERGENT" or (isinstance(metadata, Mapping)
+                                                       and metadata.get("validation_mode") == "union")
+        subpoints = [{"id": f.facet_id, "criterion": f.criterion, "fail_criterion": f.fail_criterion}
+                     for f in question.rubric or ()]
+        return self.template.fill({
+            "question.public_category": PUBLIC_CATEGORY.get(question.category, question.category.lower()),
+            "question.text": question.text,
+            "extra": self.emergent_note if emergent else "",
+            "gt": json.dumps(dict(ground_truth) if isinstance(ground_truth, Mapping) else {}, ensure_ascii=False,
+                             indent=2),
+            "json.dumps(subpoints, ensure_ascii=False, indent=2)": json.dumps(subpoints, ensure_ascii=False, indent=2),
+            "answer_text[:6000]": answer_text[:ORGMEM_MAX_ANSWER_CHARS],
+        })
+
+
+def orgmem_judge_prompt(texts: OfficialTexts) -> OrgMemJudgePrompt:
+    system, prompt, note = (texts.get(k) for k in ("orgmem.judge_system", "orgmem.judge_prompt", "orgmem.emergent"))
+    template = FStringTemplate(prompt.text)
+    template.fill({name: "" for name in template.fields()})  # every field is one we fill
+    return OrgMemJudgePrompt(system.text, template, note.text,
+                             official_wording(system, prompt, note, what="_JUDGE_SYSTEM, build_judge_prompt"))
 
 
 def _require_rubric(question: Question) -> tuple[RubricFacet, ...]:

@@ -12,6 +12,7 @@ import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from memplusplus.english_tsearch import quote
 from memplusplus.text import positional_stems
 
 MAX_POSITION = 16383
@@ -51,11 +52,6 @@ class Lexemes:
         return " ".join(
             f"{quote(raw.decode('utf-8'))}:{','.join(map(str, positions))}" for raw, positions in self.bounded().items()
         )
-
-
-def quote(lexeme: str) -> str:
-    """A lexeme quoted for tsvector/tsquery input (no further normalisation is applied to it)."""
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def tsquery(terms: Sequence[str], conjunctive: bool) -> str:

@@ -1,12 +1,10 @@
 """Mem++ on Postgres + pgvector: the rules of ``memplusplus.memory``, one SQL statement per read.
 
-One table holds the rows with a tsvector of the row's English lexemes, its author-tag stems and
-its embedding. The as-of scope sits in every leg's WHERE clause (filter before ranking). Lexical:
-the authors' leg (``memplusplus.lexical``), ranked by Postgres' own ``ts_rank_cd``; tag: stem
-overlap (``&&``); vector: exact inner product (``<#>``) of unit vectors. Each leg keeps C rows,
-ties later ingest first; fusion and the top-k cut run in Python, as in process. Without a
-``table`` name the memory is a temporary table of its connection; a named one is reopened later.
-"""
+One table holds the rows with their English lexemes (tsvector), author-tag stems and embedding; the
+as-of scope sits in every leg's WHERE clause. Lexical: the authors' leg ranked by Postgres' own
+``ts_rank_cd``; tag: stem overlap (``&&``); vector: exact inner product (``<#>``). Fusion and the
+top-k cut run in Python. Without a ``table`` name the memory is a temporary table of its connection.
+Table names are checked (lower-case letters, digits, _), so they are formatted into the SQL."""
 
 from __future__ import annotations
 
@@ -14,25 +12,123 @@ import hashlib
 import re
 import uuid
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 from pathlib import Path
 
 from memplusplus.encoder import CachedEncoder
 from memplusplus.english_tsearch import tsvector_positions
 from memplusplus.evidence import RenderedContext, render
-from memplusplus.facade import NUL, MemoryFacade, plan_ingest, without_nul
-from memplusplus.diagnosis import Diagnosis, diagnosis
-from memplusplus.fusion import weighted_rrf
 from memplusplus.lexical import or_lexemes
-from memplusplus.memory import MemPPConfig, tag_source
-from memplusplus.pg import schema
+from memplusplus.memory import NUL, MemoryFacade, MemPPConfig, plan_ingest, tag_source, without_nul
 from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery
 from memplusplus.pg.server import connect, require_extra, resolve_dsn
-from memplusplus.topk import select_top_k
-from memplusplus.scope import end_of_day
+from memplusplus.ranking import Diagnosis, diagnosis, end_of_day, select_top_k
 from memplusplus.text import content_terms
 from memory_protocol import Document, Hit, StoreSize
+
+COLUMNS = "seq, doc_id, text, author, date, thread, evidence, ingested_at, lex, author_terms, embedding"
+ROW_TYPES = ["bigint", "text", "text", "text", "timestamp", "text", "text", "timestamp", "tsvector", "text[]", "vector"]
+
+
+def create_statements(table: str, dimension: int, temporary: bool) -> list[str]:
+    kind = "TEMPORARY TABLE" if temporary else "TABLE"
+    return [
+        f"""CREATE {kind} IF NOT EXISTS {table} (
+            seq bigint PRIMARY KEY,
+            doc_id text NOT NULL UNIQUE,
+            text text NOT NULL,
+            author text,
+            date timestamp,
+            thread text,
+            evidence text NOT NULL DEFAULT 'header',
+            ingested_at timestamp NOT NULL,
+            archived boolean NOT NULL DEFAULT false,
+            superseded_by text,
+            lex tsvector NOT NULL,
+            author_terms text[] NOT NULL,
+            embedding vector({int(dimension)}) NOT NULL
+        )""",
+        # Keep vectors in the row, uncompressed: the exact scan reads every one of them.
+        f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE PLAIN",
+        f"CREATE INDEX IF NOT EXISTS {table}_lex ON {table} USING gin (lex)",
+        f"CREATE INDEX IF NOT EXISTS {table}_tags ON {table} USING gin (author_terms)",
+        f"CREATE {kind} IF NOT EXISTS {table}_aliases (doc_id text PRIMARY KEY, target text NOT NULL)",
+    ]
+
+
+# One statement per job on a memory's own tables; ``{table}`` is the rows table.
+_TABLE_SQL = {
+    "counts": "SELECT (SELECT count(*) FROM {table}), (SELECT count(*) FROM {table}_aliases)",
+    "active_texts": "SELECT author, text, doc_id FROM {table} WHERE NOT archived ORDER BY seq",
+    "copy_rows": "COPY {table} (" + COLUMNS + ") FROM STDIN (FORMAT BINARY)",
+    "insert_alias": "INSERT INTO {table}_aliases (doc_id, target) VALUES (%s, %s)",
+    "archive": "UPDATE {table} SET archived = true WHERE doc_id = %s RETURNING author, text",
+    "supersede": "UPDATE {table} SET superseded_by = %s WHERE doc_id = %s RETURNING seq",
+    # The row holding each given document id (through an alias when it repeats an active row).
+    "locate": (
+        "SELECT d.doc_id, r.seq FROM unnest(%s::text[]) AS d(doc_id) "
+        "LEFT JOIN {table}_aliases a ON a.doc_id = d.doc_id JOIN {table} r ON r.doc_id = coalesce(a.target, d.doc_id)"
+    ),
+    # What a hit shows, and the recency of a row (its date, else its ingest time).
+    "details": (
+        "SELECT seq, doc_id, text, author, date, thread, coalesce(date, ingested_at), evidence "
+        "FROM {table} WHERE seq = ANY(%s)"
+    ),
+}
+
+
+def table_statements(table: str) -> dict[str, str]:
+    """The statements above with one memory's table name formatted in."""
+    return {name: sql.format(table=table) for name, sql in _TABLE_SQL.items()}
+
+
+def in_scope_query(table: str, dated: bool) -> str:
+    """Which of the given row seqs (``%(seqs)s``) are in S_theta."""
+    return f"SELECT seq FROM {table} WHERE seq = ANY(%(seqs)s) AND {scope(dated)}"
+
+
+def scope(dated: bool) -> str:
+    """S_theta: rows not archived; with an as-of date, only rows dated up to theta (NULL fails)."""
+    return "NOT archived AND date <= %(theta)s" if dated else "NOT archived"
+
+
+_LEG_SQL = {
+    "lexical": (
+        "SELECT 'lexical' AS leg, seq, ts_rank_cd(lex, {tsquery})::float8 AS key FROM {table} "
+        "WHERE {scope} AND lex @@ {tsquery} ORDER BY key DESC, seq DESC LIMIT %(limit)s"
+    ),
+    "tag": (
+        # author_terms holds distinct stems, so counting those among the question's is the overlap.
+        "SELECT 'tag' AS leg, seq, (SELECT count(*) FROM unnest(author_terms) AS term "
+        "WHERE term = ANY(%(terms)s::text[]))::float8 AS key FROM {table} "
+        "WHERE {scope} AND author_terms && %(terms)s::text[] ORDER BY key DESC, seq DESC LIMIT %(limit)s"
+    ),
+    "vector": (
+        "SELECT 'vector' AS leg, seq, -(embedding <#> %(vector)s) AS key FROM {table} "
+        "WHERE {scope} ORDER BY embedding <#> %(vector)s, seq DESC LIMIT %(limit)s"
+    ),
+    "recent": (
+        "SELECT 'recent' AS leg, seq, 0::float8 AS key FROM {table} "
+        "WHERE {scope} ORDER BY seq DESC LIMIT %(limit)s"
+    ),
+}
+
+
+# The lexical leg's query: the authors' OR of lexemes sent as a tsquery literal, or the whole
+# question through Postgres' own websearch_to_tsquery (their conjunctive path, store.py:379).
+LEXEMES_QUERY = "%(tsquery)s::tsquery"
+WEBSEARCH_QUERY = "websearch_to_tsquery('english', %(question)s)"
+
+
+def legs_query(table: str, legs: Sequence[str], dated: bool, text_query: str = LEXEMES_QUERY) -> str:
+    """One statement returning (leg, seq, score) for each leg's top C and the recency pool;
+    ``text_query`` is the lexical leg's tsquery expression."""
+    where = scope(dated)
+    return " UNION ALL ".join(
+        f"({_LEG_SQL[leg].format(table=table, scope=where, tsquery=text_query)})" for leg in [*legs, "recent"]
+    )
+
 
 _TABLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
 
@@ -66,10 +162,10 @@ class PostgresMemPlusPlus(MemoryFacade):
         register_tsvector(self.conn)
         temporary = table is None
         self.table = table or f"mempp_{uuid.uuid4().hex[:16]}"
-        self.sql = schema.table_statements(self.table)
+        self.sql = table_statements(self.table)
         if temporary:
             self.conn.execute("SET temp_buffers = '1GB'")  # temp tables are cached per session
-        for statement in schema.create_statements(self.table, self.encoder.dimension, temporary):
+        for statement in create_statements(self.table, self.encoder.dimension, temporary):
             self.conn.execute(statement)
         self._rows, self._aliases = self.conn.execute(self.sql["counts"]).fetchone()
         self._analyzed_at = self._rows
@@ -124,7 +220,7 @@ class PostgresMemPlusPlus(MemoryFacade):
             with self.conn.transaction(), self.conn.cursor() as cursor:
                 if rows:
                     with cursor.copy(self.sql["copy_rows"]) as copy:
-                        copy.set_types(schema.ROW_TYPES)
+                        copy.set_types(ROW_TYPES)
                         for row in rows:
                             copy.write_row(row)
                 if aliases:
@@ -145,7 +241,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         """Link ``old`` to the row that replaces it; the old row stays stored and in scope."""
         for doc_id in (old_doc_id, new_doc_id):
             if NUL in doc_id:
-                raise KeyError(doc_id)  # no id holds NUL (memplusplus.facade.storable)
+                raise KeyError(doc_id)  # no id holds NUL (memplusplus.memory.storable)
         if self.conn.execute(self.sql["supersede"], (new_doc_id, old_doc_id)).fetchone() is None:
             raise KeyError(old_doc_id)
 
@@ -157,7 +253,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         legs = []
         params: dict[str, object] = {"limit": cfg.candidates, "theta": None if as_of is None else end_of_day(as_of)}
         lexemes = or_lexemes(query, cfg.conjunctive, cfg.min_term_chars, cfg.max_query_terms)
-        text_query = schema.WEBSEARCH_QUERY if lexemes is None else schema.LEXEMES_QUERY
+        text_query = WEBSEARCH_QUERY if lexemes is None else LEXEMES_QUERY
         if cfg.weight("lexical") > 0:
             if lexemes is None:
                 legs.append("lexical")
@@ -171,7 +267,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         if cfg.weight("vector") > 0:
             legs.append("vector")
             params["vector"] = self.encoder.encode_one(query)
-        statement = schema.legs_query(self.table, legs, dated=as_of is not None, text_query=text_query)
+        statement = legs_query(self.table, legs, dated=as_of is not None, text_query=text_query)
         scored: dict[str, list[tuple[float, int]]] = {leg: [] for leg in [*legs, "recent"]}
         for leg, seq, key in self.conn.execute(statement, params):
             scored[leg].append((key, seq))
@@ -189,7 +285,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         if self._rows == 0 or k <= 0:
             return []
         rankings, recent = self.leg_rankings(query, as_of)
-        fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        fused = self.fuse(rankings)
         wanted = sorted({row.seq for row in fused} | set(recent))
         details = {row[0]: row for row in self.conn.execute(self.sql["details"], (wanted,))}
         recency = {seq: row[6] for seq, row in details.items()}
@@ -216,9 +312,9 @@ class PostgresMemPlusPlus(MemoryFacade):
         seq_of = {doc_id: int(seq) for doc_id, seq in self.conn.execute(self.sql["locate"], (stored_ids,))}
         theta = None if as_of is None else end_of_day(as_of)
         visible = {int(seq) for (seq,) in self.conn.execute(
-            schema.in_scope_query(self.table, as_of is not None), {"seqs": list(seq_of.values()), "theta": theta})}
+            in_scope_query(self.table, as_of is not None), {"seqs": list(seq_of.values()), "theta": theta})}
         rankings = self.leg_rankings(query, as_of)[0] if self._rows else {}
-        fused = weighted_rrf(rankings, {leg: self.config.weight(leg) for leg in rankings}, self.config.gamma)
+        fused = self.fuse(rankings)
         return diagnosis(wanted, seq_of, {seq: seq in visible for seq in seq_of.values()}, rankings, fused, depth)
 
     def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:

@@ -30,11 +30,6 @@ def require_extra(*modules: str) -> None:
         raise ConfigError(f"the postgres backend needs {', '.join(missing)}, from the postgres extra: {EXTRA_HINT}")
 
 
-def default_data_dir() -> Path:
-    """The embedded server's folder inside the default cache folder."""
-    return cache_root() / "postgres"
-
-
 def _folder(data_dir: str | Path) -> Path:
     return Path(data_dir).expanduser().resolve()
 
@@ -60,7 +55,7 @@ def resolve_dsn(dsn: str | None = None, data_dir: str | Path | None = None) -> s
     chosen = dsn or os.environ.get(POSTGRES_URL_ENV)
     if chosen:
         return chosen
-    return embedded_dsn(data_dir if data_dir is not None else default_data_dir())
+    return embedded_dsn(data_dir if data_dir is not None else cache_root() / "postgres")
 
 
 def connect(dsn: str):

@@ -13,9 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memplusplus.columns import Column
-from memplusplus.legs import top_by_similarity
-from memplusplus.store import RowStore
+from memplusplus.store import Column, RowStore
+from memplusplus.memory import top_by_similarity
 from memplusplus.text import content_terms
 
 _CLAUSE_END = re.compile(r"[,;:?!.]\s+|\s+[—–-]+\s+|[?!.]$")

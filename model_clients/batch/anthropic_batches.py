@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from memory_protocol import ConfigError
 from model_clients.batch.provider import BatchLine, BatchState, BatchStatus, LineOutcome
-from model_clients.chat_types import ChatResult, LLMConfig
-from model_clients.sdk_holder import ERROR_MAX_CHARS, HoldsSDK
+from model_clients.chat_types import ERROR_MAX_CHARS, ChatResult, HoldsSDK, LLMConfig
 
 if TYPE_CHECKING:  # the SDK is an optional extra, imported on the first network call
     import anthropic

@@ -3,6 +3,7 @@
 A batch id is written the moment the provider accepts it, with its keys (and the audit fields of
 each key's cache entry), so a run killed while polling collects its batches instead of paying twice.
 Two tables beside the cache's ``kv``: ``batch_jobs`` and ``batch_lines``; no answer is kept here.
+``python run.py batch=status`` lists the pending ones (:func:`status_report`) without writing the file.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from tabulate import tabulate
 
 from model_clients.kvstore import naming_full_disk
 
@@ -120,3 +123,24 @@ def pending_in(path: str | Path) -> list[BatchJob]:
         if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batch_jobs'").fetchone() is None:
             return []
         return [BatchJob(*row) for row in conn.execute(_OPEN_JOBS + _ORDER, (OPEN,)).fetchall()]
+
+
+# Widest cell of each column: with tabulate's two-space gaps a row stays within the console's 120.
+WIDTHS = {"batch id": 40, "provider": 9, "model": 21, "lines": 7, "submitted (UTC)": 19, "status": 14}
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def status_report(llm_cache: Path) -> str:
+    """The table of pending batches recorded in ``llm_cache`` (a line saying none when empty)."""
+    jobs = pending_in(llm_cache)
+    if not jobs:
+        return f"no pending batch recorded in {llm_cache}"
+    rows = [[_cut(value, width) for value, width in zip(
+        (job.batch_id, job.provider, job.model, f"{job.lines:,}", job.submitted_at,
+         f"{job.status}, retry" if job.attempt else job.status), WIDTHS.values())] for job in jobs]
+    table = tabulate(rows, headers=list(WIDTHS), tablefmt="plain", colalign=("left",) * 3 + ("right",) + ("left",) * 2,
+                     disable_numparse=True)
+    return f"{len(jobs)} pending batch(es) recorded in {llm_cache}:\n{table}"

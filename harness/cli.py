@@ -13,7 +13,7 @@ from typing import Any
 from memory_protocol import ConfigError, DatasetError, cache_root
 
 from harness.batch_switch import STATUS
-from harness.caches import LLM_REPLIES
+from model_clients.kvstore import LLM_REPLIES
 from harness.config import RunConfig
 from judges.aggregate import CONSOLE_WIDTH
 from harness.stage_log import enable_when_not_a_terminal

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.batch_switch import write_time_note
-from harness.caches import EMBEDDINGS, LLM_REPLIES, RETRIEVALS, run_cache
 from harness.config import RunConfig, SystemSpec
 from harness.encoders import build_encoder
 from harness.provenance import file_hashes, recording_reads
@@ -22,7 +21,7 @@ from loaders import dataset_notes, load_dataset, prepare_data_dir
 from memory_protocol import Episode
 from memplusplus.encoder import CachedEncoder
 from model_clients.chat_types import identity_fields as endpoint_settings
-from model_clients.kvstore import KVStore
+from model_clients.kvstore import EMBEDDINGS, LLM_REPLIES, RETRIEVALS, KVStore, run_cache
 
 if TYPE_CHECKING:
     from harness.benchmarks import Benchmark

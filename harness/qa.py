@@ -23,7 +23,7 @@ from harness.misses import attribute
 from harness.prompts import ProtocolPrompts
 from harness.qa_checks import ALL_FAILED_KEY, all_failed, failure_report
 from judges.graders import Judge
-from judges.metrics.registry import lookup
+from judges.metrics.ranking import lookup
 from memory_protocol import Question
 from model_clients.chat_types import CallsInterrupted, ChatRequest, ChatResult
 from model_clients.cost import actual_spend

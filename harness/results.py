@@ -21,7 +21,7 @@ from harness.qa import qa_summary
 from harness.rescore import errata_keys, errata_note
 from harness.safe_write import append_line, folder_lock, read_lines, write_run_folder
 from judges.aggregate import console_table, format_table, summarize
-from judges.metrics.registry import retrieval_summary_keys
+from judges.metrics.ranking import retrieval_summary_keys
 from model_clients.chat_types import identity_fields as endpoint_settings
 from model_clients.kvstore import stable_hash
 

@@ -1,6 +1,7 @@
 """The retrieval stage: every question's ranking, cached by (system identity, encoder, corpus
 fingerprint, question) and looked up before anything is built, so a repeated run neither embeds
-nor ingests; an episode is ingested only when one of its questions misses the cache.
+nor ingests; an episode is ingested only when one of its questions misses the cache. Each question
+becomes a record: its metrics, and why each gold document was found or lost (``gold_docs``).
 
 What a ranking cost is kept beside it (``retrieval_costs.sqlite``): its ``system.retrieve`` seconds
 under the ranking's key and the episode's store size after ingest, so a repeated run reports the
@@ -10,31 +11,32 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from tqdm import tqdm
 
-from harness.caches import RETRIEVAL_COSTS, run_cache
 from harness.config import RunConfig
 from harness.errors import RunInterrupted
-from harness.explanations import explanation_depth, gold_docs
 from harness.plan import RunPlan
 from harness.qa import QAItem
-from harness.records import build_record, episode_metrics, ranked_ids
 from harness.stage_log import LOG
 from harness.systems import RunContext
-from judges.metrics.budget_chars import BlockLayout
+from judges.metrics.ranking import episode_metrics, metric_ranking, ranked_ids
 from memory_protocol import Document, Episode, Hit, Question, store_size
 from memplusplus.evidence import RenderedContext, render
 from model_clients.call_counts import ModelCallTally, snapshot
-from model_clients.kvstore import KVStore, stable_hash
+from model_clients.cost import CHARS_PER_TOKEN
+from model_clients.kvstore import RETRIEVAL_COSTS, KVStore, run_cache, stable_hash
 from model_clients.token_count import TokenCounter, encoding_name_for
 
 # Bump when retrieval code changes in a way that changes results, so old cache entries are ignored.
 RETRIEVAL_VERSION = 2
+HITS_KEPT = 100  # a record keeps at most this many hits (full context returns the whole history)
+GOLD_TEXT_CHARS = 200  # of each gold document in its record: enough to recognise the turn
 
 
 def corpus_fingerprint(documents: Sequence[Document]) -> str:
@@ -52,12 +54,19 @@ def retrieval_key(system: dict[str, Any], encoder_identity: str, fingerprint: st
                         "question": [question.qid, question.text, question.as_of.isoformat() if question.as_of else None]})
 
 
-def question_keys(plan: RunPlan, episode: Episode, extra: Callable[[Question], dict[str, Any]] | None = None,
-                  fingerprint: str | None = None) -> dict[str, str]:
-    """Each question's cache key; ``extra`` adds to the system identity (a deeper or diagnostic ranking)."""
+def question_keys(plan: RunPlan, episode: Episode, fingerprint: str | None = None, metric_depth: int | None = None,
+                  diagnose_depth: int | None = None) -> dict[str, str]:
+    """Each question's cache key; a deeper ranking (``metric_depth``) or a diagnosis is keyed apart."""
     fingerprint = fingerprint or corpus_fingerprint(episode.documents)
-    return {q.qid: retrieval_key({**plan.identity, **(extra(q) if extra else {})}, plan.encoder.identity, fingerprint, q)
-            for q in episode.questions}
+    keys = {}
+    for question in episode.questions:
+        system = dict(plan.identity)
+        if metric_depth:
+            system["metric_depth"] = metric_depth
+        if diagnose_depth:
+            system.update(diagnose_depth=diagnose_depth, gold=list(question.evidence_ids))
+        keys[question.qid] = retrieval_key(system, plan.encoder.identity, fingerprint, question)
+    return keys
 
 
 def hit_to_dict(hit: Hit) -> dict[str, Any]:
@@ -111,19 +120,19 @@ def _episode(plan: RunPlan, episode: Episode, stats: dict[str, Any], calls: Mode
              counter: TokenCounter | None) -> list[QAItem]:
     config, retrievals = plan.config, plan.retrievals
     fingerprint = corpus_fingerprint(episode.documents)
-    keys = question_keys(plan, episode, fingerprint=fingerprint)
+    keys = question_keys(plan, episode, fingerprint)
     size_key = stable_hash({"store_size": plan.identity, "encoder": plan.encoder.identity, "corpus": fingerprint})
-    measured = {key: json.loads(value) for key, value in costs.get_many([*keys.values(), size_key]).items()}
     # A deeper ranking for the metrics only (a benchmark scoring sessions widens k), cached apart.
     depth = config.dataset.metric_depth or 0
-    deep_keys = (question_keys(plan, episode, lambda q: {"metric_depth": depth}, fingerprint)
-                 if depth > config.system.k else {})
-    # Where each gold document ranked in every leg (systems that report it), cached apart too.
-    explain_depth = explanation_depth(plan.ks, config.dataset.metric_depth)
-    diag_keys = (question_keys(plan, episode, lambda q: {"diagnose_depth": explain_depth, "gold": list(q.evidence_ids)},
-                               fingerprint) if plan.entry.diagnoses else {})
-    wanted = [*keys.values(), *deep_keys.values(), *diag_keys.values()]
-    cached = {key: json.loads(value) for key, value in retrievals.get_many(wanted).items()}
+    deep_keys = question_keys(plan, episode, fingerprint, metric_depth=depth) if depth > config.system.k else {}
+    # Where each gold document ranked in every leg (systems that report it), cached apart too;
+    # the explanation reaches as deep as the deepest metric cut-off.
+    explain_depth = max([*plan.ks, depth])
+    diag_keys = question_keys(plan, episode, fingerprint, diagnose_depth=explain_depth) if plan.entry.diagnoses else {}
+    stored_costs = costs.get_many([*keys.values(), size_key])
+    stored = retrievals.get_many([*keys.values(), *deep_keys.values(), *diag_keys.values()])
+    measured = {key: json.loads(value) for key, value in stored_costs.items()}
+    cached = {key: json.loads(value) for key, value in stored.items()}
     stats["retrieval_cache_hits"] += sum(1 for key in keys.values() if key in cached)
     missing = [q for q in episode.questions
                if any(key not in cached for key in (keys[q.qid], deep_keys.get(q.qid), diag_keys.get(q.qid)) if key)]
@@ -158,11 +167,11 @@ def _episode(plan: RunPlan, episode: Episode, stats: dict[str, Any], calls: Mode
             built.close()
     by_id = {doc.doc_id: doc for doc in episode.documents}
     scorer = plan.benchmark.scorer_for(episode) if plan.sessions else None
-    all_hits = [[hit_from_dict(item, by_id) for item in cached[keys[q.qid]]] for q in episode.questions]
-    contexts, layouts = contexts_of(plan.entry.context, config.dataset.context_budget, all_hits)
     deeper = [cached[deep_keys[q.qid]] if q.qid in deep_keys else None for q in episode.questions]
     lengths = {doc.doc_id: len(doc.text) for doc in episode.documents}
-    metrics = episode_metrics(episode.questions, all_hits, contexts, plan.ks, scorer, deeper, lengths, layouts)
+    all_hits = [[hit_from_dict(item, by_id) for item in cached[keys[q.qid]]] for q in episode.questions]
+    contexts = contexts_of(plan.entry.context, config.dataset.context_budget, all_hits)
+    metrics = episode_metrics(episode.questions, all_hits, contexts, plan.ks, scorer, deeper, lengths)
     _add_store_size(stats, measured.get(size_key))
     items = []
     for question, q_hits, q_deeper, context, q_metrics in zip(episode.questions, all_hits, deeper, contexts, metrics):
@@ -209,13 +218,74 @@ def _add_store_size(stats: dict[str, Any], size: dict[str, Any] | None) -> None:
         stats[name] = None if value is None or total is None else total + value
 
 
-def contexts_of(layout, budget: int | None,
-                all_hits: list[list[Hit]]) -> tuple[list[RenderedContext], list[list[BlockLayout]] | None]:
-    """Each question's context: the harness's ranked blocks, or the system's own ``layout`` (Mem0,
-    Zep) with where each hit's text sits in it."""
-    if layout is None:
-        return [render(h, budget) for h in all_hits], None
-    pairs = [layout(h, budget) for h in all_hits]
-    return [context for context, _ in pairs], [
-        [BlockLayout(line.start, line.length, tuple(line.sources)) for line in placed] for _, placed in pairs
-    ]
+def contexts_of(layout, budget: int | None, all_hits: list[list[Hit]]) -> list[RenderedContext]:
+    """Each question's context: the harness's ranked blocks, or the system's own ``layout`` (Mem0, Zep)."""
+    return [render(hits, budget) if layout is None else layout(hits, budget)[0] for hits in all_hits]
+
+
+def _rank_in(ids: Sequence[str], doc_id: str, depth: int) -> int | None:
+    rank = ids.index(doc_id) + 1 if doc_id in ids else None
+    return rank if rank is not None and rank <= depth else None
+
+
+def gold_docs(question: Question, documents: Mapping[str, Document], hits: list[Hit], deeper: list[str] | None,
+              context: RenderedContext, depth: int,
+              placements: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Why each gold document was found or lost: its rank down to ``depth``, its rank among the hits,
+    whether the answerer read the start of its block (as ``in_budget_recall`` counts) or the budget cut
+    it, and with ``placements`` (Mem++ ``diagnose``) whether it was stored and in scope, its rank in
+    every leg and in the fusion."""
+    ranking, returned = metric_ranking(hits, deeper), ranked_ids(hits)
+    entries = []
+    for doc_id in dict.fromkeys(question.evidence_ids):
+        doc = documents.get(doc_id)
+        returned_rank = _rank_in(returned, doc_id, len(returned))
+        start = context.block_starts.get(doc_id)
+        read = start is not None and (context.budget is None or start < context.budget)
+        entry: dict[str, Any] = {"doc_id": doc_id, "text": None if doc is None else doc.text[:GOLD_TEXT_CHARS],
+                                 "rank": _rank_in(ranking, doc_id, depth), "returned_rank": returned_rank,
+                                 "read": read, "budget_cut": returned_rank is not None and not read}
+        placement = (placements or {}).get(doc_id)
+        if placement is not None:
+            entry.update(stored=placement["stored"], in_scope=placement["in_scope"],
+                         legs=dict(placement["legs"]), fused_rank=placement["fused"])
+        entries.append(entry)
+    return entries
+
+
+def hits_per_leg(hits: Sequence[Hit]) -> dict[str, int]:
+    """How many hits each leg ranked (Mem++ legs, ``mem0:<speaker>``, ``zep:fact`` / ``zep:entity``)."""
+    counts: dict[str, int] = {}
+    for hit in hits:
+        for leg in hit.leg_ranks:
+            counts[leg] = counts.get(leg, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def build_record(episode: Episode, question: Question, hits: list[Hit], context: RenderedContext,
+                 metrics: dict[str, float], golds: list[dict[str, Any]] | None = None,
+                 explain_depth: int | None = None, leg_sizes: dict[str, int] | None = None) -> dict[str, Any]:
+    """One question's record; ``golds``: :func:`gold_docs`; ``leg_sizes``: rows per leg (Mem++)."""
+    gold = set(question.evidence_ids)
+    return {
+        "episode": episode.episode_id,
+        "qid": question.qid,
+        "category": question.category,
+        "question": question.text,
+        "as_of": question.as_of.isoformat() if question.as_of else None,
+        "gold": list(question.evidence_ids),
+        "reference": question.answer,
+        "explain_depth": explain_depth,
+        "gold_docs": golds or [],
+        **({"leg_sizes": leg_sizes} if leg_sizes is not None else {}),
+        "n_hits": len(hits),
+        "hits_per_leg": hits_per_leg(hits),
+        "retrieved_chars": len(context.full_text),
+        "read_chars": len(context.text),
+        "read_tokens_est": math.ceil(len(context.text) / CHARS_PER_TOKEN),
+        "metrics": {key: (None if isinstance(value, float) and math.isnan(value) else value) for key, value in metrics.items()},
+        "hits": [{"doc_id": hit.doc_id, "score": round(hit.score, 8), "date": hit.date.isoformat() if hit.date else None,
+                  "author": hit.author, "leg_ranks": hit.leg_ranks, "reserve": hit.reserve,
+                  "gold": bool(set(hit.source_ids) & gold), **({"sources": list(hit.source_ids)} if hit.sources else {})}
+                 for hit in hits[:HITS_KEPT]],
+    }

@@ -20,7 +20,7 @@ import pandas as pd
 from judges.aggregate import CONSOLE_WIDTH, fit_columns, text_width as _width
 from harness.safe_write import atomic_write
 from judges.aggregate import format_table
-from judges.metrics.registry import SWEEP_COLUMNS, by_stage
+from judges.metrics.ranking import SWEEP_COLUMNS, by_stage
 
 POINTER_NAME = "sweep_job.json"
 SUMMARY_NAME = "summary.md"  # the full sweep table, in the sweep folder

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import tabulate as tabulate_module
 
-from judges.metrics.registry import SWEEP_COLUMNS
+from judges.metrics.ranking import SWEEP_COLUMNS
 
 OVERALL = "overall"
 OVERALL_ALL = "overall (all)"

@@ -7,7 +7,7 @@ A row is shown in its ``evidence`` style, set by the loader, never by the datase
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory_protocol import Hit
@@ -19,16 +19,28 @@ NO_AUTHOR = "unknown"
 
 
 @dataclass(frozen=True)
+class BlockLayout:
+    """A block's start in the context, its length, and where each document's text starts in it (a
+    chunk's offsets may point at a header, as the RAG baseline's do: it then counts as the document's)."""
+
+    start: int
+    length: int
+    sources: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
 class RenderedContext:
+    """``block_starts``: where each document's block starts; ``layouts``: each block's (for the
+    in-budget gold characters); ``text``: what the answerer reads, the first ``budget`` characters."""
 
     full_text: str
     block_starts: dict[str, int]
     budget: int | None
+    layouts: tuple[BlockLayout, ...] = ()
+    text: str = field(init=False)
 
-    @property
-    def text(self) -> str:
-        """What the answerer reads: the first ``budget`` characters (all when no budget)."""
-        return self.full_text if self.budget is None else self.full_text[: self.budget]
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", self.full_text if self.budget is None else self.full_text[: self.budget])
 
 
 def format_date(value: datetime | None) -> str:
@@ -62,16 +74,16 @@ def render(hits: Sequence[Hit], budget: int | None = None) -> RenderedContext:
     """Hits' blocks in rank order, where each document starts, and ``budget``, a prefix cut in characters."""
     parts: list[str] = []
     starts: dict[str, int] = {}
+    layouts: list[BlockLayout] = []
     offset = 0
     for rank, hit in enumerate(hits, start=1):
         text = block(hit, rank)
         if parts:
             offset += len(BLOCK_SEPARATOR)
-        if hit.sources:
-            for doc_id, inner in hit.sources:
-                starts.setdefault(doc_id, offset + inner)
-        else:
-            starts.setdefault(hit.doc_id, offset)
+        sources = hit.sources or ((hit.doc_id, len(text) - len(hit.text)),)
+        for doc_id, inner in sources:
+            starts.setdefault(doc_id, offset + (inner if hit.sources else 0))
+        layouts.append(BlockLayout(offset, len(text), tuple(sources)))
         parts.append(text)
         offset += len(text)
-    return RenderedContext(full_text=BLOCK_SEPARATOR.join(parts), block_starts=starts, budget=budget)
+    return RenderedContext(BLOCK_SEPARATOR.join(parts), starts, budget, tuple(layouts))

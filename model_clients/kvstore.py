@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memory_protocol import ConfigError
 
@@ -27,6 +27,9 @@ NEARLY_FULL_BYTES = 1 << 20  # an I/O error with less free than this under the f
 SCHEMA_VERSION = 2  # PRAGMA user_version of a store whose rows carry digests; 0 = older (no digests)
 CHECKSUM_PROBLEM = "fails its checksum (its bytes were changed, or it was moved from another key)"
 REPAIR_HINT = "re-run with store.repair_cache=true to drop and recompute it (scripts/check_cache.py checks a whole cache)"
+
+# The run's caches under ``store.cache_dir`` (:func:`run_cache`).
+EMBEDDINGS, RETRIEVALS, RETRIEVAL_COSTS, LLM_REPLIES = "embeddings.sqlite", "retrieval.sqlite", "retrieval_costs.sqlite", "llm.sqlite"
 
 ValueCheck = Callable[[list[bytes]], list["str | None"]]  # per value: what is wrong with it, or None
 
@@ -212,9 +215,7 @@ class KVStore:
 
     # ------------------------------------------------------------------ reads
     def get(self, key: str) -> bytes | None:
-        with naming_full_disk(self.path):  # a WAL read may need to grow the -shm file
-            rows = self._connect().execute("SELECT key, value, digest FROM kv WHERE key = ?", (key,)).fetchall()
-        return self._checked(rows).get(key)
+        return self.get_many([key]).get(key)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
         keys = list(dict.fromkeys(keys))
@@ -223,7 +224,7 @@ class KVStore:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            with naming_full_disk(self.path):
+            with naming_full_disk(self.path):  # a WAL read may need to grow the -shm file
                 rows = conn.execute(f"SELECT key, value, digest FROM kv WHERE key IN ({marks})", chunk).fetchall()
             found.update(self._checked(rows))
         return found
@@ -276,6 +277,18 @@ def _as_bytes(stored: Any) -> bytes:
 def embedding_store(path: str | Path, *, repair: bool = False) -> KVStore:
     """The store of embedding vectors: float32 bytes, NaN/inf refused at write and at read."""
     return KVStore(path, repair=repair, value_check=finite_float32_vectors)
+
+
+class CacheSettings(Protocol):
+    cache_dir: str
+    repair_cache: bool
+
+
+def run_cache(store: CacheSettings, name: str) -> KVStore:
+    """One of the run's caches (a config's ``store``): embeddings (float32, NaN/inf refused), rankings,
+    what each ranking cost (seconds, store size), LLM replies; ``repair_cache`` drops a bad entry."""
+    path = Path(store.cache_dir).expanduser() / name
+    return (embedding_store if name == EMBEDDINGS else KVStore)(path, repair=store.repair_cache)
 
 
 def _legacy_count(conn: sqlite3.Connection) -> int | None:

@@ -21,7 +21,7 @@ import time
 from script_common import ROOT, run_with
 
 from harness.safe_write import atomic_write
-from judges.metrics.registry import TOLERANCE, lookup
+from judges.metrics.ranking import TOLERANCE, lookup
 
 GOLDEN_DIR = ROOT / "results" / "golden"
 # The overrides a dataset's goldens are computed with when first written (a golden file records its own).

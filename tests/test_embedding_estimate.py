@@ -8,9 +8,8 @@ import pytest
 
 from harness.compose import compose_config
 from harness.config import RunConfig
-from model_clients.kvstore import KVStore
+from model_clients.kvstore import EMBEDDINGS, KVStore, run_cache
 from model_clients.embedding_cost import LOCAL_TOKENS_PER_SECOND, estimate_embeddings
-from harness.caches import EMBEDDINGS, run_cache
 from harness.cli import execute
 from harness.runner import run
 from loaders import load_dataset

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.caches import EMBEDDINGS, run_cache
+from model_clients.kvstore import EMBEDDINGS, run_cache
 from harness.compose import compose_config
 from harness.config import RunConfig
 from harness.encoders import build_encoder

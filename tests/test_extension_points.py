@@ -15,8 +15,8 @@ from harness.compose import compose_config
 from harness.config import DatasetSpec, RunConfig, StoreSpec, SystemSpec
 from harness.reports.format import fmt
 from harness.runner import run
-from judges.metrics.registry import retrieval_summary_keys
-from judges.metrics.registry import Metric, lookup, register, unregister
+from judges.metrics.ranking import retrieval_summary_keys
+from judges.metrics.ranking import Metric, lookup, register, unregister
 from memory_protocol import ConfigError
 from tests.fake_openai_server import FakeOpenAIServer
 

@@ -11,11 +11,9 @@ from datetime import datetime
 
 import pytest
 
-from harness.records import block_layouts, episode_metrics
-from judges.metrics.budget_chars import BlockLayout, chars_inside, document_spans, in_budget_gold_chars
-from judges.metrics.retrieval import in_budget_recall
+from judges.metrics.ranking import chars_inside, document_spans, episode_metrics, in_budget_gold_chars, in_budget_recall
 from memory_protocol import Hit, Question
-from memplusplus.evidence import render
+from memplusplus.evidence import BlockLayout, render
 
 DAY = datetime(2024, 1, 2)
 HEADER = len("[2024-01-02] unknown\n")  # 21
@@ -72,7 +70,7 @@ def test_chunk_layout_gives_each_document_the_text_up_to_the_next_one():
 def test_rendered_rows_header_is_not_counted_and_the_cut_is_exact():
     # Blocks: a = header (21) + 1000 chars at [0, 1021); separator 2; b = header + 200 at [1023, 1244).
     hits = [row_hit("a", "x" * 1000), row_hit("b", "y" * 200)]
-    spans = document_spans(block_layouts(hits))
+    spans = document_spans(render(hits).layouts)
     assert spans == {"a": [(HEADER, HEADER + 1000)], "b": [(1023 + HEADER, 1023 + HEADER + 200)]}
     assert len(render(hits).full_text) == 1023 + HEADER + 200
     # Budget 500 reads 479 of a's 1000 characters and nothing of b: 479 / 1200.
@@ -85,8 +83,8 @@ def test_cutting_a_block_short_never_raises_the_metric():
     whole = [row_hit("a", "x" * 1000)]
     cut = [Hit("a", "[2024-01-02] unknown\n" + "x" * 300, None, None, 1.0, sources=(("a", HEADER),))]
     lengths = {"a": 1000}
-    read_whole = in_budget_gold_chars({"a"}, document_spans(block_layouts(whole)), lengths, 500)
-    read_cut = in_budget_gold_chars({"a"}, document_spans(block_layouts(cut)), lengths, 500)
+    read_whole = in_budget_gold_chars({"a"}, document_spans(render(whole).layouts), lengths, 500)
+    read_cut = in_budget_gold_chars({"a"}, document_spans(render(cut).layouts), lengths, 500)
     assert read_whole == pytest.approx(0.479)
     assert read_cut == pytest.approx(0.3)
     # in_budget_recall cannot tell the two apart: both blocks start inside the budget.

@@ -21,7 +21,7 @@ if importlib.util.find_spec("mem0") is None:
 from mem0 import Memory  # noqa: E402
 
 from harness.config import SystemSpec  # noqa: E402
-from harness.records import hits_per_leg  # noqa: E402
+from harness.retrieval import hits_per_leg  # noqa: E402
 from harness.retrieval import contexts_of  # noqa: E402
 from harness.systems import entry_for  # noqa: E402
 from memory_protocol import MemorySystem  # noqa: E402
@@ -119,13 +119,13 @@ def test_mem0_searches_each_speaker_top_30_and_the_answerer_reads_their_layout(
     spec = SystemSpec(name="mem0", kind="mem0", k=3, params={})
     config = SimpleNamespace(system=spec, dataset=SimpleNamespace(context_budget=None))
     # what the runner gives the answerer
-    (context,), layouts = contexts_of(entry_for(config.system).context, config.dataset.context_budget, [hits])
+    (context,) = contexts_of(entry_for(config.system).context, config.dataset.context_budget, [hits])
     lines = {speaker: [h.text for h in hits if f"mem0:{speaker}" in h.leg_ranks] for speaker in ("Caroline", "Melanie")}
     assert context.text == (f"Caroline's memories:\n\n{json.dumps(lines['Caroline'], indent=4)}\n\n"
                             f"Melanie's memories:\n\n{json.dumps(lines['Melanie'], indent=4)}")
     # where the runner's in-budget metrics find each memory: its JSON string inside the array
-    assert layouts is not None
-    for hit, line in zip(hits, layouts[0]):
+    assert len(context.layouts) == len(hits)
+    for hit, line in zip(hits, context.layouts):
         assert context.text[line.start : line.start + line.length] == json.dumps(hit.text)
 
 

@@ -91,7 +91,7 @@ def test_a_k_sweep_runs_as_ray_jobs_sharing_the_cache_each_printing_its_table_wh
         assert sum(line.startswith("  (cache hits") for line in lines) == 2, "\n".join(lines)
     assert hits_per_k == {5, 10, 50}
     # Every job's retrievals landed in the one shared SQLite cache: 3 questions x 3 ks (k=50 was warm),
-    # each a ranking and the explanation of its gold documents' placements (harness/explanations.py).
+    # each a ranking and the explanation of its gold documents' placements (harness/retrieval.py:gold_docs).
     with sqlite3.connect(cache / "retrieval.sqlite") as conn:
         assert conn.execute("SELECT count(*) FROM kv").fetchone()[0] == 2 * 9
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -23,7 +23,7 @@ from judges.metrics.longmemeval import (
     official_metrics,
     widened_k,
 )
-from judges.metrics.retrieval import (
+from judges.metrics.ranking import (
     compute_question_metrics,
     dcg,
     in_budget_recall,
@@ -31,8 +31,12 @@ from judges.metrics.retrieval import (
     recall_all_at_k,
     recall_any_at_k,
     recall_at_k,
+    standard_metrics_many,
 )
-from judges.metrics.standard import standard_metrics
+
+
+def standard_metrics(ranked_ids, gold, ks):
+    return standard_metrics_many([(ranked_ids, gold)], ks)[0]
 
 RANKED = ["a", "b", "c", "d"]
 GOLD = {"b", "d"}

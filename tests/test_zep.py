@@ -20,7 +20,7 @@ from graphiti_core import Graphiti  # noqa: E402
 from baselines.thirdparty.context import ZEP_ENTITIES_HEADER, ZEP_FACTS_HEADER, ZEP_HEADER  # noqa: E402
 from baselines.thirdparty.zep import ZepMemory  # noqa: E402
 from harness.config import SystemSpec  # noqa: E402
-from harness.records import hits_per_leg  # noqa: E402
+from harness.retrieval import hits_per_leg  # noqa: E402
 from harness.retrieval import contexts_of  # noqa: E402
 from harness.systems import entry_for  # noqa: E402
 from memory_protocol import MemorySystem  # noqa: E402
@@ -46,7 +46,7 @@ def context_of(hits: list[Any]) -> str:
     """The text the runner hands the answerer for these hits."""
     config = SimpleNamespace(system=SystemSpec(name="zep", kind="zep", k=5, params={}),
                              dataset=SimpleNamespace(context_budget=None))
-    (context,), _ = contexts_of(entry_for(config.system).context, config.dataset.context_budget, [hits])
+    (context,) = contexts_of(entry_for(config.system).context, config.dataset.context_budget, [hits])
     return context.text
 
 

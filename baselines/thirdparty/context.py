@@ -5,16 +5,15 @@ JSON array indented by 4, under a line naming the speaker. Zep (``evaluation/src
 facts as ``  - FACT (from - to)`` lines (``date unknown`` / ``present`` for a missing bound), then
 entities as ``  - NAME: summary``. The layouts are theirs, the header sentences ours. A hit's section
 is its only leg (``mem0:<speaker>``, ``zep:fact``, ``zep:entity``); each renderer says where every
-hit's line sits (``PlacedLine``) for the in-budget metrics.
+hit's line sits (its ``BlockLayout``) for the in-budget metrics.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from memplusplus.evidence import RenderedContext
+from memplusplus.evidence import BlockLayout, RenderedContext
 from memory_protocol import Hit
 
 MEM0_LEG = "mem0:"  # + the speaker whose memories the hit is one of
@@ -26,14 +25,6 @@ ZEP_FACTS_HEADER = "# Facts, most relevant first, each followed by the period it
 ZEP_ENTITIES_HEADER = "# Entities, most relevant first\n# layout: NAME: summary"
 
 
-@dataclass(frozen=True)
-class PlacedLine:
-
-    start: int
-    length: int
-    sources: tuple[tuple[str, int], ...]
-
-
 def leg_of(hit: Hit) -> str:
     return next(iter(hit.leg_ranks), "")
 
@@ -43,7 +34,7 @@ class _Writer:
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.offset = 0
-        self.placed: list[tuple[Hit, PlacedLine]] = []
+        self.placed: list[tuple[Hit, BlockLayout]] = []
         self.starts: dict[str, int] = {}
 
     def write(self, text: str) -> None:
@@ -54,16 +45,16 @@ class _Writer:
         self.write(prefix)
         for doc_id in hit.source_ids:
             self.starts.setdefault(doc_id, self.offset)
-        self.placed.append((hit, PlacedLine(self.offset, len(shown), tuple((d, 0) for d in hit.source_ids))))
+        self.placed.append((hit, BlockLayout(self.offset, len(shown), tuple((d, 0) for d in hit.source_ids))))
         self.write(shown + suffix)
 
-    def done(self, hits: Sequence[Hit], budget: int | None) -> tuple[RenderedContext, list[PlacedLine]]:
+    def done(self, hits: Sequence[Hit], budget: int | None) -> tuple[RenderedContext, list[BlockLayout]]:
         order = {id(hit): n for n, hit in enumerate(hits)}
         placed = [line for _, line in sorted(self.placed, key=lambda pair: order[id(pair[0])])]
-        return RenderedContext("".join(self.parts), self.starts, budget), placed
+        return RenderedContext("".join(self.parts), self.starts, budget, tuple(placed)), placed
 
 
-def render_mem0(hits: Sequence[Hit], budget: int | None = None) -> tuple[RenderedContext, list[PlacedLine]]:
+def render_mem0(hits: Sequence[Hit], budget: int | None = None) -> tuple[RenderedContext, list[BlockLayout]]:
     """One section per speaker, each a JSON array indented by 4 (non-ASCII escaped, as ``json.dumps``)."""
     speakers: dict[str, list[Hit]] = {}
     for hit in hits:
@@ -81,7 +72,7 @@ def render_mem0(hits: Sequence[Hit], budget: int | None = None) -> tuple[Rendere
     return out.done(hits, budget)
 
 
-def render_zep(hits: Sequence[Hit], budget: int | None = None) -> tuple[RenderedContext, list[PlacedLine]]:
+def render_zep(hits: Sequence[Hit], budget: int | None = None) -> tuple[RenderedContext, list[BlockLayout]]:
     facts = [hit for hit in hits if leg_of(hit) == ZEP_FACT_LEG]
     entities = [hit for hit in hits if leg_of(hit) == ZEP_ENTITY_LEG]
     out = _Writer()

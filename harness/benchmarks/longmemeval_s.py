@@ -14,7 +14,7 @@ from judges.graders import make_judge
 from judges.official.prompts import authors_answer
 from judges.graders.longmemeval import LongMemEvalJudge
 from judges.metrics.longmemeval import OfficialCorpus, Turn, official_corpus, official_metrics
-from judges.metrics.retrieval import compute_question_metrics
+from judges.metrics.ranking import compute_question_metrics
 from loaders import DATASETS
 from memory_protocol import Episode, Question
 

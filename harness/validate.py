@@ -19,7 +19,7 @@ MAX_SHOWN = 200
 UNSET = "???"  # what a config group leaves in a value the user must give (e.g. answerer.model)
 
 # Every on/off setting, by its key's last name wherever it sits (tests/test_boolean_settings.py checks
-# the list). ``batch`` also takes ``status`` or null: harness.batch_switch checks it.
+# the list). ``batch`` also takes ``status`` or null: harness.config checks it.
 BOOLEAN_KEYS = frozenset({
     "estimate", "cache_only", "progress", "repair_cache", "send_dimensions",
     "conjunctive", "dedup", "respect_as_of", "infer", "graph_as_of",
@@ -39,26 +39,28 @@ def as_typed(value: Any) -> str:
     return text
 
 
-def bool_setting(key: str, value: Any) -> bool:
-    """Hydra reads only true/false as booleans: ``no``/``off`` arrive as text (which ``bool()`` took
-    for true) and ``0``/``1`` as numbers, so they are refused, not guessed."""
-    if isinstance(value, bool):
-        return value
-    raise ConfigError(f"{key}={as_typed(value)}: must be true or false (yes/no, on/off and 0/1 are not booleans here)")
-
-
 def check_booleans(tree: Any, path: str = "") -> None:
-    """Every :data:`BOOLEAN_KEYS` setting in a composed config, by its full key."""
+    """Every :data:`BOOLEAN_KEYS` setting in a composed config, by its full key. Hydra reads only
+    true/false as booleans: ``no``/``off`` arrive as text (which ``bool()`` took for true) and
+    ``0``/``1`` as numbers, so they are refused, not guessed."""
     if isinstance(tree, Mapping):
         for name, value in tree.items():
             key = f"{path}.{name}" if path else str(name)
-            if name in BOOLEAN_KEYS:
-                bool_setting(key, value)
-            else:
+            if name in BOOLEAN_KEYS and not isinstance(value, bool):
+                raise ConfigError(f"{key}={as_typed(value)}: must be true or false (yes/no, on/off and 0/1 are not "
+                                  f"booleans here)")
+            if name not in BOOLEAN_KEYS:
                 check_booleans(value, key)
     elif isinstance(tree, list):
         for i, item in enumerate(tree):
             check_booleans(item, f"{path}[{i}]")
+
+
+def check_keys(label: str, values: Mapping[str, Any], known: set[str]) -> None:
+    """A misspelt key is named, with the known ones, before anything it leaves unset."""
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"{label}: unknown key(s) {unknown}; known keys are {sorted(known)}")
 
 
 def int_setting(key: str, value: Any, minimum: int, maximum: int | None = None, allowed: str = "") -> int:

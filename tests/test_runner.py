@@ -200,12 +200,12 @@ def test_no_retrieval_at_all_is_not_reported_as_every_retrieval_coming_from_the_
 
 
 def test_a_run_resolves_its_benchmark_and_system_entry_once(tmp_path, monkeypatch):
-    """Issue 33: the plan resolves the benchmark and the system entry once; the stages read the plan."""
-    import harness.plan as plan
+    """Issue 33: the config resolves the benchmark and the system entry once; the plan and stages read them."""
+    import harness.systems as systems
     from harness.config import DatasetSpec
 
     calls = {"describe": 0, "entry_for": 0}
-    describe, entry_for = DatasetSpec.describe, plan.entry_for
+    describe, entry_for = DatasetSpec.describe, systems.entry_for
 
     def counted(name, function):
         def wrapper(*args):
@@ -213,8 +213,7 @@ def test_a_run_resolves_its_benchmark_and_system_entry_once(tmp_path, monkeypatc
             return function(*args)
         return wrapper
 
-    cfg = config(tmp_path, "system=bm25", "dataset.limit=2")
     monkeypatch.setattr(DatasetSpec, "describe", counted("describe", describe))
-    monkeypatch.setattr(plan, "entry_for", counted("entry_for", entry_for))
-    result = run(cfg)
+    monkeypatch.setattr(systems, "entry_for", counted("entry_for", entry_for))
+    result = run(config(tmp_path, "system=bm25", "dataset.limit=2"))
     assert calls == {"describe": 1, "entry_for": 1} and result.stats["questions"] == 2

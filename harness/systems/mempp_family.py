@@ -21,8 +21,7 @@ WRITE_TIME_KEYS = ("llm", "tau", "graph_as_of", "chunk_turns", "backend")
 
 
 def mempp_settings(spec: SystemSpec) -> MemPPConfig:
-    """Mem++'s settings from ``spec``, checked by :func:`harness.validate.check_mempp`; the variants'
-    own keys (``llm``, ``tau``, ``plus``, ...) are left out."""
+    """Mem++'s settings from ``spec``, checked; the variants' own keys (``llm``, ``tau``, ...) left out."""
     check_mempp(spec.params, spec.k)
     params = {key: value for key, value in spec.params.items() if key not in (*WRITE_TIME_KEYS, "plus")}
     legs = list(params.pop("legs", LEGS))
@@ -40,8 +39,7 @@ def _vector_leg(params: dict[str, Any]) -> bool:
 
 
 def _embeds(params: dict[str, Any]) -> EmbedRule:
-    """Every document at write whatever the legs (paper §3: the row keeps its embedding); a question
-    only for the vector leg."""
+    """Every document whatever the legs (paper §3: the row keeps its embedding); a question for the vector leg."""
     return EmbedRule(documents=True, questions=_vector_leg(params))
 
 
@@ -78,8 +76,7 @@ def _build_plus(context: RunContext) -> BuiltSystem:
 
 
 def _plus_embeds(params: dict[str, Any]) -> EmbedRule:
-    """Mem++'s texts, and with those levers on each sentence of a row by ``sentence_authors`` and each
-    clause of a question."""
+    """Mem++'s texts, and with those levers each sentence of a row (by ``sentence_authors``) and clause of a question."""
     from memplusplus.plus.views import clauses, sentences
 
     plus = dict(params.get("plus") or {})
@@ -95,7 +92,7 @@ def _plus_embeds(params: dict[str, Any]) -> EmbedRule:
 
 
 def make_complete(context: RunContext) -> tuple[Complete, LLMClient]:
-    """``complete(messages, response_format, max_tokens)`` over one cached client from ``system.llm``.
+    """``complete(messages, response_format, max_tokens)`` over the cached ``system.llm`` client;
     ``response_format`` is not sent (the prompts ask for JSON) but keys the cache."""
     client = write_time_client(context)
 
@@ -165,11 +162,7 @@ def _check_write_time(spec: SystemSpec) -> None:
     write_time_endpoint(spec)
 
 
-# Versions (the retrieval cache's): the last two bumps were recency-reserve ties keeping fused order
-# (with the authors' disjunctive lexical rules), then the authors' websearch_to_tsquery path for the
-# conjunctive leg (the disjunctive one falling back to it); mempp_g 2 read the graph as Mem0^g does,
-# mempp_fact_index 1 applied the reserve to documents, mempp_consolidated 2 made Algorithm 2's two calls.
-ENTRIES = (
+ENTRIES = (  # bump a version when the output changes for the same settings (the retrieval cache key)
     SystemEntry("mempp", _build_mempp, embeds=_embeds, check=mempp_settings, leg_note=True, version=2, diagnoses=True),
     SystemEntry("mempp_plus", _build_plus, embeds=_plus_embeds, check=_check_plus, version=6, diagnoses=True),
     SystemEntry("mempp_g", _build_graph, embeds=_embeds, write_calls=_graph_calls, check=_check_write_time, version=3),

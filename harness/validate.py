@@ -13,8 +13,6 @@ from typing import Any, Mapping
 from memory_protocol import ConfigError
 from memplusplus.legs import LEGS
 
-LEXICAL_RANKERS = ("cover_density", "bm25")
-
 MAX_SHOWN = 200
 UNSET = "???"  # what a config group leaves in a value the user must give (e.g. answerer.model)
 
@@ -129,11 +127,6 @@ def check_mempp(params: Mapping[str, Any], k: int) -> None:
                                     ("min_term_chars", 1, None, ""), ("max_query_terms", 1, None, " or null (no cap)")):
         if key in params and (params[key] is not None or key in ("candidates", "recency_reserve")):  # two may be null
             int_setting(f"system.{key}", params[key], low, high, allowed=allowed)
-    # the one check of both lexical rankers (Mem++'s and Mem++ plus's)
-    for key, values in (("lexical_ranker", params), ("plus.lexical_ranker", dict(params.get("plus") or {}))):
-        if "lexical_ranker" in values and values["lexical_ranker"] not in LEXICAL_RANKERS:
-            raise ConfigError(f"system.{key}={as_typed(values['lexical_ranker'])}: must be one of "
-                              f"{', '.join(LEXICAL_RANKERS)}")
 
 
 def check_model(section: str, values: Mapping[str, Any], prompt_folder: str | None = None) -> None:

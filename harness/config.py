@@ -89,20 +89,6 @@ class StoreSpec:
     repair_cache: bool = False  # a cache entry failing its checksum is dropped and recomputed, not an error
 
 
-def _check_encoder_keys(backend: str, params: dict[str, Any]) -> None:
-    """A ConfigError naming an unknown backend or key (before anything a misspelt key leaves unset)."""
-    if backend not in ENCODERS:
-        raise ConfigError(f"encoder.backend: unknown backend {backend!r}; known are {sorted(ENCODERS)}")
-    known = {f.name for f in fields(ENCODERS[backend][0])}
-    check_keys(f"encoder ({backend} backend)", params, known | {"backend"})  # backend: popped, named as known
-
-
-def encoder_config(backend: str, params: dict[str, Any]) -> Any:
-    """The backend's settings dataclass, its keys checked."""
-    _check_encoder_keys(backend, params)
-    return ENCODERS[backend][0](**params)
-
-
 def encoder_label(backend: str, params: dict[str, Any]) -> str:
     """The encoder in a few words, for a printout: its model, backend and width when it names one."""
     width = params.get("dimensions")
@@ -169,7 +155,10 @@ def _dataset(raw: dict[str, Any]) -> DatasetSpec:
 
 def _encoder(values: dict[str, Any]) -> EncoderSpec:
     spec = EncoderSpec(backend=str(values.pop("backend", "local")), params=values)
-    _check_encoder_keys(spec.backend, values)
+    if spec.backend not in ENCODERS:
+        raise ConfigError(f"encoder.backend: unknown backend {spec.backend!r}; known are {sorted(ENCODERS)}")
+    known = {f.name for f in fields(ENCODERS[spec.backend][0])}  # a misspelt key first, before what it leaves unset
+    check_keys(f"encoder ({spec.backend} backend)", values, known | {"backend"})
     for key in ("max_tokens", "batch_size"):  # 0 was a torch RuntimeError at the first embedding
         if values.get(key) is not None:
             # MiniLM has 512 positions: more was a torch RuntimeError too (a static table has no positions)
@@ -178,7 +167,7 @@ def _encoder(values: dict[str, Any]) -> EncoderSpec:
                         allowed=" (all-MiniLM-L6-v2 reads at most 512 word pieces)" if bounded else "")
     if spec.backend == "openai":  # a remote endpoint: checked like every other model endpoint
         check_model("encoder", values)
-    encoder_config(spec.backend, spec.params)  # fail now, naming the key, not at the first embedding
+    ENCODERS[spec.backend][0](**spec.params)  # a bad value fails now, not at the first embedding
     return spec
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from memory_protocol import ConfigError
-from memplusplus.legs import LEGS
 
 MAX_SHOWN = 200
 UNSET = "???"  # what a config group leaves in a value the user must give (e.g. answerer.model)
@@ -101,32 +100,6 @@ def writable_folder(key: str, value: Any) -> str:
             return value
         raise ConfigError(f"{key}={as_typed(value)}: cannot make a folder in {parent} ({exc.strerror or exc})") from None
     return value
-
-
-def check_mempp(params: Mapping[str, Any], k: int) -> None:
-    """Mem++'s settings: a positive RRF constant, known legs, a weight > 0 on a run leg, a reserve <= k."""
-    if "gamma" in params:
-        float_setting("system.gamma", params["gamma"], above=0, allowed=" (the RRF constant; the paper uses 60)")
-    legs = params.get("legs", list(LEGS))
-    if not isinstance(legs, (list, tuple)) or any(leg not in LEGS for leg in legs):
-        raise ConfigError(f"system.legs={as_typed(legs)}: must be a list of legs from {list(LEGS)}")
-    weights = params.get("weights")
-    if not isinstance(weights, Mapping):
-        raise ConfigError(f"system.weights={as_typed(weights)}: must map legs {list(LEGS)} to numbers >= 0")
-    unknown = sorted(set(weights) - set(LEGS))
-    if unknown:
-        raise ConfigError(f"system.weights: unknown leg(s) {unknown}; legs are {list(LEGS)}")
-    values = {leg: float_setting(f"system.weights.{leg}", w, at_least=0) for leg, w in weights.items()}
-    if not any(values.get(leg, 0.0) > 0 for leg in legs):
-        raise ConfigError(
-            f"system.weights={as_typed(dict(weights))} with system.legs={as_typed(list(legs))}: every leg that runs has "
-            f"weight 0, so nothing would be ranked; give at least one leg a weight > 0"
-        )
-    for key, low, high, allowed in (("candidates", 1, None, " (C, the most rows a leg returns)"),
-                                    ("recency_reserve", 0, k, f" (at most system.k={k})"),
-                                    ("min_term_chars", 1, None, ""), ("max_query_terms", 1, None, " or null (no cap)")):
-        if key in params and (params[key] is not None or key in ("candidates", "recency_reserve")):  # two may be null
-            int_setting(f"system.{key}", params[key], low, high, allowed=allowed)
 
 
 def check_model(section: str, values: Mapping[str, Any], prompt_folder: str | None = None) -> None:

@@ -35,16 +35,23 @@ EXPECTED_COMPLETION_TOKENS = 200
 
 @dataclass(frozen=True)
 class WriteTimeEstimate:
-    """A :class:`CostEstimate` (its ``usd``, ``batch``, ``live_usd``, ...) with the rule its call count follows."""
+    """A :class:`CostEstimate` with the rule its call count follows."""
 
     system: str
     rule: str
     cost: CostEstimate
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):  # copy and pickle look these up before ``cost`` exists
-            raise AttributeError(name)
-        return getattr(self.cost, name)
+    @property
+    def usd(self) -> float | None:
+        return self.cost.usd
+
+    @property
+    def batch(self) -> bool:
+        return self.cost.batch
+
+    @property
+    def live_usd(self) -> float | None:
+        return self.cost.live_usd
 
     def format(self) -> str:
         return f"write-time calls of {self.system} ({self.rule}):\n{self.cost.format()}"

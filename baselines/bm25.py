@@ -10,8 +10,7 @@ import numpy as np
 from baselines.scoped import DocumentShelf, ingest_ids, top_k
 from memplusplus.lexical import bm25_index, bm25_scores
 from memplusplus.text import content_terms, stems
-from memory_protocol.documents import Document, Hit
-from memory_protocol.protocol import StoreSize
+from memory_protocol import Document, Hit, StoreSize
 
 
 class BM25Memory:

@@ -6,8 +6,7 @@ from collections.abc import Iterable
 from datetime import date, datetime
 
 from baselines.scoped import DocumentShelf, ingest_ids
-from memory_protocol.documents import Document, Hit
-from memory_protocol.protocol import StoreSize
+from memory_protocol import Document, Hit, StoreSize
 
 
 class FullContextMemory:

@@ -20,8 +20,7 @@ from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.evidence import header
 from memplusplus.openai_encoder import MODEL_MAX_INPUT_TOKENS, OpenAIEncoder
 from memplusplus.tokens import encoding as bpe_encoding
-from memory_protocol.documents import Document, Hit
-from memory_protocol.protocol import StoreSize
+from memory_protocol import Document, Hit, StoreSize
 
 SEPARATOR = "\n\n"
 TOKENIZERS = ("cl100k", "encoder")

@@ -8,8 +8,7 @@ from datetime import date, datetime
 import numpy as np
 
 from memplusplus.scope import end_of_day, in_scope
-from memory_protocol.documents import Document, Hit
-from memory_protocol.protocol import StoreSize
+from memory_protocol import Document, Hit, StoreSize
 
 
 class DocumentShelf:

@@ -9,8 +9,7 @@ import numpy as np
 
 from baselines.scoped import DocumentShelf, ingest_ids, top_k
 from memplusplus.encoder import CachedEncoder, Encoder
-from memory_protocol.documents import Document, Hit
-from memory_protocol.protocol import StoreSize
+from memory_protocol import Document, Hit, StoreSize
 
 
 class VectorMemory:

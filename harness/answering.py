@@ -16,8 +16,7 @@ from model_clients.endpoint_limit import EndpointLimits
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
 from judges.templates import PromptTemplate, RequestParams, Wording, load_template, texts_hash
-from memory_protocol import Question
-from memory_protocol.documents import Hit
+from memory_protocol import Hit, Question
 
 
 class OfficialAnswer(Protocol):

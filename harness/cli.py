@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from memory_protocol import ConfigError
+from memory_protocol import ConfigError, DatasetError, cache_root
 
 from harness.config import BATCH_STATUS as STATUS
 from harness.caches import LLM_REPLIES
@@ -27,8 +27,6 @@ from model_clients.batch.runner import BatchError
 from model_clients.call_counts import format_model_calls
 from model_clients.llm_client import CacheMissError, CallsInterrupted, MissingAPIKeyError
 from model_clients.model_listing import UnknownModelError
-from memory_protocol import DatasetError
-from memory_protocol.paths import cache_root
 from memplusplus.openai_encoder import EmbeddingServiceError
 
 MAX_MESSAGE_CHARS = 1000  # an error quoting a huge value (a 5 MB field) is cut to this

@@ -19,8 +19,7 @@ from harness.systems.registry import SystemEntry, SystemSpec
 from harness.validate import (as_typed, check_booleans, check_keys, check_model, float_setting, int_setting,
                              writable_folder)
 from loaders.errata import check_errata
-from memory_protocol import ConfigError
-from memory_protocol.paths import cache_root
+from memory_protocol import ConfigError, cache_root
 from memplusplus.encoder import DEFAULT_MODEL, Encoder, EncoderConfig
 from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig
 from memplusplus.openai_encoder import OpenAIEncoder, OpenAIEncoderConfig

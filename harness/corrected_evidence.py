@@ -16,7 +16,7 @@ import pandas as pd
 
 from judges.aggregate import summarize
 from loaders.errata import Erratum
-from loaders.match import match_keys
+from loaders.published import match_keys
 from memory_protocol import Episode, Question
 
 

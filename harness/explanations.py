@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memory_protocol import Question
-from memory_protocol.documents import Document, Hit
+from memory_protocol import Document, Hit, Question
 from memplusplus.evidence import RenderedContext
 from harness.records import metric_ranking, ranked_ids
 

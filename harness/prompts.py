@@ -21,8 +21,7 @@ from judges.official.locate import OfficialFileMissing
 from judges.official.prompts import official_wording
 from judges.official.texts import OfficialTexts
 from judges.templates import RequestParams, Wording
-from memory_protocol import ConfigError
-from memory_protocol.documents import Hit
+from memory_protocol import ConfigError, Hit
 
 __all__ = ["RECIPES", "Mem0Answer", "ProtocolPrompts", "choose_prompts", "fill_fields"]
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from harness.lockfile import lock_state
 from harness.safe_write import atomic_write
-from loaders.pins import sha256_of
+from loaders.fetch import sha256_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTLE_NS = 2_000_000_000  # a file changed this recently is hashed again on the next run (file timestamps are coarse)

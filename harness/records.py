@@ -11,9 +11,8 @@ from judges.metrics.budget_chars import BlockLayout, document_spans, in_budget_g
 from judges.metrics.registry import computed_ranking_metrics
 from judges.metrics.retrieval import in_budget_recall
 from judges.metrics.standard import standard_metrics_many
-from memory_protocol import Episode, Question
+from memory_protocol import Episode, Hit, Question
 from memplusplus.evidence import BLOCK_SEPARATOR, RenderedContext, block
-from memory_protocol.documents import Hit
 from model_clients.cost import CHARS_PER_TOKEN
 
 # Records keep at most this many hits (full context returns the whole history).

@@ -1,5 +1,5 @@
 """A published per-question LoCoMo results file (or one of our judged runs) scored as our runs are:
-questions mapped onto our ids (:mod:`loaders.match`), records shaped like ours, the same aggregation
+questions mapped onto our ids (:func:`loaders.published.match_keys`), records shaped like ours, the same aggregation
 and intervals; with errata, the score on the sound golds and the ceiling per row.
 """
 
@@ -17,8 +17,7 @@ from judges.aggregate import summarize
 from loaders.errata import Erratum
 from loaders.locomo import CATEGORY_NAMES
 from harness.corrected_evidence import audited_questions
-from loaders.match import match_keys
-from loaders.published import PublishedRun
+from loaders.published import PublishedRun, match_keys
 from harness.run_data import RunData
 from memory_protocol import Episode
 

@@ -27,8 +27,7 @@ from harness.records import build_record, episode_metrics, ranked_ids
 from harness.stage_log import LOG
 from harness.systems import RunContext
 from judges.metrics.budget_chars import BlockLayout
-from memory_protocol import Episode, Question, store_size
-from memory_protocol.documents import Document, Hit
+from memory_protocol import Document, Episode, Hit, Question, store_size
 from memplusplus.evidence import RenderedContext, render
 from model_clients.call_counts import ModelCallTally, snapshot
 from model_clients.kvstore import KVStore, stable_hash

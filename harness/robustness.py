@@ -121,13 +121,12 @@ class Probe:
 
 def leniency_probe(run: RunData, data_dir: Path) -> Probe:
     """The judge of ``run`` (a ``rejudge`` copy's own) on every ``ap_v*`` answer, mapped onto our
-    LoCoMo questions by text and gold (:mod:`loaders.match`); a one-line CliError where it cannot."""
+    LoCoMo questions by text and gold (:func:`loaders.published.match_keys`); a one-line CliError where it cannot."""
     from harness.cli_options import CliError
     from harness.qa import judge_requests
     from harness.rejudge import judge_plan
     from loaders.locomo import load_locomo
-    from loaders.match import match_keys
-    from loaders.published import read_published
+    from loaders.published import match_keys, read_published
 
     _, plan = judge_plan(run, (run.metrics.get("provenance") or {}).get("rejudge") or {})
     judge, spec = plan.prompts.judge if plan.prompts else None, plan.config.judge

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loaders.pins import GitHubFiles, PinnedFile, SourceUnreachable, fetch_pinned, raw_url
-from loaders.jsonio import read_bytes
-from memory_protocol import ConfigError, DatasetError
-from memory_protocol.paths import cache_root, search_folders
+import requests
+
+from loaders.fetch import DATA_ENV, GitHubFiles, PinnedFile, SourceUnreachable, fetch_pinned, raw_url
+from loaders.reading import read_bytes
+from memory_protocol import ConfigError, DatasetError, cache_root, find_folder
 
 CITATION_ONLY = "WRONG_CITATION"
 _CONVERSATION = re.compile(r"(\d+)_qa\d+$")
@@ -49,16 +50,13 @@ def fetch_errata(name: str, root: Path | None, data_dir: str | None = None) -> P
     """The errata file: under ``root`` (the run's data folder), else, unless that folder was named
     (``data_dir``: ``dataset.data_dir``; or ``$MEMPP_DATA_DIR``), in another data folder; else fetched
     (pinned) into the named folder or ``<cache root>/data``. One-line DatasetError when offline."""
-    import requests
-
     source, pin = _source(name)
-    named = bool(data_dir) or bool(os.environ.get("MEMPP_DATA_DIR"))
-    folders = [root] if root is not None else []
-    if not named:
-        folders += [path for path, _ in search_folders("data")]
-    for folder in folders:
-        if (folder / pin.local).is_file():
-            return folder / pin.local
+    named = bool(data_dir) or bool(os.environ.get(DATA_ENV))
+    if root is not None and (root / pin.local).is_file():
+        return root / pin.local
+    found = None if named else find_folder("data", None, DATA_ENV, holds=((pin.local,),))[0]
+    if found is not None:
+        return found / pin.local
     target = (root if named and root is not None else cache_root() / "data") / pin.local
     try:
         with requests.Session() as session:
@@ -86,17 +84,6 @@ class Erratum:
         return self.error_type != CITATION_ONLY
 
 
-def errata_path(name: str, data_dir: Path | None, file: Path | None = None) -> Path:
-    """Where the named errata file is (``file`` if given); one-line DatasetError when absent."""
-    source, pin = _source(name)
-    path = file or (data_dir / pin.local if data_dir is not None else None)
-    if path is None or not path.is_file():
-        where = path if path is not None else f"<data dir>/{pin.local}"
-        raise DatasetError(str(where), f"errata {name!r} not found: put {pin.remote} of "
-                                       f"github.com/{source.repo}@{source.commit} there")
-    return path
-
-
 def _source(name: str) -> tuple[GitHubFiles, PinnedFile]:
     if name not in ERRATA:
         raise DatasetError("dataset.errata", f"unknown errata {name!r}; known: {sorted(ERRATA)}")
@@ -119,7 +106,10 @@ def _entry(item: Any, index: int, path: Path) -> Erratum:
 def load_errata(name: str, data_dir: Path | None = None, file: Path | None = None) -> list[Erratum]:
     """The named errata, after checking the file's sha256 against the pinned one."""
     source, pin = _source(name)
-    path = errata_path(name, data_dir, file)
+    path = file or (data_dir / pin.local if data_dir is not None else None)
+    if path is None or not path.is_file():
+        raise DatasetError(str(path or f"<data dir>/{pin.local}"), f"errata {name!r} not found: put {pin.remote} "
+                                                                   f"of github.com/{source.repo}@{source.commit} there")
     data = read_bytes(path)
     digest = hashlib.sha256(data).hexdigest()
     if digest != pin.sha256:

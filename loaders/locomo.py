@@ -10,10 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from loaders.dates import parse_locomo_datetime, quote
-from loaders.jsonio import find_data_file, get_field, read_json
-from memory_protocol import DatasetError, Episode, Question
-from memory_protocol.documents import Document
+from loaders.reading import DAY_RE, MONTH_RE, MONTHS, find_data_file, get_field, quote, read_json
+from memory_protocol import DatasetError, Document, Episode, Question
 
 log = logging.getLogger(__name__)
 
@@ -25,9 +23,11 @@ ADVERSARIAL = 5
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_NAMES.values()) + tuple(str(i) for i in CATEGORY_NAMES)
 SESSION_KEY_RE = re.compile(r"session_(\d+)")
 EVIDENCE_ID_RE = re.compile(r"D\d+:\d+")
+SESSION_DATE_RE = re.compile(rf"^\s*(?P<hour>\d{{1,2}}):(?P<minute>\d{{2}})\s*(?P<ampm>am|pm)\s+on\s+{DAY_RE}\s+"
+                             rf"{MONTH_RE},?\s+(?P<year>\d{{4}})\s*$", re.IGNORECASE)
 # Known quirks of the official locomo10.json (data/locomo/SOURCE.md): evidence that points at no
 # turn. They are dropped from the gold as before, listed in the question's meta, and reported by
-# loaders.notes; any other evidence that points nowhere refuses the file.
+# loaders.dataset_notes; any other evidence that points nowhere refuses the file.
 KNOWN_UNRESOLVED_IDS: frozenset[tuple[str, str]] = frozenset({
     ("conv-42", "D10:19"), ("conv-47", "D4:36"), ("conv-50", "D30:05"),  # ids with no such turn
 })
@@ -36,13 +36,17 @@ KNOWN_UNPARSED_STRINGS: frozenset[tuple[str, str]] = frozenset({
 })
 
 
-def session_date(conversation: Mapping[str, Any], number: int, path: Path, sample_id: str) -> tuple[str, datetime]:
-    key = f"session_{number}_date_time"
-    raw = get_field(conversation, key, path, sample_id, str)
-    try:
-        return raw, parse_locomo_datetime(raw)
-    except ValueError as exc:
-        raise DatasetError(str(path), f"unparsable date: {exc}", sample_id, key) from None
+def parse_locomo_datetime(value: str) -> datetime:
+    """'1:56 pm on 8 May, 2023' -> datetime(2023, 5, 8, 13, 56); ValueError for anything else."""
+    match = SESSION_DATE_RE.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError(f"expected a date like '1:56 pm on 8 May, 2023', got {quote(value)}")
+    hour = int(match["hour"])
+    if not 1 <= hour <= 12:
+        raise ValueError(f"hour {hour} is not a 12-hour clock value in {quote(value)}")
+    hour = hour % 12 + (12 if match["ampm"].lower() == "pm" else 0)
+    return datetime(int(match["year"]), MONTHS[match["month"].lower().rstrip(".")], int(match["day"]), hour,
+                    int(match["minute"]))
 
 
 def turn_document(turn: Mapping[str, Any], number: int, stamp: str, when: datetime, path: Path, rec: str) -> Document:
@@ -66,7 +70,11 @@ def conversation_documents(conversation: Mapping[str, Any], path: Path, sample_i
     """Every turn of every ``session_N``, session order then turn order; dia_ids unique."""
     docs: list[Document] = []
     for number in sorted(int(m[1]) for key in conversation if (m := SESSION_KEY_RE.fullmatch(key))):
-        stamp, when = session_date(conversation, number, path, sample_id)
+        stamp = get_field(conversation, f"session_{number}_date_time", path, sample_id, str)
+        try:
+            when = parse_locomo_datetime(stamp)
+        except ValueError as exc:
+            raise DatasetError(str(path), f"unparsable date: {exc}", sample_id, f"session_{number}_date_time") from None
         turns = get_field(conversation, f"session_{number}", path, sample_id, list)
         for i, turn in enumerate(turns):
             docs.append(turn_document(turn, number, stamp, when, path, f"{sample_id} session_{number}[{i}]"))
@@ -130,16 +138,6 @@ def build_question(item: Mapping[str, Any], index: int, sample_id: str, doc_ids:
                     evidence_ids=evidence.ids, meta=meta)
 
 
-def build_episode(sample: Mapping[str, Any], index: int, path: Path) -> Episode:
-    sample_id = get_field(sample, "sample_id", path, f"conversation [{index}]", str)
-    conversation = get_field(sample, "conversation", path, sample_id, dict)
-    documents = conversation_documents(conversation, path, sample_id)
-    doc_ids = {d.doc_id for d in documents}
-    qa = get_field(sample, "qa", path, sample_id, list)
-    questions = [build_question(item, i, sample_id, doc_ids, path) for i, item in enumerate(qa)]
-    return Episode(episode_id=sample_id, documents=tuple(documents), questions=tuple(questions))
-
-
 def load_locomo(data_dir: Path, file: str | None = None) -> Iterator[Episode]:
     """Yield one episode per conversation of locomo10.json (or ``file``), in file order."""
     path = find_data_file(data_dir, SUBDIR, FILE_NAMES, file, "LoCoMo conversations")
@@ -147,11 +145,14 @@ def load_locomo(data_dir: Path, file: str | None = None) -> Iterator[Episode]:
     if not isinstance(samples, list):
         raise DatasetError(str(path), f"expected a JSON list of conversations, got {type(samples).__name__}")
     log.info("LoCoMo: %d conversations in %s", len(samples), path)
-    seen: set[str] = set()  # every sample_id present and unique, whatever the limit
+    ids: list[str] = []  # every sample_id present and unique, whatever the limit
     for index, sample in enumerate(samples):
-        sample_id = get_field(sample, "sample_id", path, f"conversation [{index}]", str)
-        if sample_id in seen:
-            raise DatasetError(str(path), "duplicate sample_id", sample_id, "sample_id")
-        seen.add(sample_id)
-    for index, sample in enumerate(samples):
-        yield build_episode(sample, index, path)
+        ids.append(get_field(sample, "sample_id", path, f"conversation [{index}]", str))
+        if ids[-1] in ids[:-1]:
+            raise DatasetError(str(path), "duplicate sample_id", ids[-1], "sample_id")
+    for sample_id, sample in zip(ids, samples):
+        documents = conversation_documents(get_field(sample, "conversation", path, sample_id, dict), path, sample_id)
+        doc_ids = {d.doc_id for d in documents}
+        questions = [build_question(item, i, sample_id, doc_ids, path)
+                     for i, item in enumerate(get_field(sample, "qa", path, sample_id, list))]
+        yield Episode(episode_id=sample_id, documents=tuple(documents), questions=tuple(questions))

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from loaders.dates import parse_longmemeval_datetime, quote
-from loaders.jsonio import find_data_file, get_field, get_str_list
-from loaders.jsonstream import JsonListStream
-from memory_protocol import DatasetError, Episode, Question
-from memory_protocol.documents import Document
+from loaders.reading import JsonListStream, find_data_file, get_field, quote
+from memory_protocol import DatasetError, Document, Episode, Question
 
 log = logging.getLogger(__name__)
 
@@ -31,25 +29,23 @@ CATEGORIES: tuple[str, ...] = ("single-session-user", "single-session-assistant"
 ABSTENTION_MARK = "_abs"
 ANSWER_SESSION_MARK = "answer"  # the official code takes a session whose id contains it as an answer session
 HAYSTACK_FIELDS: tuple[str, ...] = ("haystack_session_ids", "haystack_dates", "haystack_sessions")
+DATE_RE = re.compile(r"^\s*(?P<year>\d{4})/(?P<month>\d{1,2})/(?P<day>\d{1,2})\s*(?:\([A-Za-z]+\))?\s*"
+                     r"(?P<hour>\d{1,2}):(?P<minute>\d{2})\s*$")
 
 
-def parse_date_field(record: Mapping[str, Any], name: str, path: Path, rec: str, index: int | None = None) -> datetime:
-    value = get_field(record, name, path, rec)
-    field_name = name
-    if index is not None:
-        value, field_name = value[index], f"{name}[{index}]"
+def parse_longmemeval_datetime(value: str) -> datetime:
+    """'2023/05/30 (Tue) 23:40' -> datetime(2023, 5, 30, 23, 40) (the weekday is not checked); ValueError else."""
+    match = DATE_RE.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError(f"expected a date like '2023/05/30 (Tue) 23:40', got {quote(value)}")
+    return datetime(*(int(match[k]) for k in ("year", "month", "day", "hour", "minute")))
+
+
+def parse_date_field(value: Any, path: Path, rec: str, field_name: str) -> datetime:
     try:
         return parse_longmemeval_datetime(value)
     except ValueError as exc:
         raise DatasetError(str(path), f"unparsable date: {exc}", rec, field_name) from None
-
-
-def haystack(entry: Mapping[str, Any], path: Path, rec: str) -> tuple[list[Any], list[Any], list[Any]]:
-    ids, dates, sessions = (get_field(entry, name, path, rec, list) for name in HAYSTACK_FIELDS)
-    if not len(ids) == len(dates) == len(sessions):
-        raise DatasetError(str(path), f"haystack lists differ in length (ids {len(ids)}, dates {len(dates)}, "
-                                      f"sessions {len(sessions)})", rec, "haystack_sessions")
-    return ids, dates, sessions
 
 
 _ABSENT = object()
@@ -94,7 +90,10 @@ def turn_document(
 def haystack_documents(entry: Mapping[str, Any], path: Path, rec: str) -> list[Document]:
     """Every turn of every haystack session, in haystack order; a session id that recurs (13 questions)
     is keyed '<id>@2', '@3'..."""
-    ids, stamps, sessions = haystack(entry, path, rec)
+    ids, stamps, sessions = (get_field(entry, name, path, rec, list) for name in HAYSTACK_FIELDS)
+    if not len(ids) == len(stamps) == len(sessions):
+        raise DatasetError(str(path), f"haystack lists differ in length (ids {len(ids)}, dates {len(stamps)}, "
+                                      f"sessions {len(sessions)})", rec, "haystack_sessions")
     seen: dict[str, int] = {}
     docs: list[Document] = []
     for i, (session_id, turns) in enumerate(zip(ids, sessions)):
@@ -102,46 +101,40 @@ def haystack_documents(entry: Mapping[str, Any], path: Path, rec: str) -> list[D
             raise DatasetError(str(path), "expected a session id string and a list of turns", rec, f"haystack[{i}]")
         seen[session_id] = seen.get(session_id, 0) + 1
         key = session_id if seen[session_id] == 1 else f"{session_id}@{seen[session_id]}"
-        when = parse_date_field(entry, "haystack_dates", path, rec, i)
-        stamp = str(stamps[i])
-        docs.extend(turn_document(turn, key, session_id, j, stamp, when, path, rec) for j, turn in enumerate(turns))
+        when = parse_date_field(stamps[i], path, rec, f"haystack_dates[{i}]")
+        docs.extend(turn_document(turn, key, session_id, j, str(stamps[i]), when, path, rec)
+                    for j, turn in enumerate(turns))
     if not docs:
         raise DatasetError(str(path), "the haystack holds no turns, so there is nothing to retrieve from",
                            rec, "haystack_sessions")
     return docs
 
 
-def build_question(entry: Mapping[str, Any], qid: str, documents: list[Document], path: Path) -> Question:
-    """The entry's question; evidence = turns whose has_answer is true (or 1)."""
+def build_episode(entry: Mapping[str, Any], qid: str, path: Path) -> Episode:
+    """The entry's haystack and its one question; evidence = turns whose has_answer is true (or 1)."""
+    documents = haystack_documents(entry, path, qid)
     category = get_field(entry, "question_type", path, qid, str)
     if category not in CATEGORIES:
         raise DatasetError(str(path), f"unknown question_type {category!r}; expected one of {list(CATEGORIES)}",
                            qid, "question_type")
-    asked_at = parse_date_field(entry, "question_date", path, qid)
+    asked_at = parse_date_field(get_field(entry, "question_date", path, qid), path, qid, "question_date")
     text = get_field(entry, "question", path, qid, str)
     if not text.strip():
         raise DatasetError(str(path), "empty question", qid, "question")
     answer = str(get_field(entry, "answer", path, qid, (str, int, float)))
-    sessions = get_str_list(entry, "answer_session_ids", path, qid)
+    sessions = get_field(entry, "answer_session_ids", path, qid, list[str])
     unknown = [s for s in sessions if s not in set(get_field(entry, "haystack_session_ids", path, qid, list))]
     if unknown:
         raise DatasetError(str(path), f"answer session ids not in haystack_session_ids: {quote(unknown)}",
                            qid, "answer_session_ids")
-    return Question(qid=qid, text=text, category=category, answer=answer, as_of=asked_at.date(),
-                    evidence_ids=tuple(d.doc_id for d in documents if d.meta.get("has_answer") is True),
-                    meta={"question_date": asked_at, "abstention": ABSTENTION_MARK in qid,
-                          "evidence_sessions": tuple(sessions)})
-
-
-def build_episode(entry: Mapping[str, Any], index: int, path: Path) -> Episode:
-    qid = get_field(entry, "question_id", path, f"entry [{index}]", str)
-    documents = haystack_documents(entry, path, qid)
-    question = build_question(entry, qid, documents, path)
+    question = Question(qid=qid, text=text, category=category, answer=answer, as_of=asked_at.date(),
+                        evidence_ids=tuple(d.doc_id for d in documents if d.meta.get("has_answer") is True),
+                        meta={"question_date": asked_at, "abstention": ABSTENTION_MARK in qid,
+                              "evidence_sessions": tuple(sessions)})
     return Episode(episode_id=qid, documents=tuple(documents), questions=(question,))
 
 
-def unique_question_id(entry: Any, index: int, seen: set[str], path: Path) -> str:
-    qid = get_field(entry, "question_id", path, f"entry [{index}]", str)
+def claim_id(qid: str, seen: set[str], path: Path) -> str:
     if qid in seen:
         raise DatasetError(str(path), "duplicate question_id", qid, "question_id")
     seen.add(qid)
@@ -150,22 +143,21 @@ def unique_question_id(entry: Any, index: int, seen: set[str], path: Path) -> st
 
 def load_longmemeval_s(data_dir: Path, file: str | None = None) -> Iterator[Episode]:
     """One episode per question, lazily; ``file`` overrides the default names (gzip known by its magic bytes).
-
     Question ids are unique over the whole file whatever the limit: closed early (``load_dataset`` does
-    after a limit), the entries not built are still read for their ids.
-    """
+    after a limit), the entries not built are still read for their ids."""
     path = find_data_file(data_dir, SUBDIR, FILE_NAMES, file, "LongMemEval_S questions")
     log.info("LongMemEval_S: reading %s (%s)", path.name, RELEASES.get(path.name, "a file of your own"))
     stream = JsonListStream(path)
     seen: set[str] = set()
     try:
         for index, entry in enumerate(stream):
-            unique_question_id(entry, index, seen, path)
+            qid = claim_id(get_field(entry, "question_id", path, f"entry [{index}]", str), seen, path)
             try:
-                yield build_episode(entry, index, path)
+                yield build_episode(entry, qid, path)
             except GeneratorExit:
-                for later, qid in enumerate(stream.remaining_field("question_id"), start=index + 1):
-                    unique_question_id({"question_id": qid} if qid is not None else {}, later, seen, path)
+                for later, other in enumerate(stream.elements("question_id"), start=index + 1):
+                    entry = {"question_id": other} if other is not None else {}
+                    claim_id(get_field(entry, "question_id", path, f"entry [{later}]", str), seen, path)
                 raise
         log.info("LongMemEval_S: %s holds %d questions (%s)", path.name, len(seen), path)
     finally:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from loaders.dates import find_date_in_text, parse_iso_date
-from loaders.jsonio import LIMITS, get_field, get_str_list, read_jsonl, read_text, require_file
-from memory_protocol import DatasetError, Episode, Question, RubricFacet
-from memory_protocol.documents import Document
+from loaders.reading import (
+    DAY_RE, MAX_TOKEN_BYTES, MONTH_RE, MONTHS, get_field, quote, read_jsonl, read_text, require_file,
+)
+from memory_protocol import DatasetError, Document, Episode, Question, RubricFacet
 
 log = logging.getLogger(__name__)
 
@@ -23,14 +23,35 @@ AUTHOR_MODES: tuple[str | None, ...] = (None, "persona")
 SUBDIR = Path("orgmembench") / "datasets" / "helix"
 QUESTIONS_FILE = "benchmark_v0.0.jsonl"
 HEADER_RE = re.compile(r"\A\s*<!--\s*artefact_metadata\b(?P<body>.*?)-->", re.DOTALL)
+Events = dict[str, tuple[date, str | None]]  # (occurred_at, recorded_at) by event id
 HEADER_FIELDS: tuple[str, ...] = ("slot_id", "event_id", "genre", "role", "author", "testimony_type")
+# the dates a question's text may hold: ISO, 'April 2, 2023', '2 April 2023', 'Apr 2, 2023'
+TEXT_DATE_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?<![\d-])(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})(?![\d-])"),
+    re.compile(rf"\b{MONTH_RE}\s+{DAY_RE},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE),
+    re.compile(rf"\b{DAY_RE}\s+{MONTH_RE},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE),
+)
 
 
-@dataclass(frozen=True)
-class Event:
-    event_id: str
-    occurred_at: date
-    recorded_at: str | None
+def parse_iso_date(value: str) -> date:
+    if not isinstance(value, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
+        raise ValueError(f"expected a YYYY-MM-DD date, got {quote(value)}")
+    return date.fromisoformat(value.strip())
+
+
+def find_date_in_text(text: str) -> date | None:
+    """The first date written in ``text`` (TEXT_DATE_PATTERNS), or None; ValueError when it is impossible
+    ('2023-02-30')."""
+    matches = [m for pattern in TEXT_DATE_PATTERNS for m in pattern.finditer(text)]
+    if not matches:
+        return None
+    first = min(matches, key=lambda m: m.start())
+    month = first["month"]
+    try:
+        return date(int(first["year"]), int(month) if month.isdigit() else MONTHS[month.lower().rstrip(".")],
+                    int(first["day"]))
+    except ValueError as exc:
+        raise ValueError(f"impossible date {quote(first.group(0))}: {exc}") from None
 
 
 def tier_dir(data_dir: Path, tier: str) -> Path:
@@ -46,8 +67,8 @@ def tier_dir(data_dir: Path, tier: str) -> Path:
     return root
 
 
-def load_events(path: Path) -> dict[str, Event]:
-    events: dict[str, Event] = {}
+def load_events(path: Path) -> Events:
+    events: Events = {}
     for lineno, record in read_jsonl(path, "OrgMemBench events"):
         rec = f"line {lineno}"
         event_id = get_field(record, "id", path, rec, str)
@@ -57,7 +78,7 @@ def load_events(path: Path) -> dict[str, Event]:
         except ValueError as exc:
             raise DatasetError(str(path), f"unparsable date: {exc}", f"{rec} ({event_id})", "occurred_at") from None
         recorded_at = get_field(record, "recorded_at", path, rec, (str, type(None)), default=None)
-        events[event_id] = Event(event_id, occurred_at, recorded_at)
+        events[event_id] = occurred_at, recorded_at
     return events
 
 
@@ -85,30 +106,31 @@ def split_artefact(text: str, path: Path) -> tuple[dict[str, str], str]:
     return header, text[match.end():].strip()
 
 
-def build_document(row: Mapping[str, str], root: Path, events: Mapping[str, Event], author_mode: str | None,
+def build_document(row: Mapping[str, str], root: Path, events: Events, author_mode: str | None,
                    personas: Mapping[str, str]) -> Document:
     """One artefact -> Document dated at midnight of its event's occurred_at. No author is passed unless
     ``author_mode`` asks (as the benchmark's runner does; the evidence header then shows a placeholder)."""
     path = root / row["path"]
     text = read_text(require_file(path, f"artefact {row['slot_id']}"))
-    if len(text) > LIMITS.max_token_bytes:
-        raise DatasetError(str(path), f"artefact longer than {LIMITS.max_token_bytes:,} characters, the cap for one "
+    if len(text) > MAX_TOKEN_BYTES:
+        raise DatasetError(str(path), f"artefact longer than {MAX_TOKEN_BYTES:,} characters, the cap for one "
                                       f"document (the longest real one is 11,632 bytes); refused", row["slot_id"])
     header, body = split_artefact(text, path)
     for name in ("slot_id", "event_id"):  # the header must agree with its corpus_index row
         if header[name] != row[name]:
             raise DatasetError(str(path), f"header says {header[name]!r} but corpus_index.jsonl says {row[name]!r}",
                                header["slot_id"], name)
-    event = events.get(row["event_id"])
-    if event is None:
-        raise DatasetError(str(path), f"event {row['event_id']!r} is not in source_of_truth/events.jsonl",
+    event_id = row["event_id"]
+    if event_id not in events:
+        raise DatasetError(str(path), f"event {event_id!r} is not in source_of_truth/events.jsonl",
                            row["slot_id"], "event_id")
+    occurred_at, recorded_at = events[event_id]
     return Document(doc_id=row["slot_id"], text=body,
                     author=None if author_mode is None else personas.get(header["author"], header["author"]),
-                    date=datetime.combine(event.occurred_at, datetime.min.time()), thread=event.event_id,
+                    date=datetime.combine(occurred_at, datetime.min.time()), thread=event_id,
                     meta={"persona_id": header["author"], "genre": header["genre"], "role": header["role"],
-                          "testimony_type": header["testimony_type"], "event_id": event.event_id,
-                          "recorded_at": event.recorded_at})
+                          "testimony_type": header["testimony_type"], "event_id": event_id,
+                          "recorded_at": recorded_at})
 
 
 def read_index(path: Path) -> list[dict[str, str]]:
@@ -183,7 +205,7 @@ def build_question(record: Mapping[str, Any], lineno: int, path: Path) -> Questi
         raise DatasetError(str(path), "empty question", rec, "text")
     ground_truth = get_field(record, "ground_truth_answer", path, rec, dict)
     meta: dict[str, Any] = {"ground_truth": ground_truth,
-                            "paraphrases": list(get_str_list(record, "paraphrases", path, rec, default=[])),
+                            "paraphrases": list(get_field(record, "paraphrases", path, rec, list[str], default=[])),
                             "source_metadata": record.get("metadata", {})}
     as_of = None
     if category == AS_OF_CATEGORY:
@@ -195,18 +217,17 @@ def build_question(record: Mapping[str, Any], lineno: int, path: Path) -> Questi
         fail_criterion=get_field(item, "fail_criterion", path, f"{rec} rubric_subpoints[{i}]", str, default=""),
     ) for i, item in enumerate(get_field(record, "rubric_subpoints", path, rec, list)))
     return Question(qid=qid, text=text, category=category, answer=render_answer(ground_truth), as_of=as_of,
-                    rubric=rubric, evidence_ids=tuple(get_str_list(record, "evidence_artefact_ids", path, rec)),
+                    rubric=rubric, evidence_ids=tuple(get_field(record, "evidence_artefact_ids", path, rec, list[str])),
                     meta=meta)
 
 
 def load_questions(path: Path, doc_ids: set[str]) -> list[Question]:
     """All questions, file order, ids unique; evidence missing from the corpus goes to meta['missing_evidence']."""
     questions = [build_question(record, lineno, path) for lineno, record in read_jsonl(path, "questions")]
-    seen: set[str] = set()
-    for q in questions:
-        if q.qid in seen:
-            raise DatasetError(str(path), "duplicate question id", q.qid, "id")
-        seen.add(q.qid)
+    ids = [q.qid for q in questions]
+    duplicate = next((qid for i, qid in enumerate(ids) if qid in ids[:i]), None)
+    if duplicate is not None:
+        raise DatasetError(str(path), "duplicate question id", duplicate, "id")
     out = []
     for q in questions:
         missing = [e for e in q.evidence_ids if e not in doc_ids]

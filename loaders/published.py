@@ -1,5 +1,5 @@
 """Published per-question LoCoMo results in one shape, whichever project wrote them
-(``../shared/data/published/SOURCE.md``):
+(``../shared/data/published/SOURCE.md``), and our questions found for them (:func:`match_keys`):
 
 - locomo-audit's ``eval_results.json``: ``detailed_results`` {conversation: [{question, golden_answer,
   generated_answer, llm_judgments {judgment_1..n: bool}, category}]} and ``metadata``;
@@ -8,21 +8,29 @@
 - Zep's grades: {conversation: [{question, golden_answer, answer, grade bool, category}]}.
 
 A conversation key ends with its index in ``locomo10.json``; categories are LoCoMo's official numbers.
+Such records (and the errata) name questions their own way (``locomo_0_qa1``, a list position); what they
+share with ours is the conversation, the question's text and its gold answer, compared after collapsing
+whitespace. Where one text and gold occur twice in a conversation, the records take our questions in file
+order; anything left unmatched is refused in one line, so a file made on another version of
+``locomo10.json`` never scores silently.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loaders.jsonio import read_text
-from memory_protocol import DatasetError
+from loaders.locomo import ADVERSARIAL
+from loaders.reading import read_text
+from memory_protocol import DatasetError, Episode, Question
 
 FORMATS = ("locomo-audit", "mem0", "zep")
 _TRAILING_INDEX = re.compile(r"(\d+)$")
+Key = tuple[int, str, str]
 
 
 @dataclass(frozen=True)
@@ -114,3 +122,31 @@ def read_published(path: Path) -> PublishedRun:
                                    f"{key}[{index}]") from None
     metadata = data.get("metadata", {}) if kind == "locomo-audit" else {}
     return PublishedRun(path, kind, tuple(items), metadata)
+
+
+def _normalise(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def match_keys(keys: Sequence[Key], episodes: Sequence[Episode], what: str) -> list[Question]:
+    """Our graded (not adversarial) question for each (conversation index, question, gold), in order; a
+    one-line DatasetError naming the first that has none."""
+    table: dict[Key, list[Question]] = {}
+    for index, episode in enumerate(episodes):
+        for question in episode.questions:
+            if question.meta.get("category_id") != ADVERSARIAL:
+                key = (index, _normalise(question.text), _normalise(question.answer))
+                table.setdefault(key, []).append(question)
+    out: list[Question] = []
+    missing: list[Key] = []
+    for conversation, text, gold in keys:
+        key = (conversation, _normalise(text), _normalise(gold))
+        if table.get(key):
+            out.append(table[key].pop(0))
+        else:
+            missing.append(key)
+    if missing:
+        conversation, text, gold = missing[0]
+        raise DatasetError(what, f"{len(missing)} of {len(keys)} questions match none of our LoCoMo questions by "
+                                 f"text and gold, e.g. conversation {conversation}: {text[:60]!r} / gold {gold[:40]!r}")
+    return out

@@ -10,6 +10,6 @@
 from memplusplus.encoder import Encoder, EncoderConfig
 from memplusplus.evidence import RenderedContext, render
 from memplusplus.memory import MemPlusPlus, MemPPConfig
-from memory_protocol.documents import Document, Hit
+from memory_protocol import Document, Hit
 
 __all__ = ["Document", "Encoder", "EncoderConfig", "Hit", "MemPPConfig", "MemPlusPlus", "RenderedContext", "render"]

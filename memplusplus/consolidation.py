@@ -25,7 +25,7 @@ from memplusplus.llm import Complete, ask_json, ask_text
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.store import Row
 from memplusplus.tokens import cut_cl100k
-from memory_protocol.documents import Document, Hit
+from memory_protocol import Document, Hit
 
 LABELS: tuple[str, ...] = ("conflict", "restatement", "distinct")
 MAX_MERGED_TOKENS = 220

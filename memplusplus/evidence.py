@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory_protocol.documents import Hit
+from memory_protocol import Hit
 
 BLOCK_SEPARATOR = "\n\n"
 # A header's author when the source passes none (OrgMemBench's runner passes none, so the paper's

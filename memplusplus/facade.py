@@ -9,7 +9,7 @@ from datetime import datetime
 
 from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.settings import MemPPConfig
-from memory_protocol.documents import Document
+from memory_protocol import Document
 
 
 NUL = "\x00"

@@ -19,7 +19,7 @@ from memplusplus.llm import Complete, ask_json
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.topk import select_top_k
 from memplusplus.scope import end_of_day, in_scope
-from memory_protocol.documents import Document, Hit
+from memory_protocol import Document, Hit
 
 FACT_PROMPT = (
     "Split the record into its facts: short sentences that each state one fact and can be read "

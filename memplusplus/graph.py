@@ -29,7 +29,7 @@ from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.scope import end_of_day
 from memplusplus.lexical import bm25_index, bm25_scores
 from memplusplus.text import content_terms, stems
-from memory_protocol.documents import Document, Hit
+from memory_protocol import Document, Hit
 
 MAX_TRIPLES = 5
 ENTITY_MATCH = 0.7  # Mem0^g's node-similarity threshold (graph_memory.py, MemoryGraph.__init__)

@@ -20,8 +20,7 @@ from memplusplus.store import RowStore
 from memplusplus.topk import select_top_k
 from memplusplus.text import content_terms
 from memplusplus.websearch_query import websearch_query
-from memory_protocol.documents import Document, Hit
-from memory_protocol.protocol import StoreSize
+from memory_protocol import Document, Hit, StoreSize
 
 
 class MemPlusPlus(MemoryFacade):

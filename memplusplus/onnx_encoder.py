@@ -19,7 +19,7 @@ import numpy as np
 
 from memplusplus.encoder import DEFAULT_MODEL, EmbeddingCache, Encoder, _offline, derived_model_file, model_source, word_piece_tokenizer
 from memplusplus.model_files import checked, seal
-from memory_protocol.paths import cache_root
+from memory_protocol import cache_root
 
 OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from memory_protocol.documents import Document
+from memory_protocol import Document
 
 LEGS: tuple[str, ...] = ("lexical", "tag", "vector")
 TAG_SOURCES: tuple[str, ...] = ("none", "author", "speaker")

@@ -20,7 +20,7 @@ import numpy as np
 
 from memplusplus.encoder import DEFAULT_MODEL, CachedEncoder, EmbeddingCache, _offline, derived_model_file, model_source
 from memplusplus.model_files import checked, seal
-from memory_protocol.paths import cache_root
+from memory_protocol import cache_root
 
 UNUSED_TOKENS = r"\[unused\d+\]"  # BERT's placeholder rows: model2vec's default, dropped
 

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from script_common import ROOT, run_config
+from script_common import ROOT, clocked, run_config
 
 
 def timed_run(args: list[str]) -> tuple[float, float]:
@@ -88,13 +88,10 @@ def bench_encoder(sample: int, names: list[str], datasets: list[str], model_dir_
         for name, threads in [(name, threads) for name in names for threads in thread_counts]:
             encoder = build_named_encoder(name, model_dir_root, threads)
             label = name if threads is None else f"{name} x{threads}"
-            load_wall, load_cpu = time.perf_counter(), time.process_time()
-            encoder.encode(["warm-up"])  # loads the model (and makes a one-off export) outside the timing
-            load_wall, load_cpu = time.perf_counter() - load_wall, time.process_time() - load_cpu
+            # the warm-up loads the model (and makes a one-off export) outside the timing
+            _, (load_wall,), _ = clocked([lambda: encoder.encode(["warm-up"])])
             load_before = os.getloadavg()[0]
-            wall, cpu = time.perf_counter(), time.process_time()
-            vectors = encoder.encode(texts)
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            (vectors,), (wall,), (cpu,) = clocked([lambda: encoder.encode(texts)])
             assert vectors.shape == (len(texts), encoder.dimension)
             print(f"{label:14s} on {dataset:14s}: {len(texts)} texts ({pieces / len(texts):.0f} MiniLM pieces/text) "
                   f"in {wall:7.1f} s wall, {cpu:7.1f} s CPU; {len(texts) / wall:8.1f} texts/s wall, "

@@ -18,6 +18,7 @@ product can wait on a descheduled thread. One size a run gives RSS per row in a 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -25,13 +26,10 @@ import tempfile
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
-
-import dataclasses
 from typing import Any
 
 import numpy as np
-
-import script_common  # noqa: F401 - this checkout on sys.path
+from script_common import clocked
 
 from harness.safe_write import atomic_write
 from memplusplus import Document, MemPPConfig
@@ -104,25 +102,12 @@ def rss() -> int:
     return psutil.Process().memory_info().rss
 
 
-def clocked(calls, cpu_of=None) -> tuple[list, list[float], list[float]]:
-    """Each zero-argument call once: its results, wall seconds and CPU seconds (``cpu_of``, default
-    this process' ``process_time``)."""
-    cpu_of = cpu_of or time.process_time
-    results, walls, cpus = [], [], []
-    for call in calls:
-        c0, w0 = cpu_of(), time.perf_counter()
-        results.append(call())
-        walls.append(time.perf_counter() - w0)
-        cpus.append(cpu_of() - c0)
-    return results, walls, cpus
-
-
 def timed(calls, prefix: str) -> dict[str, float]:
     _, walls, cpus = clocked(calls)
     return {f"{prefix}_p50_ms": pct(walls, 50), f"{prefix}_cpu_p50_ms": pct(cpus, 50)}
 
 
-def time_search(memory, questions, as_of, cpu_of=None) -> tuple[dict[str, float], list[list[str]]]:
+def time_search(memory, questions, as_of, cpu_of=time.process_time) -> tuple[dict[str, float], list[list[str]]]:
     found, walls, cpus = clocked([lambda q=q, w=w: memory.search(q, as_of=w) for q, w in zip(questions, as_of)], cpu_of)
     # CPU as a mean over the questions too (a server process' CPU clock ticks every 10 ms).
     return {"search_p50_ms": pct(walls, 50), "search_p95_ms": pct(walls, 95), "search_cpu_p50_ms": pct(cpus, 50),
@@ -193,9 +178,9 @@ def build(backend: str, docs, vectors, qvectors, k: int, pg_dsn: str | None):
         return MemPlusPlus(config, encoder=encoder)
     from memplusplus.pg import PostgresMemPlusPlus
 
-    table = f"bench_{len(docs)}"
     from memplusplus.pg.server import connect
 
+    table = f"bench_{len(docs)}"
     with connect(pg_dsn) as conn:
         conn.execute(f"DROP TABLE IF EXISTS {table}, {table}_aliases")
     return PostgresMemPlusPlus(config, encoder=encoder, dsn=pg_dsn, table=table)
@@ -208,13 +193,10 @@ def bench_backend(backend, docs, vectors, qvectors, questions, as_of, k, pg_dsn,
     for at in range(0, len(docs) - 50, 20000):
         memory.ingest(docs[at : min(at + 20000, len(docs) - 50)])
     bulk = time.perf_counter() - started
-    adds = []
-    for doc in docs[len(docs) - 50 :]:
-        w0 = time.perf_counter()
-        memory.add(doc.text, author=doc.author, date=doc.date, doc_id=doc.doc_id)
-        adds.append(time.perf_counter() - w0)
+    _, adds, _ = clocked([lambda d=d: memory.add(d.text, author=d.author, date=d.date, doc_id=d.doc_id)
+                          for d in docs[len(docs) - 50 :]])
     out = {"ingest_ms_per_row": round(bulk * 1000 / (len(docs) - 50), 4), "add_p50_ms": pct(adds, 50)}
-    cpu_of = None
+    cpu_of = time.process_time
     if backend == "postgres":
         import psutil
 

@@ -42,15 +42,11 @@ def differences(expected: dict, actual: dict) -> list[str]:
             a, b = exp_row.get(key), act_row.get(key)
             same = (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= TOLERANCE)
             if not same:
-                problems.append(f"{category}.{key}: golden {a} -> now {b}{_direction(key, a, b)}")
+                metric = lookup(key)
+                way = "" if metric is None or a is None or b is None else \
+                    " (better)" if (b > a) == metric.higher_is_better else " (worse)"
+                problems.append(f"{category}.{key}: golden {a} -> now {b}{way}")
     return problems
-
-
-def _direction(key: str, golden: float | None, now: float | None) -> str:
-    metric = lookup(key)
-    if metric is None or golden is None or now is None:
-        return ""
-    return " (better)" if (now > golden) == metric.higher_is_better else " (worse)"
 
 
 def pairs(only: list[str]) -> list[str]:

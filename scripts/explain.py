@@ -12,10 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from harness.cli_options import CliError  # noqa: E402
-from harness.question_report import NotExplainable, explain, load_record, miss_report  # noqa: E402
+import script_common  # noqa: F401 - this checkout on sys.path
+from harness.cli_options import CliError
+from harness.question_report import NotExplainable, explain, load_record, miss_report
 
 
 def main(argv: list[str] | None = None) -> int:

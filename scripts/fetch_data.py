@@ -13,10 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from loaders.fetch import DATA_ENV, benchmark_sources, fetch_benchmark  # noqa: E402
-from loaders.pins import SourceUnreachable  # noqa: E402
-from memory_protocol import DatasetError  # noqa: E402
-from memory_protocol.paths import cache_root  # noqa: E402
+from loaders.fetch import DATA_ENV, SourceUnreachable, benchmark_sources, fetch_benchmark  # noqa: E402
+from memory_protocol import DatasetError, cache_root  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,11 +28,10 @@ import requests  # noqa: E402
 from harness.safe_write import atomic_write  # noqa: E402
 from judges.official.sources import OFFICIAL_FILES, TEXT_PINS, OfficialFile  # noqa: E402
 from judges.official.texts import literals_of  # noqa: E402
-from loaders.pins import (  # noqa: E402
+from loaders.fetch import (  # noqa: E402
     MIRROR_ENV, ChecksumMismatch, SourceUnreachable, download_verified, fetch_pinned, mirror_base, raw_url, sha256_of,
 )
-from memory_protocol import DatasetError  # noqa: E402
-from memory_protocol.paths import cache_root  # noqa: E402
+from memory_protocol import DatasetError, cache_root  # noqa: E402
 
 DEFAULT_DEST = cache_root() / "official"
 
@@ -41,19 +40,10 @@ class FetchFailed(Exception):
     """One pinned file could not be brought in (a one-line message naming it)."""
 
 
-@dataclass(frozen=True)
-class FileOutcome:
-    pin: OfficialFile
-    path: Path
-    fetched: bool
-    replaced: bool
-
-    def line(self) -> str:
-        why = " (other bytes were there, replaced)" if self.replaced else \
-            "" if self.fetched else " (already verified, nothing sent)"
-        pinned = f"{self.pin.sha256[:12]}..." if self.pin.sha256 else f"{sha256_of(self.path)} (its texts checked)"
-        return (f"{'fetched' if self.fetched else 'kept   '} {self.pin.local}: {self.path.stat().st_size:,} bytes, "
-                f"sha256 {pinned}{why}")
+def outcome_line(pin: OfficialFile, path: Path, fetched: bool, replaced: bool) -> str:
+    why = " (other bytes were there, replaced)" if replaced else "" if fetched else " (already verified, nothing sent)"
+    pinned = f"{pin.sha256[:12]}..." if pin.sha256 else f"{sha256_of(path)} (its texts checked)"
+    return f"{'fetched' if fetched else 'kept   '} {pin.local}: {path.stat().st_size:,} bytes, sha256 {pinned}{why}"
 
 
 @dataclass(frozen=True)
@@ -82,15 +72,16 @@ def texts_problem(pin: OfficialFile, path: Path) -> str | None:
     return None
 
 
-def fetch_one(session: requests.Session, pin: OfficialFile, dest: Path, base: str, force: bool) -> FileOutcome:
+def fetch_one(session: requests.Session, pin: OfficialFile, dest: Path, base: str, force: bool) -> tuple[bool, bool]:
+    """(fetched, replaced other bytes) for one pinned file; FetchFailed naming it."""
     path = dest / pin.local
     url = raw_url(pin.upstream.repo, pin.upstream.commit, pin.path, base)
     try:
         if pin.sha256 is not None:
-            return FileOutcome(pin, path, *fetch_pinned(session, url, path, pin.sha256, force=force))
+            return fetch_pinned(session, url, path, pin.sha256, force=force)
         present = path.is_file()
         if present and not force and texts_problem(pin, path) is None:
-            return FileOutcome(pin, path, False, False)
+            return False, False
         staged = path.with_name(path.name + ".unchecked")  # moved in only when its texts check
         try:
             download_verified(session, url, staged, None)
@@ -100,7 +91,7 @@ def fetch_one(session: requests.Session, pin: OfficialFile, dest: Path, base: st
             os.replace(staged, path)
         finally:
             staged.unlink(missing_ok=True)
-        return FileOutcome(pin, path, True, present and not force)
+        return True, present and not force
     except SourceUnreachable as exc:
         raise FetchFailed(f"{pin.local}: cannot download {exc} (offline? set ${MIRROR_ENV} to a mirror, or copy "
                           f"the files into {dest})") from None
@@ -120,9 +111,9 @@ def fetch_official(dest: Path, *, base: str | None = None, force: bool = False,
     fetched = 0
     with requests.Session() as session:
         for pin in OFFICIAL_FILES.values():
-            outcome = fetch_one(session, pin, dest, base, force)
-            echo(outcome.line())
-            fetched += outcome.fetched
+            got, replaced = fetch_one(session, pin, dest, base, force)
+            echo(outcome_line(pin, dest / pin.local, got, replaced))
+            fetched += got
     for upstream in dict.fromkeys(pin.upstream for pin in OFFICIAL_FILES.values()):
         rows = "\n".join(f"{pin.sha256 or '(no file pin: checked by its texts)'}  {pin.path}"
                          for pin in OFFICIAL_FILES.values() if pin.upstream == upstream)

@@ -10,16 +10,14 @@ says which); the published rows from results/paper/longmemeval_s_published.csv.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from script_common import ROOT, git_commit
 
-from harness.reports.lme_leaderboard import OurRow, PublishedRow, our_rows, page, read_published, rule_sensitivity  # noqa: E402
-from harness.run_folder import HalfWrittenRun  # noqa: E402
-from harness.safe_write import atomic_write  # noqa: E402
+from harness.reports.lme_leaderboard import OurRow, PublishedRow, our_rows, page, read_published, rule_sensitivity
+from harness.run_folder import HalfWrittenRun
+from harness.safe_write import atomic_write
 
 PUBLISHED = ROOT / "results" / "paper" / "longmemeval_s_published.csv"
 OUT = ROOT / "results" / "LONGMEMEVAL_LEADERBOARD.md"
@@ -65,8 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     published = read_published(Path(args.published))
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
-    atomic_write(args.out, page(ours, published, commit.strip(), rule_sensitivity(Path(args.runs_dir))))
+    atomic_write(args.out, page(ours, published, git_commit(), rule_sensitivity(Path(args.runs_dir))))
     for line in console(ours, published):
         print(line)
     print(f"wrote {args.out}")

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from script_common import ROOT, pipe_table, run_config
+from script_common import ROOT, markdown, run_config
 
 from harness.safe_write import atomic_write
 from harness.systems import write_time_kinds
@@ -37,8 +37,7 @@ def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: s
     """Ingest one episode and answer its questions' retrievals; return the counts and costs."""
     from harness.plan import build_encoder
     from model_clients.kvstore import KVStore, embedding_store
-    from model_clients.call_counts import snapshot
-    from model_clients.call_counts import difference
+    from model_clients.call_counts import difference, snapshot
     from harness.systems import RunContext, build_system
     from loaders import load_dataset
 
@@ -109,7 +108,8 @@ def table(rows: list[dict[str, Any]]) -> str:
                      q["chat_calls"], f"{q['chat_calls'] / max(r['questions'], 1):.2f}",
                      "-" if r["proxy_total_chat"] is None else r["proxy_total_chat"], r["server_chat"],
                      f"{r['ingest_wall_s']} / {r['ingest_cpu_s']}", f"{r['peak_rss_mb']:,}"])
-    return pipe_table(header, body, right=range(2, len(header)))
+    # the figures as formatted above, counts and figures right-aligned
+    return markdown(header, body, numbers=False, align=["left"] * 2 + ["right"] * (len(header) - 2))
 
 
 def main() -> None:

@@ -12,13 +12,10 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from harness.reports.selection import select_runs  # noqa: E402
-from harness.reports.tables import DEFAULT_OUT_DIR, latest_runs, load_paper, plot_k_sweep, scan_runs  # noqa: E402
-from make_tables import add_selection_arguments, selection_options  # noqa: E402
+import script_common  # noqa: F401 - this checkout on sys.path
+from harness.reports.selection import select_runs
+from harness.reports.tables import DEFAULT_OUT_DIR, latest_runs, load_paper, plot_k_sweep, scan_runs
+from make_tables import add_selection_arguments, selection_options
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,13 +11,12 @@ from __future__ import annotations
 import argparse
 import math
 import resource
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from script_common import ROOT, pipe_table, run_with
+from script_common import ROOT, git_commit, markdown, run_with
 
 from harness.compose import compose_config
 from harness.reports.lme_split import LME_TUNED, held_out_means  # shared with the leaderboard
@@ -60,9 +59,6 @@ ADDED = {
                            "see the budget sweep below"),
 }
 PACKING_BUDGETS = [8000, 16000, 24000, 40000]  # OrgMemBench's own budget is 40,000 characters
-SWITCHES = {"mempp_plus_no_lexical": "any_term_lexical", "mempp_plus_no_threads": "thread_expansion",
-            "mempp_plus_no_dates": "date_scope", "mempp_plus_no_clauses": "clause_views",
-            "mempp_plus_no_sentences": "sentence_views"}
 HEADLINE = {"orgmem": ["in_budget_recall", "in_budget_gold_chars"], "locomo": ["recall_any@10", "in_budget_recall"],
             "longmemeval_s": ["session_recall_any@5", "recall_all@10"]}
 
@@ -114,7 +110,7 @@ def fmt(value: float) -> str:
 def table(keys: list[str], cells: list[Cell], held_out: bool = False) -> str:
     rows = [[c.system, *(fmt((c.held_out if held_out else c.values)[key]) for key in keys)] for c in cells
             if c.held_out or not held_out]
-    return pipe_table(["system", *keys], rows, right=range(1, len(keys) + 1))
+    return markdown(["system", *keys], rows)
 
 
 def lever_effects(dataset: str, cells: list[Cell]) -> list[str]:
@@ -140,7 +136,8 @@ def lever_effects(dataset: str, cells: list[Cell]) -> list[str]:
 def switched_off(dataset: str, extra: list[str]) -> list[str]:
     """The levers the dataset's own settings leave off in mempp_plus (their ablation equals it)."""
     plus = compose_config(["system=mempp_plus", f"dataset={dataset}", *extra])["system"]["plus"]
-    return [LEVERS[system][0] for system, key in SWITCHES.items() if not plus.get(key)]
+    switches = ("any_term_lexical", "thread_expansion", "date_scope", "clause_views", "sentence_views")  # LEVERS' order
+    return [lever for (lever, _), key in zip(LEVERS.values(), switches) if not plus.get(key)]
 
 
 def target_lines(dataset: str, cells: list[Cell]) -> list[str]:
@@ -182,7 +179,7 @@ def packing_sweep() -> list[str]:
         rows.append([f"{budget:,}", *(fmt(side[key]) for key in keys for side in (off, on))])
     header = ["budget (chars)", *(name for key in keys for name in (f"{key} off", "on"))]
     return ["Budget packing across budgets (OrgMemBench, mempp_plus with packing off / on):", "",
-            pipe_table(header, rows, right=range(len(header))), ""]
+            markdown(header, rows), ""]
 
 
 def main() -> int:
@@ -211,7 +208,7 @@ def main() -> int:
                      *(held_out_table(cells) if any(c.held_out for c in cells) else []),
                      *([off_note, ""] if off_note else []),
                      "Run folders:", "", *[f"- {c.system}: `{c.folder}`" for c in cells], ""]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = git_commit()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     header = [
         "# Mem++ plus: levers and ablations",

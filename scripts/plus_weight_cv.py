@@ -16,7 +16,7 @@ import random
 import statistics
 import sys
 
-from script_common import pipe_table, run_with
+from script_common import markdown, run_with
 
 METRICS = ("in_budget_recall", "in_budget_gold_chars")
 
@@ -52,7 +52,7 @@ def main() -> int:
     scores = {w: per_question(w) for w in args.weights}
     means = [[f"{weight:g}", *(f"{statistics.mean(v[m] for v in values.values()):.3f}" for m in range(len(METRICS)))]
              for weight, values in scores.items()]
-    print(pipe_table(["lexical weight", *METRICS], means, right=range(len(METRICS) + 1)))
+    print(markdown(["lexical weight", *METRICS], means))
     rows = []
     for folds in args.folds:
         results = [cross_validated(scores, folds, seed) for seed in range(args.splits)]
@@ -61,7 +61,7 @@ def main() -> int:
         rows.append([folds, args.splits, *(f"{statistics.mean(v):.3f} ({min(v):.3f}-{max(v):.3f})" for v in spans),
                      ", ".join(f"{w:g}" for w in picked)])
     header = ["folds", "splits", *(f"held-out {m} (mean, min-max)" for m in METRICS), "weights chosen"]
-    print("\n" + pipe_table(header, rows, right=(0, 1)))
+    print("\n" + markdown(header, rows))
     return 0
 
 

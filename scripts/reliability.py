@@ -24,11 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from harness.safe_write import atomic_write  # noqa: E402
-from scripts.reliability_suite.common import GUARD_S, Suite, measure, stage, with_section  # noqa: E402
-from scripts.script_common import pipe_table as markdown  # noqa: E402
+from script_common import ROOT, markdown
+
+from harness.safe_write import atomic_write
+from scripts.reliability_suite.common import GUARD_S, Suite, measure, stage, with_section
 
 RELIABILITY_MD = ROOT / "results" / "RELIABILITY.md"
 
@@ -70,9 +69,9 @@ def suite(write: bool, data_dir: Path) -> int:
 
     def report(title: str, header: list[str], measure_rows) -> None:
         sections.append(stage(title, header, measure_rows))
-        print(f"### {title}\n\n{markdown(header, sections[-1][2])}\n", flush=True)
+        print(f"### {title}\n\n{markdown(header, sections[-1][2], numbers=False)}\n", flush=True)
         if write:
-            text = "\n\n".join(f"### {t}\n\n{markdown(h, b)}" for t, h, b in sections)
+            text = "\n\n".join(f"### {t}\n\n{markdown(h, b, numbers=False)}" for t, h, b in sections)
             note = (f"Measured by `python scripts/reliability.py --write` on {time.strftime('%Y-%m-%d')}, "
                     f"{time.monotonic() - started:.0f} s so far, data from {data_dir}.")
             current = RELIABILITY_MD.read_text(encoding="utf-8") if RELIABILITY_MD.exists() else "# Reliability\n"
@@ -80,22 +79,11 @@ def suite(write: bool, data_dir: Path) -> int:
 
     try:
         with FakeOpenAIServer() as server:
-            live, warm = Suite(root, server, data_dir), []
-
-            def kill_stage() -> list[list[str]]:
-                rows, cache = kills(live)
-                warm.append(cache)
-                return rows
-
-            def fault_stage() -> list[list[str]]:
-                if not warm:
-                    raise RuntimeError("no warm cache: the kill stage failed")
-                return faults(live, warm[0])
-
+            live = Suite(root, server, data_dir)
             report("Kills (SIGKILL) and resume", ["stage", "kept at the kill", "on resume", "bound", "resumed run"],
-                   kill_stage)
+                   lambda: kills(live))
             report("Faults injected (one bad reply each, 3 questions answered and judged)",
-                   ["fault", "requests sent", "outcome"], fault_stage)
+                   ["fault", "requests sent", "outcome"], lambda: faults(live))
             report("Bad inputs", ["input", "exit code", "verdict", "what the user sees"], lambda: bad_inputs(live))
             report("Key leaks", ["key sent", "searched", "found"], lambda: key_leaks(live))
         report("Cache bit-rot and hostile data (issue 23, items 1-3): each case a test that runs the harness on it",
@@ -132,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = postgres_cases()
     else:
         rows = measure(case_groups()[args.cases], args.code, args.only, prefix=f"mempp-{args.cases}-")
-    print(markdown(["case", "outcome"], rows))
+    print(markdown(["case", "outcome"], rows, numbers=False))
     return 0
 
 

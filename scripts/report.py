@@ -13,9 +13,8 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from harness.reports.html import write_report  # noqa: E402
+import script_common  # noqa: F401 - this checkout on sys.path
+from harness.reports.html import write_report
 
 DEFAULT_DIR = Path("outputs/reports")
 

@@ -14,10 +14,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from harness.cli_options import parse_options, run_script  # noqa: E402
+import script_common  # noqa: F401 - this checkout on sys.path
+from harness.cli_options import parse_options, run_script
 
 KEYS = ("dataset.errata", "dataset.data_dir", "errata_file", "resamples", "seed")
 

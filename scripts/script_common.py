@@ -1,12 +1,15 @@
-"""What the measurement scripts share: this checkout on ``sys.path`` (after ``$PYTHONPATH``, so a
-copy named there is the one measured), a run composed as run.py does, and their Markdown tables."""
+"""What the scripts share: this checkout on ``sys.path`` (after ``$PYTHONPATH``, so a copy named there
+is the one measured), a run composed as run.py does, rows as a Markdown table, timings."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
-from collections.abc import Container, Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 _FIRST = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
@@ -30,7 +33,28 @@ def run_with(*overrides: str, cli: list[str] | None = None):
     return run(run_config(*overrides, "progress=false"), **({"overrides": cli} if cli is not None else {}))
 
 
-def pipe_table(header: Sequence[str], rows: Sequence[Sequence[object]], right: Container[int] = ()) -> str:
-    """A Markdown pipe table, unpadded; the columns numbered in ``right`` are right-aligned (``---:``)."""
-    rule = "|" + "".join("---:|" if i in right else "---|" for i in range(len(header)))
-    return "\n".join(["| " + " | ".join(header) + " |", rule, *("| " + " | ".join(map(str, row)) + " |" for row in rows)])
+def markdown(header: Sequence[str], rows: Sequence[Sequence[object]], **options: Any) -> str:
+    """``rows`` (short ones padded) under ``header`` through the one table writer, ``format_table``
+    (``options``: its ``numbers``, ``align``, ``floatfmt``)."""
+    import pandas as pd
+
+    from judges.aggregate import format_table
+
+    padded = [[*row, *[""] * (len(header) - len(row))] for row in rows]
+    return format_table(pd.DataFrame(padded, columns=list(header)), index=False, **options)
+
+
+def clocked(calls: Sequence[Callable[[], object]], cpu_of: Callable[[], float] = time.process_time):
+    """Each zero-argument call once: (its results, wall seconds, CPU seconds by ``cpu_of``)."""
+    results, walls, cpus = [], [], []
+    for call in calls:
+        c0, w0 = cpu_of(), time.perf_counter()
+        results.append(call())
+        walls.append(time.perf_counter() - w0)
+        cpus.append(cpu_of() - c0)
+    return results, walls, cpus
+
+
+def git_commit() -> str:
+    """This checkout's short commit ("" outside git), for the pages the scripts write."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()

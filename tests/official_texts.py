@@ -19,7 +19,7 @@ import pytest
 
 from judges.official.locate import REPO_ROOT
 from judges.official.sources import OFFICIAL_FILES, OfficialFile
-from memory_protocol.paths import cache_root
+from memory_protocol import cache_root
 
 SHARED_OFFICIAL = REPO_ROOT.parent / "shared" / "official"
 TEMPLATES = SHARED_OFFICIAL / "templates.json"

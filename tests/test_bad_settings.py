@@ -6,7 +6,8 @@ import pytest
 
 from harness.cli import execute
 from harness.compose import compose_config
-from loaders.dates import parse_locomo_datetime, parse_longmemeval_datetime
+from loaders.locomo import parse_locomo_datetime
+from loaders.longmemeval import parse_longmemeval_datetime
 from tests.data_paths import require_data
 
 

@@ -115,7 +115,7 @@ def test_without_the_anthropic_sdk_a_claude_batch_run_stops_before_retrieval_nam
     done = run_python(CHECK_WITHOUT_SDK)  # check_qa_ready raises before the model-list check: no server is asked
     assert done.returncode != 0 and done.stdout == "None\n"
     last = done.stderr.strip().splitlines()[-1]
-    assert last == ("memory_protocol.errors.ConfigError: answerer: batch=true for 'claude-sonnet-4-6' goes by "
+    assert last == ("memory_protocol.ConfigError: answerer: batch=true for 'claude-sonnet-4-6' goes by "
                     "Anthropic's Message Batches, which need the anthropic SDK: pip install -e \".[anthropic]\" "
                     "(or run this role live: answerer.batch=false)")
 

@@ -20,7 +20,7 @@ from harness.rescore import CEILING, SOUND, errata_keys, mark_erratum, published
 from judges.aggregate import summarize
 from loaders.errata import ERRATA, fetch_errata, load_errata
 from loaders.locomo import load_locomo
-from loaders.pins import MIRROR_ENV
+from loaders.fetch import MIRROR_ENV
 from loaders.published import read_published
 from memory_protocol import ConfigError, DatasetError
 from tests.data_mirror import closed_port_url, serve

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from loaders import load_dataset, prepare_data_dir
-from loaders.fetch import LOCOMO_COMMIT, LOCOMO_SHA256, ORGMEM_COMMIT, ORGMEM_MANIFEST, fetch_benchmark
-from loaders.pins import MIRROR_ENV, ChecksumMismatch, SourceUnreachable
+from loaders.fetch import (
+    LOCOMO_COMMIT, LOCOMO_SHA256, MIRROR_ENV, ORGMEM_COMMIT, ORGMEM_MANIFEST, ChecksumMismatch, SourceUnreachable,
+    fetch_benchmark,
+)
 from memory_protocol import DatasetError
 from tests.data_paths import needs_data
 from tests.data_mirror import DATA, MirrorState, closed_port_url, lay_out_github, serve

@@ -7,6 +7,7 @@ once, at import, and CI exports it, so only a fresh process can be online agains
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from loaders import load_dataset
-from loaders.jsonstream import iter_json_list
+from loaders.reading import JsonListStream
 from loaders.fetch import LONGMEMEVAL_REVISION
 from tests.data_mirror import DATA, ROOT, MirrorState, serve
 from tests.data_paths import needs_data
@@ -29,11 +30,9 @@ pytestmark = needs_data("longmemeval/longmemeval_s_cleaned_499.json.gz")
 
 
 def three_entries() -> bytes:
-    entries = []
-    for entry in iter_json_list(REBUILD):
-        entries.append(entry)
-        if len(entries) == 3:
-            break
+    stream = JsonListStream(REBUILD)
+    entries = list(itertools.islice(stream, 3))
+    stream.close()
     return json.dumps(entries).encode()
 
 

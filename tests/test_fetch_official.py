@@ -24,8 +24,8 @@ import pytest
 from judges.official.locate import REPO_ROOT, OfficialReader
 from judges.official.sources import OFFICIAL_FILES, TEXT_PINS
 from judges.official.texts import OfficialTexts
-from loaders.pins import MIRROR_ENV
-from memory_protocol.paths import cache_root
+from loaders.fetch import MIRROR_ENV
+from memory_protocol import cache_root
 from tests.data_mirror import MirrorState, closed_port_url, lay_out_official, serve
 from tests.official_texts import pin_stand_ins, stand_in_upstream
 

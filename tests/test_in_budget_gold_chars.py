@@ -14,9 +14,8 @@ import pytest
 from harness.records import block_layouts, episode_metrics
 from judges.metrics.budget_chars import BlockLayout, chars_inside, document_spans, in_budget_gold_chars
 from judges.metrics.retrieval import in_budget_recall
-from memory_protocol import Question
+from memory_protocol import Hit, Question
 from memplusplus.evidence import render
-from memory_protocol.documents import Hit
 
 DAY = datetime(2024, 1, 2)
 HEADER = len("[2024-01-02] unknown\n")  # 21

@@ -79,7 +79,7 @@ def test_longmemeval_question_dated_before_its_haystack_is_named(tmp_path: Path,
     early = lme_entry("early")
     early["question_date"] = "2023/05/01 (Mon) 10:00"  # every session is from May 20-21
     write_lme(tmp_path, [lme_entry("fine"), early])
-    with caplog.at_level(logging.WARNING, logger="loaders.notes"):
+    with caplog.at_level(logging.WARNING, logger="loaders"):
         episodes = load_dataset("longmemeval_s", data_dir=str(tmp_path))
     assert dataset_notes(episodes).dated_before_documents == ("early",)
     (line,) = [r.getMessage() for r in caplog.records if "dated before" in r.getMessage()]
@@ -132,7 +132,7 @@ def test_locomo_known_upstream_quirk_is_kept_and_named(tmp_path: Path, caplog) -
     sample["sample_id"] = "conv-50"
     sample["qa"][0]["evidence"] = ["D30:05"]
     write_locomo(tmp_path, [sample])
-    with caplog.at_level(logging.WARNING, logger="loaders.notes"):
+    with caplog.at_level(logging.WARNING, logger="loaders"):
         (episode,) = load_dataset("locomo", data_dir=str(tmp_path))
     question = episode.questions[0]
     assert question.evidence_ids == () and question.meta["missing_evidence"] == ["D30:05"]

@@ -13,8 +13,7 @@ from harness.compose import compose_config
 from harness.config import RunConfig
 from harness.benchmarks.longmemeval_s import official_corpus_of
 from harness.runner import run
-from memory_protocol import Episode, Question
-from memory_protocol.documents import Document
+from memory_protocol import Document, Episode, Question
 
 
 def entry(qid: str, qtype: str, gold_role: str = "user") -> dict[str, Any]:

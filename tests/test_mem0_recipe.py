@@ -15,8 +15,7 @@ import pytest
 from harness.compose import compose_config
 from harness.config import RunConfig
 from harness.prompts import ProtocolPrompts, choose_prompts
-from memory_protocol import Question
-from memory_protocol.documents import Hit
+from memory_protocol import Hit, Question
 from tests.official_texts import SHARED_OFFICIAL, text
 
 jinja2 = pytest.importorskip("jinja2")

@@ -20,7 +20,7 @@ from memplusplus.evidence import render
 from memplusplus.plus import PlusMemory, PlusOptions
 from memplusplus.plus.packing import block_cost, fit_first, pack
 from memplusplus.plus.views import SentenceViews, best_view_leg, clauses, sentences
-from memory_protocol.documents import Hit
+from memory_protocol import Hit
 
 NO_VECTOR = {"lexical": 1.0, "tag": 0.0, "vector": 0.0}
 CLOCK = lambda: datetime(2030, 1, 1)  # noqa: E731

@@ -10,14 +10,13 @@ import numpy as np
 import pytest
 
 from harness.compose import compose_config
-from memory_protocol import ConfigError
+from memory_protocol import ConfigError, Document
 from harness.config import RunConfig
 from model_clients.kvstore import KVStore
 from harness.runner import run
 from memplusplus.encoder import Encoder
 from memplusplus.memory import MemPlusPlus
 from memplusplus.openai_encoder import EmbeddingServiceError, OpenAIEncoder, OpenAIEncoderConfig
-from memory_protocol.documents import Document
 from tests.fake_openai_server import (  # noqa: F401  (fake_server is a fixture)
     Fail,
     FakeOpenAIServer,

@@ -7,7 +7,7 @@ import pytest
 
 from baselines import rag
 from baselines.rag import RAGMemory, cl100k_offsets
-from memory_protocol.documents import Document
+from memory_protocol import Document
 
 
 def test_cl100k_is_the_openai_vocabulary_and_works_offline():

@@ -15,7 +15,7 @@ import pytest
 from baselines.thirdparty.common import CAPTION_MARK, split_stamp, without_caption
 from baselines.thirdparty.mem0 import Mem0User, messages_for, session_batches, speakers_of
 from memplusplus.evidence import format_date
-from memory_protocol.documents import Document
+from memory_protocol import Document
 from tests.data_paths import data_path
 
 

@@ -23,7 +23,7 @@ from harness.config import SystemSpec  # noqa: E402
 from harness.records import hits_per_leg  # noqa: E402
 from harness.retrieval import contexts_of  # noqa: E402
 from harness.systems import entry_for  # noqa: E402
-from memory_protocol.protocol import MemorySystem  # noqa: E402
+from memory_protocol import MemorySystem  # noqa: E402
 from model_clients.kvstore import KVStore  # noqa: E402
 from model_clients.llm_client import LLMClient, LLMConfig  # noqa: E402
 from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402

@@ -8,7 +8,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from memory_protocol.documents import Document
+from memory_protocol import Document
 from tests.fake_openai_server import last_user_content
 from tests.schema_fixtures import schema_answer
 

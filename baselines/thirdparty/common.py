@@ -20,7 +20,7 @@ from model_clients.call_counts import CallCounts, snapshot
 from model_clients.proxy import LLMProxy
 from model_clients.call_counts import difference
 from memplusplus.evidence import RenderedContext, format_date, render
-from memory_protocol.documents import Document, Hit
+from memory_protocol import Document, Hit
 
 
 def is_dated_turn(doc: Document) -> bool:

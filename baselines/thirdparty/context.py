@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memplusplus.evidence import RenderedContext
-from memory_protocol.documents import Hit
+from memory_protocol import Hit
 
 MEM0_LEG = "mem0:"  # + the speaker whose memories the hit is one of
 ZEP_FACT_LEG = "zep:fact"

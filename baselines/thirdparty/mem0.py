@@ -24,9 +24,8 @@ from typing import Any
 
 from baselines.thirdparty.common import ProxiedMemory, corpus_key, split_stamp, without_caption
 from baselines.thirdparty.context import MEM0_LEG
-from memory_protocol import ConfigError
+from memory_protocol import ConfigError, Document, Hit
 from memplusplus.scope import end_of_day
-from memory_protocol.documents import Document, Hit
 from model_clients.llm_client import LLMClient
 
 # Mem0 reads this once, when it is first imported: no posthog events, no ~/.mem0 migrations store.

@@ -22,9 +22,8 @@ from typing import Any
 
 from baselines.thirdparty.common import ProxiedMemory, split_stamp
 from baselines.thirdparty.context import ZEP_ENTITY_LEG, ZEP_FACT_LEG, entity_line, fact_line
-from memory_protocol import ConfigError
+from memory_protocol import ConfigError, Document, Hit
 from memplusplus.scope import end_of_day, in_scope
-from memory_protocol.documents import Document, Hit
 from model_clients.llm_client import LLMClient
 
 _UNDATED = datetime(1970, 1, 1, tzinfo=timezone.utc)  # reference time of an undated first document

@@ -13,7 +13,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from memory_protocol.paths import cache_root
+from memory_protocol import cache_root
 
 __all__ = ["PunktDataError", "ensure_punkt_data", "punkt_data_dir"]
 

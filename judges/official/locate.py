@@ -1,6 +1,6 @@
 """Find a pinned upstream file and check its sha256 before anything reads it.
 
-Folders are searched as every input folder is (``memory_protocol.paths.search_folders``): the
+Folders are searched as every input folder is (``memory_protocol.search_folders``): the
 ``official_dir`` setting alone, else ./official, <repo>/official, <repo>/../shared/official and
 <cache root>/official (where ``scripts/fetch_official.py`` writes). The first holding the file wins;
 other bytes than the pin's are an error (a flipped byte must not change a grade), not a reason to look on.
@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judges.official.sources import OfficialFile, official_file
-from memory_protocol import ConfigError
-from memory_protocol.paths import REPO_ROOT, search_folders
+from memory_protocol import ConfigError, REPO_ROOT, search_folders
 
 __all__ = ["OfficialFileMismatch", "OfficialFileMissing", "OfficialReader", "OfficialText", "REPO_ROOT"]
 

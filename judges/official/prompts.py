@@ -13,8 +13,7 @@ from typing import Any
 
 from judges.official.texts import OfficialTexts, SourcedText
 from judges.templates import RequestParams, Wording
-from memory_protocol import Question
-from memory_protocol.documents import Hit
+from memory_protocol import Hit, Question
 
 __all__ = ["AuthorsAnswer", "OrgMemAnswerer", "OrgMemJudgePrompt", "authors_answer", "named_from_positional",
            "official_wording", "orgmem_answerer", "orgmem_judge_prompt"]

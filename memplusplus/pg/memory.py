@@ -32,8 +32,7 @@ from memplusplus.pg.server import connect, require_extra, resolve_dsn
 from memplusplus.topk import select_top_k
 from memplusplus.scope import end_of_day
 from memplusplus.text import content_terms
-from memory_protocol.documents import Document, Hit
-from memory_protocol.protocol import StoreSize
+from memory_protocol import Document, Hit, StoreSize
 
 _TABLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
 

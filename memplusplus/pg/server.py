@@ -12,8 +12,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_protocol import ConfigError
-from memory_protocol.paths import cache_root
+from memory_protocol import ConfigError, cache_root
 from memplusplus.pg.binaries import EXTRA_HINT
 
 if TYPE_CHECKING:

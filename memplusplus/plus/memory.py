@@ -21,7 +21,7 @@ from memplusplus.plus.packing import pack
 from memplusplus.plus.views import SentenceViews, best_view_leg, clauses
 from memplusplus.plus.threads import by_thread_score, expand, thread_members
 from memplusplus.text import content_terms
-from memory_protocol.documents import Document, Hit
+from memory_protocol import Document, Hit
 
 THREAD_MARK = "thread"  # leg_ranks key of a row that followed a taken row: the leader's fused rank
 

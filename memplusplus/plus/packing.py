@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from memplusplus.evidence import BLOCK_SEPARATOR, block
-from memory_protocol.documents import Hit
+from memory_protocol import Hit
 
 
 def block_cost(hit: Hit, rank: int, first: bool) -> int:

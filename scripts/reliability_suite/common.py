@@ -128,6 +128,7 @@ class Suite:
     server: object  # tests.fake_openai_server.FakeOpenAIServer
     data_dir: Path
     console: list[str] = field(default_factory=list)
+    warm: Path | None = None  # a complete cold run's cache (the kill stage makes it)
 
     def overrides(self, cache: Path, *extra: str, answered: bool = True) -> list[str]:
         base = [f"store.cache_dir={cache}", f"store.results_dir={self.root / 'runs'}", "progress=false"]

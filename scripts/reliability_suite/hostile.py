@@ -25,7 +25,6 @@ CASES, case = case_registry()
 
 @case("full disk during a history.jsonl append, then a normal run", needs_root=True)
 def torn_history(code: Path, scratch: Path) -> str:
-    """Three appends to history.jsonl, the second on a full disk: which entries are readable after."""
     step = '''
         import sys
         from pathlib import Path
@@ -60,7 +59,6 @@ def torn_history(code: Path, scratch: Path) -> str:
 
 @case("run.py with its results store on a full disk", needs_root=True)
 def run_on_full_disk(code: Path, scratch: Path) -> str:
-    """``run.py`` whose results store is on a full disk: exit code, what the console says, temp files left."""
     with Tmpfs(scratch / "fs-run") as fs:
         fs.fill()
         result = run_py(code, ["dataset.limit=3"], scratch, {"MEMPP_RESULTS_DIR": str(fs.path / "runs")})
@@ -69,7 +67,6 @@ def run_on_full_disk(code: Path, scratch: Path) -> str:
 
 @case("make_tables over old tables, the 3rd file hits a full disk")
 def tables_on_full_disk(code: Path, scratch: Path) -> str:
-    """make_tables over a previous set of tables, the third file failing with ENOSPC after 7 bytes."""
     script = '''
         import builtins, errno, io, json, os, sys
         from pathlib import Path
@@ -138,7 +135,6 @@ def tables_on_full_disk(code: Path, scratch: Path) -> str:
 
 @case("two sweeps started in the same second")
 def sweeps_in_one_second(code: Path, scratch: Path) -> str:
-    """Two one-job sweeps with Hydra's clock stopped at the same second: how many multirun folders."""
     folder = scratch / "sweeps"
     folder.mkdir()
     env = {**os.environ, "PYTHONPATH": str(code), "MEMPP_RESULTS_DIR": str(folder / "runs")}
@@ -156,7 +152,6 @@ def sweeps_in_one_second(code: Path, scratch: Path) -> str:
 
 @case("a local request to the caching proxy without its token")
 def proxy_without_token(code: Path, scratch: Path) -> str:
-    """A local request to the Mem0/Zep caching proxy that carries no token: status, and what reached upstream."""
     script = '''
         import json, urllib.error, urllib.request
         from pathlib import Path
@@ -183,7 +178,6 @@ def proxy_without_token(code: Path, scratch: Path) -> str:
 
 @case("answerer.api_key_env=sk-… (the key itself)")
 def key_in_env_setting(code: Path, scratch: Path) -> str:
-    """``run.py answerer.api_key_env=<a key>`` (answered by a local fake server): files and console holding the key."""
     script = f'''
         import os, subprocess, sys
         from tests.fake_openai_server import FakeOpenAIServer

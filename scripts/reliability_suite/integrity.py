@@ -63,7 +63,6 @@ def _run(code: Path, body: str, cwd: Path, *args: str) -> subprocess.CompletedPr
 
 @case("4. a run folder rewritten on a full disk (every page count 0-47)", needs_root=True)
 def folder_on_full_disk(code: Path, scratch: Path) -> str:
-    """A 73-question run written over a 3-question one on a disk with 0..47 pages free."""
     with Tmpfs(scratch / "fs") as fs:
         body = '''
             import errno, shutil
@@ -98,7 +97,6 @@ def folder_on_full_disk(code: Path, scratch: Path) -> str:
 
 @case("4. a run folder's writer killed (SIGKILL) at random moments")
 def folder_killed(code: Path, scratch: Path, kills: int = 20) -> str:
-    """A writer rewriting the folder in a loop, SIGKILLed ``kills`` times at random moments."""
     writer = '''
         root = sys.argv[1]
         write(root, 3, "old")
@@ -128,7 +126,6 @@ def folder_killed(code: Path, scratch: Path, kills: int = 20) -> str:
 
 @case("4. make_tables over a folder mixing two runs (records 73, metrics 3)")
 def tables_from_mixed_folder(code: Path, scratch: Path) -> str:
-    """make_tables over the folder the issue found: records of 73 questions, metrics.json of an older 3."""
     body = '''
         root = sys.argv[1] + "/runs/orgmem/mempp-0123456789"
         write(root, 3, "old")
@@ -147,7 +144,6 @@ def tables_from_mixed_folder(code: Path, scratch: Path) -> str:
 
 @case("6. answerer.api_key_env=<64 hex digits> / =<AKIA… key>")
 def key_without_prefix(code: Path, scratch: Path) -> str:
-    """``run.py answerer.api_key_env=<64 hex digits>`` and ``=<AKIA… key>``: exit codes, files and console holding them."""
     found = []
     for key in (HEX_KEY, AWS_KEY):
         folder = scratch / key[:4]
@@ -163,7 +159,6 @@ def key_without_prefix(code: Path, scratch: Path) -> str:
 
 @case("7. the proxy sent 1.5 GB (announced) without its token")
 def proxy_big_body(code: Path, scratch: Path) -> str:
-    """A POST announcing 1.5 GB without the token, then 256 MiB streamed: the answer and the proxy's peak memory."""
     server = '''
         import sys
         from pathlib import Path
@@ -215,7 +210,6 @@ def _rss_mib(pid: int, field: str) -> float:
 
 @case("8. run.py with store.cache_dir on a full disk", needs_root=True)
 def cache_on_full_disk(code: Path, scratch: Path) -> str:
-    """``run.py`` whose ``store.cache_dir`` is on a disk with 40 pages free: exit code and what the console says."""
     with Tmpfs(scratch / "fs") as fs:
         fs.fill(40)
         result = run_py(code, ["dataset.limit=3", f"store.cache_dir={fs.path / 'cache'}"], scratch,

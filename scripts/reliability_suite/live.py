@@ -14,7 +14,8 @@ from tests.fake_openai_server import Drop, EmptyChoices, Fail, Hang, Malformed, 
 from .common import FAKE_KEY, KEY_ENV, ROOT, Suite, copy_cache, kill9, rows, wait_for
 
 
-def kills(suite: Suite) -> tuple[list[list[str]], Path]:
+def kills(suite: Suite) -> list[list[str]]:
+    """Rows of the kill stage; its complete cold run's cache becomes ``suite.warm`` for the later stages."""
     table = []
     warm = suite.root / "cache-warm"
     # The embedding phase is timed on a cold run from its first stored slice to the run's end (model
@@ -26,6 +27,7 @@ def kills(suite: Suite) -> tuple[list[list[str]], Path]:
     embedding_s = time.monotonic() - first_slice
     total = rows(warm / "embeddings.sqlite")
     assert code == 0, out
+    suite.warm = warm
 
     cold = suite.root / "cache-killed-embedding"
     proc = suite.spawn(suite.overrides(cold, answered=False))
@@ -71,12 +73,15 @@ def kills(suite: Suite) -> tuple[list[list[str]], Path]:
         again = [r for r in suite.server.requests[resumed_from:] if json.dumps(r.body, sort_keys=True) in before]
         table.append([stage, f"{cached} completions cached", f"{len(again)} requests repeated on resume",
                       f"{in_flight} in flight at the kill", "ok" if code == 0 and len(again) <= in_flight else f"rc {code}"])
-    return table, warm
+    return table
 
 
-def faults(suite: Suite, warm: Path) -> list[list[str]]:
+def faults(suite: Suite) -> list[list[str]]:
     from harness.runner import run
     from scripts.script_common import run_config
+
+    if suite.warm is None:
+        raise RuntimeError("no warm cache: the kill stage failed")
 
     os.environ[KEY_ENV] = FAKE_KEY
     cases = [
@@ -91,7 +96,7 @@ def faults(suite: Suite, warm: Path) -> list[list[str]]:
     ]
     table = []
     for name, queued, rule in cases:
-        cache = copy_cache(warm, suite.root / f"cache-fault-{len(table)}", ("embeddings.sqlite", "retrieval.sqlite"))
+        cache = copy_cache(suite.warm, suite.root / f"cache-fault-{len(table)}", ("embeddings.sqlite", "retrieval.sqlite"))
         before = len(suite.server.requests)
         suite.server.rule = rule
         suite.server.queue(*queued)

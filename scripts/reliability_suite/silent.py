@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from .common import GUARD_S, case_registry, ROOT, last_json, python
@@ -48,14 +49,8 @@ def boolean_no(code: Path, scratch: Path, setting: list[str]) -> str:
     return f"{outcome(said)} (=false: {recall(false)}; =true: {recall(true)})"
 
 
-@case("system.conjunctive=no (orgmem)")
-def conjunctive_no(code: Path, scratch: Path) -> str:
-    return boolean_no(code, scratch, ["system.conjunctive=no"])
-
-
-@case("system=bm25 system.respect_as_of=no (orgmem)")
-def respect_as_of_no(code: Path, scratch: Path) -> str:
-    return boolean_no(code, scratch, ["system=bm25", "system.respect_as_of=no"])
+case("system.conjunctive=no (orgmem)")(partial(boolean_no, setting=["system.conjunctive=no"]))
+case("system=bm25 system.respect_as_of=no (orgmem)")(partial(boolean_no, setting=["system=bm25", "system.respect_as_of=no"]))
 
 
 @case("estimate=no")
@@ -102,7 +97,6 @@ def tampered_onnx(code: Path, scratch: Path) -> str:
 
 @case("same request to a second local server on another port")
 def two_local_servers(code: Path, scratch: Path) -> str:
-    """The same request and model name to server A, then to server B on another loopback port."""
     script = '''
         import json
         from pathlib import Path
@@ -156,14 +150,8 @@ def one_setting(code: Path, scratch: Path, args: list[str]) -> str:
     return outcome(result) if result["exit"] else f"exit 0, run folder {'written' if result['folder'] else 'none'}"
 
 
-@case("encoder.max_tokens=0")
-def max_tokens_zero(code: Path, scratch: Path) -> str:
-    return one_setting(code, scratch, ["encoder.max_tokens=0"])
-
-
-@case("store.results_dir=/proc")
-def results_in_proc(code: Path, scratch: Path) -> str:
-    return outcome(run_py(code, ["store.results_dir=/proc", "dataset.limit=3"], scratch))
+case("encoder.max_tokens=0")(partial(one_setting, args=["encoder.max_tokens=0"]))
+case("store.results_dir=/proc")(lambda code, scratch: outcome(run_py(code, ["store.results_dir=/proc", "dataset.limit=3"], scratch)))
 
 
 @case("store.cache_dir= (empty)")
@@ -175,9 +163,7 @@ def empty_cache_dir(code: Path, scratch: Path) -> str:
     return f"{outcome(result) if result['exit'] else 'exit 0'}; written into the working folder: {written or 'nothing'}"
 
 
-@case("dataset.categories=[]")
-def categories_empty(code: Path, scratch: Path) -> str:
-    return one_setting(code, scratch, ["dataset.categories=[]"])
+case("dataset.categories=[]")(partial(one_setting, args=["dataset.categories=[]"]))
 
 
 def frozen_clock(code: Path) -> str:
@@ -198,7 +184,6 @@ def frozen_clock(code: Path) -> str:
 
 @case("two single runs in the same second")
 def runs_in_one_second(code: Path, scratch: Path) -> str:
-    """Two single runs with Hydra's clock stopped at the same second: how many Hydra run folders."""
     frozen = frozen_clock(code)
     for k in (5, 7):
         run_py(code, [f"system.k={k}", "dataset.limit=3", "system=bm25"], scratch, script=frozen)
@@ -208,8 +193,7 @@ def runs_in_one_second(code: Path, scratch: Path) -> str:
 
 
 @case("LongMemEval gold session dated after its question")
-def late_gold(code: Path, scratch: Path) -> str:
-    """LongMemEval entry whose answer session is dated after its question, BM25 honouring the date."""
+def late_gold(code: Path, scratch: Path) -> str:  # BM25 honouring the as-of date
     from tests.test_loaders_synthetic import lme_entry, write_lme
 
     late = lme_entry("late")

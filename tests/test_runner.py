@@ -155,7 +155,7 @@ def test_a_multirun_sweep_runs_every_job(shared):
 def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatch, failure):
     import dataclasses
 
-    import harness.plan as plan
+    import harness.systems as systems
     from harness.errors import RunInterrupted
     from harness.systems import REGISTRY, BuiltSystem
 
@@ -174,7 +174,7 @@ def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatc
             closed.append(True)
 
     failing = lambda spec: dataclasses.replace(REGISTRY[spec.kind], build=lambda context: BuiltSystem(Failing()))  # noqa: E731
-    monkeypatch.setattr(plan, "entry_for", failing)
+    monkeypatch.setattr(systems, "entry_for", failing)  # the config resolves the entry once
     with pytest.raises(RunInterrupted if failure is KeyboardInterrupt else RuntimeError):
         run(config(tmp_path, "dataset.limit=1"))
     assert closed == [True]

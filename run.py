@@ -16,7 +16,7 @@ import hydra
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from harness.hydra_resolvers import register_resolvers  # ${sweep_id:} in configs/config.yaml
+from harness.compose import register_resolvers  # ${sweep_id:} in configs/config.yaml
 
 # Under hydra/launcher=ray, Ray folds alike lines of different jobs into "[repeated Nx across cluster]", garbling
 # every job's table; the driver (this process) reads RAY_DEDUP_LOGS once, on import (ray/_private/ray_constants.py),
@@ -29,13 +29,6 @@ class RefuseKeysInEnvSettings(Callback):
     ends the command in one line, exit code 2."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
-        self._check(config)
-
-    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        self._check(config)
-
-    @staticmethod
-    def _check(config: DictConfig) -> None:
         from memory_protocol import ConfigError
 
         from harness.env_settings import check_env_overrides, check_env_settings
@@ -46,6 +39,8 @@ class RefuseKeysInEnvSettings(Callback):
         except ConfigError as exc:
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(2)
+
+    on_multirun_start = on_run_start
 
 
 class SweepSummary(Callback):

@@ -12,12 +12,12 @@ from typing import Any
 
 from memory_protocol import ConfigError, DatasetError, cache_root
 
-from harness.batch_switch import STATUS
+from harness.config import BATCH_STATUS as STATUS
 from model_clients.kvstore import LLM_REPLIES
 from harness.config import RunConfig
 from judges.aggregate import CONSOLE_WIDTH
 from harness.stage_log import enable_when_not_a_terminal
-from harness.encoders import encoder_label
+from harness.config import encoder_label
 from harness.errors import RunInterrupted
 from harness.safe_write import DiskFullError, as_disk_full
 from harness.leg_note import silent_legs_note

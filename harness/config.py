@@ -1,25 +1,42 @@
-"""Plain dataclasses for one run, built and checked from the composed Hydra config (Hydra stays in run.py)."""
+"""Plain dataclasses for one run, built and checked from the composed Hydra config (Hydra stays in run.py).
+
+``batch`` (true, false, or ``status``: list the pending batches, run nothing) sends the answerer's and
+judge's calls through a provider's batch API; a role's own ``batch`` wins, null meaning the top-level
+value. A local server has no batch API, and a system's write-time calls (``system.llm``) go live one
+by one, since each reads what the ones before wrote.
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field, fields
+from functools import cached_property
 from typing import Any
 
-from harness.batch_switch import poll_interval, role_batch, switch, write_time_batch
 from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
-from harness.encoders import check_encoder_keys, encoder_config
-from harness.systems.registry import SystemSpec
 from harness.env_settings import check_env_settings
-from harness.validate import as_typed, check_booleans, check_model, int_setting, writable_folder
-from memplusplus.encoder import DEFAULT_MODEL
+from harness.systems.registry import SystemEntry, SystemSpec
+from harness.validate import (as_typed, check_booleans, check_keys, check_model, float_setting, int_setting,
+                             writable_folder)
 from loaders.errata import check_errata
 from memory_protocol import ConfigError, cache_root
+from memplusplus.encoder import DEFAULT_MODEL, Encoder, EncoderConfig
+from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig
+from memplusplus.openai_encoder import OpenAIEncoder, OpenAIEncoderConfig
+from memplusplus.static_encoder import StaticEncoder, StaticEncoderConfig
 from model_clients.chat_types import LLMConfig
 
 PRINT_MODES = ("headline", "full")  # headline: the console-width table; full: every column
 ANSWER_RECIPES = ("harness", "mem0")
 RECIPE_KINDS = ("mem0", "zep")  # the systems mem0's evaluation answers with its own prompt
+BATCH_STATUS = "status"
+# encoder.backend -> (its settings dataclass, its encoder class)
+ENCODERS: dict[str, tuple[type, type]] = {
+    "local": (EncoderConfig, Encoder),
+    "onnx": (OnnxEncoderConfig, OnnxEncoder),
+    "openai": (OpenAIEncoderConfig, OpenAIEncoder),
+    "static": (StaticEncoderConfig, StaticEncoder),
+}
 
 
 @dataclass(frozen=True)
@@ -58,7 +75,7 @@ class ModelSpec(LLMConfig):
 
 @dataclass(frozen=True)
 class EncoderSpec:
-    """The embedding backend (``local`` MiniLM, ``onnx`` or ``openai``) and its settings."""
+    """The embedding backend (``local`` MiniLM, ``onnx``, ``openai`` or ``static``) and its settings."""
 
     backend: str = "local"
     params: dict[str, Any] = field(default_factory=dict)
@@ -71,10 +88,14 @@ class StoreSpec:
     repair_cache: bool = False  # a cache entry failing its checksum is dropped and recomputed, not an error
 
 
+def encoder_label(backend: str, params: dict[str, Any]) -> str:
+    """The encoder in a few words, for a printout: its model, backend and width when it names one."""
+    width = params.get("dimensions")
+    return f"{params.get('model', '?')} ({backend}{f', {width}-d' if width else ''})"
+
+
 def _section(cls, section: str, values: dict[str, Any]):
-    unknown = sorted(set(values) - {f.name for f in fields(cls)})
-    if unknown:
-        raise ConfigError(f"{section}: unknown key(s) {unknown}; known keys are {sorted(f.name for f in fields(cls))}")
+    check_keys(section, values, {f.name for f in fields(cls)})
     return cls(**values)
 
 
@@ -93,8 +114,8 @@ def _optional_folder(key: str, value: Any) -> str | None:
     return value
 
 
-def _system(raw: dict[str, Any]) -> SystemSpec:
-    from harness.systems import entry_for  # the registry imports this module
+def _system(raw: dict[str, Any]) -> tuple[SystemSpec, SystemEntry]:
+    from harness.systems import entry_for  # the registry imports this module's neighbours
 
     if "_target_" in raw:  # a user's own memory: the importable object is its kind
         if "kind" in raw:
@@ -109,7 +130,7 @@ def _system(raw: dict[str, Any]) -> SystemSpec:
     entry = entry_for(spec)
     if entry.check is not None:
         entry.check(spec)
-    return spec
+    return spec, entry
 
 
 def _dataset(raw: dict[str, Any]) -> DatasetSpec:
@@ -133,7 +154,10 @@ def _dataset(raw: dict[str, Any]) -> DatasetSpec:
 
 def _encoder(values: dict[str, Any]) -> EncoderSpec:
     spec = EncoderSpec(backend=str(values.pop("backend", "local")), params=values)
-    check_encoder_keys(spec.backend, values)
+    if spec.backend not in ENCODERS:
+        raise ConfigError(f"encoder.backend: unknown backend {spec.backend!r}; known are {sorted(ENCODERS)}")
+    known = {f.name for f in fields(ENCODERS[spec.backend][0])}  # a misspelt key first, before what it leaves unset
+    check_keys(f"encoder ({spec.backend} backend)", values, known | {"backend"})
     for key in ("max_tokens", "batch_size"):  # 0 was a torch RuntimeError at the first embedding
         if values.get(key) is not None:
             # MiniLM has 512 positions: more was a torch RuntimeError too (a static table has no positions)
@@ -142,16 +166,49 @@ def _encoder(values: dict[str, Any]) -> EncoderSpec:
                         allowed=" (all-MiniLM-L6-v2 reads at most 512 word pieces)" if bounded else "")
     if spec.backend == "openai":  # a remote endpoint: checked like every other model endpoint
         check_model("encoder", values)
-    encoder_config(spec.backend, spec.params)  # fail now, naming the key, not at the first embedding
+    ENCODERS[spec.backend][0](**spec.params)  # a bad value fails now, not at the first embedding
     return spec
 
 
-def _model(section: str, raw: dict[str, Any], prompt_folder: str | None = None) -> ModelSpec:
+def _batch_switch(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if value == BATCH_STATUS:
+        raise ConfigError("batch=status lists the pending batches and runs nothing; give it on its own "
+                          "(python run.py batch=status), or batch=true / batch=false for a run")
+    raise ConfigError(f"batch={as_typed(value)}: must be true, false or status")
+
+
+def _own_batch(section: str, own: Any) -> bool | None:
+    if own is not None and not isinstance(own, bool):
+        raise ConfigError(f"{section}.batch={as_typed(own)}: must be true, false or null (the top-level batch)")
+    return own
+
+
+def _write_time_batch(system_params: dict[str, Any], batch: bool) -> bool:
+    """Batch asked for the system's write-time model (``system.llm.batch``, else the top-level value)."""
+    llm = system_params.get("llm")
+    if not isinstance(llm, dict):
+        return False
+    own = _own_batch("system.llm", llm.get("batch"))
+    return bool(own) if own is not None else batch
+
+
+def _model(section: str, raw: dict[str, Any], batch: bool, poll_s: float, prompt_folder: str | None = None
+           ) -> ModelSpec:
+    """A role's settings, checked, with ``batch`` resolved (never on a local server) and ``batch_poll_s`` filled in."""
+    own, local = _own_batch(section, raw.get("batch")), raw.get("local")
+    if own and local:
+        raise ConfigError(f"{section}.batch=true: {section} {raw.get('name', '')!s} runs on a local server "
+                          f"({local}), which has no batch API; leave {section}.batch unset or false")
+    raw = {**raw, "batch": bool(own) if own is not None else (batch and not local)}
+    if raw.get("batch_poll_s") is None:
+        raw["batch_poll_s"] = poll_s
     check_model(section, raw, prompt_folder=prompt_folder)
     return _section(ModelSpec, section, raw)
 
 
-def _roles(raw: dict[str, Any], benchmark: Benchmark, name: str, batch: bool | str, poll_s: float
+def _roles(raw: dict[str, Any], benchmark: Benchmark, name: str, batch: bool, poll_s: float
            ) -> tuple[ModelSpec | None, ModelSpec | None]:
     """The answerer and judge: none without an answerer; a benchmark without a judge takes no answerer."""
     answerer_raw = dict(raw.pop("answerer", None) or {"name": "none"})
@@ -160,9 +217,8 @@ def _roles(raw: dict[str, Any], benchmark: Benchmark, name: str, batch: bool | s
         return None, None
     if benchmark.judge is None:
         raise ConfigError(f"dataset {name}: its benchmark has no judge (retrieval only); run it with answerer=none")
-    answerer = _model("answerer", role_batch("answerer", answerer_raw, batch, poll_s))
-    judge = (_model("judge", role_batch("judge", dict(judge_raw), batch, poll_s), benchmark.judge_prompt_folder)
-             if judge_raw else None)
+    answerer = _model("answerer", answerer_raw, batch, poll_s)
+    judge = _model("judge", dict(judge_raw), batch, poll_s, benchmark.judge_prompt_folder) if judge_raw else None
     return answerer, judge
 
 
@@ -183,12 +239,24 @@ class RunConfig:
     estimate: bool = False
     cache_only: bool = False
     batch: bool = False  # the top-level switch (each role's own resolved value is on its ModelSpec)
-    write_time_batch: bool = False  # batch asked for system.llm: its calls still go live (harness.batch_switch)
+    write_time_batch: bool = False  # batch asked for system.llm: its calls still go live
     progress: bool = True
     run_name: str | None = None
     official_dir: str | None = None
     answer_recipe: str = "harness"  # harness | mem0 (mem0's answer prompt for Mem0 and Zep rows)
     print_mode: str = "headline"  # config key `print`
+
+    @cached_property
+    def benchmark(self) -> Benchmark:
+        """The dataset's benchmark, resolved once (``from_dict`` already has it)."""
+        return self.dataset.describe()
+
+    @cached_property
+    def entry(self) -> SystemEntry:
+        """The system's registry entry, resolved once (``from_dict`` already has it)."""
+        from harness.systems import entry_for
+
+        return entry_for(self.system)
 
     @property
     def answerer_name(self) -> str:
@@ -200,12 +268,14 @@ class RunConfig:
         raw.pop("hydra", None)
         check_env_settings(raw)  # a key pasted as answerer.api_key_env=sk-... never reaches a file
         check_booleans(raw)  # system.conjunctive=no is refused, naming the key: bool("no") ran it conjunctive
-        system = _system(dict(raw.pop("system")))
+        system, entry = _system(dict(raw.pop("system")))
         dataset = _dataset(dict(raw.pop("dataset")))
         benchmark = dataset.describe()  # an unknown benchmark module stops the run here, naming the key
         check_errata(dataset.errata, getattr(benchmark.loader, "name", str(benchmark.loader)), dataset.errata_evidence)
-        batch = switch(raw.pop("batch", False))
-        answerer, judge = _roles(raw, benchmark, dataset.name, batch, poll_interval(raw.pop("batch_poll_s", 60)))
+        batch = _batch_switch(raw.pop("batch", False))
+        poll_s = float_setting("batch_poll_s", raw.pop("batch_poll_s", 60), at_least=0,
+                               allowed=" (seconds between two polls of a batch)")
+        answerer, judge = _roles(raw, benchmark, dataset.name, batch, poll_s)
         recipe = _choice("answer_recipe", raw.pop("answer_recipe", "harness"), ANSWER_RECIPES)
         config = cls(
             dataset=dataset,
@@ -217,7 +287,7 @@ class RunConfig:
             estimate=bool(raw.pop("estimate", False)),
             cache_only=bool(raw.pop("cache_only", False)),
             batch=batch,
-            write_time_batch=write_time_batch(system.params, batch),
+            write_time_batch=_write_time_batch(system.params, batch),
             progress=bool(raw.pop("progress", True)),
             run_name=raw.pop("run_name", None),
             official_dir=_optional_folder("official_dir", raw.pop("official_dir", None)),
@@ -228,6 +298,7 @@ class RunConfig:
         )
         if raw:
             raise ConfigError(f"unknown top-level key(s) {sorted(raw)}")
+        config.__dict__.update(benchmark=benchmark, entry=entry)  # the cached properties, resolved above
         return config
 
     def as_dict(self) -> dict[str, Any]:

@@ -2,18 +2,17 @@
 sends nothing and never embeds.
 
 Answers are priced over cached retrievals when every text is cached, else over a stand-in context
-(:func:`approximate_context`: the episode's own documents cut to the length retrieval would give,
-so the tokenizer meets text of the benchmark's density). Systems that call a model at write time
-are counted by their entry's ``write_calls`` rule of thumb (e.g. Mem^g++ two per write unit and one
-per question, Zep about four per document as measured against fixture replies); prompt tokens are
-the documents' text plus ``INSTRUCTION_TOKENS`` a call, and cached calls count as sent (a system's
-own request keys are only known once it runs).
+(the episode's own documents cut to the length retrieval would give, so the tokenizer meets text of
+the benchmark's density). Write-time calls follow the entry's ``write_calls`` rule of thumb, each
+the documents' text plus ``INSTRUCTION_TOKENS``; cached ones count as sent (a system's own request
+keys are only known once it runs).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from harness.config import SystemSpec
 from harness.plan import RunPlan
@@ -59,23 +58,24 @@ class WriteTimeEstimate:
 
 
 def dry_run(plan: RunPlan) -> RunResult:
-    stats = plan.new_stats()
-    answered = plan.config.answerer is not None
+    estimates: list[Any] = []
+    embedding, items = None, None
     if plan.entry.write_calls is not None:  # ingesting would spend the calls
-        write = estimate_write_time(plan)
-        return RunResult(None, None, "", [], stats, [write, *(_before_retrieval(plan) if answered else [])])
-    embedding = _embedding_estimate(plan)
-    plan.encoder.cached_only = True
-    if not answered:
-        return RunResult(None, None, "", [], stats, [], embedding)
-    if embedding.to_embed:
-        return RunResult(None, None, "", [], stats, _before_retrieval(plan), embedding)
-    try:
-        items = retrieve(plan, stats, ModelCallTally())
-    except WouldEmbed:  # the counted texts were cached, yet a system asked for another one
-        return RunResult(None, None, "", [], stats, _before_retrieval(plan), embedding)
-    LOG.stage(f"answers and judging: {len(items)} questions")
-    return RunResult(None, None, "", [item.record for item in items], stats, price_answers(plan, items), embedding)
+        estimates.append(estimate_write_time(plan))
+    else:
+        embedding = _embedding_estimate(plan)
+        plan.encoder.cached_only = True
+    if plan.config.answerer is not None and embedding is not None and not embedding.to_embed:
+        try:
+            items = retrieve(plan, plan.stats, ModelCallTally())
+        except WouldEmbed:  # the counted texts were cached, yet a system asked for another one
+            items = None
+    if plan.config.answerer is not None and items is None:
+        estimates += _before_retrieval(plan)
+    elif items is not None:
+        LOG.stage(f"answers and judging: {len(items)} questions")
+        estimates += price_answers(plan, items)
+    return RunResult(None, None, "", [item.record for item in items or ()], plan.stats, estimates, embedding)
 
 
 def price_answers(plan: RunPlan, items: list[QAItem]) -> list[CostEstimate]:

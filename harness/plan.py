@@ -1,27 +1,29 @@
-"""A run resolved once from its RunConfig: benchmark, system entry, prompts (checked ready),
-caches, encoder and data. The stages (retrieval, qa, results) and the dry run (estimate) read it."""
+"""A run resolved once from its RunConfig: benchmark, system entry, prompts (checked ready: a missing
+key or broken prompt file stops the run in one line, not after an hour of embedding), data, caches and
+encoder. The stages (retrieval, qa, results) and the dry run (estimate) read it."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
-from harness.batch_switch import write_time_note
-from harness.config import RunConfig, SystemSpec
-from harness.encoders import build_encoder
-from harness.provenance import file_hashes, recording_reads
-from harness.qa_checks import check_qa_ready
+from harness.config import ENCODERS, ModelSpec, RunConfig, SystemSpec
 from harness.corrected_evidence import corrected_evidence, run_errata
+from harness.prompts import display_name
+from harness.provenance import file_hashes, recording_reads
 from harness.stage_log import LOG
 from harness.systems import SystemEntry, entry_for
 from loaders import dataset_notes, load_dataset, prepare_data_dir
-from memory_protocol import Episode
-from memplusplus.encoder import CachedEncoder
+from memory_protocol import ConfigError, Episode
+from memplusplus.encoder import CachedEncoder, EmbeddingCache
 from model_clients.chat_types import identity_fields as endpoint_settings
-from model_clients.kvstore import EMBEDDINGS, LLM_REPLIES, RETRIEVALS, KVStore, run_cache
+from model_clients.kvstore import EMBEDDINGS, LLM_REPLIES, RETRIEVALS, KVStore, embedding_store
+from model_clients.model_listing import check_model_offered
 
 if TYPE_CHECKING:
     from harness.benchmarks import Benchmark
@@ -43,6 +45,12 @@ def system_identity(spec: SystemSpec, entry: SystemEntry | None = None) -> dict[
             **({"version": version} if version else {})}
 
 
+def build_encoder(backend: str, params: dict[str, Any], cache: EmbeddingCache | None) -> CachedEncoder:
+    """The run's embedding backend (its settings were checked with the config)."""
+    settings_class, encoder_class = ENCODERS[backend]
+    return encoder_class(settings_class(**params), cache=cache)
+
+
 @dataclass
 class RunPlan:
     config: RunConfig
@@ -61,24 +69,20 @@ class RunPlan:
     sessions: bool  # some episode is scored by the benchmark's own (session) scorer
     notes: dict[str, Any]  # known upstream quirks, questions without gold, questions dated before their documents
     errata: dict[str, Any] = field(default_factory=dict)  # qid -> Erratum (dataset.errata)
+    stats: dict[str, Any] = field(default_factory=dict)  # the run's counts, filled in by the stages
 
     def llm_cache(self) -> KVStore:
-        return run_cache(self.config.store, LLM_REPLIES)
-
-    def new_stats(self) -> dict[str, Any]:
-        return {"episodes": len(self.episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0,
-                "dataset_notes": dict(self.notes)}
+        return KVStore(Path(self.config.cache_dir()) / LLM_REPLIES, repair=self.config.store.repair_cache)
 
 
 def build_plan(config: RunConfig) -> RunPlan:
     """Resolve ``config`` once; keys and prompt files fail here, before any data or retrieval."""
     started = time.perf_counter()
-    dataset = config.dataset
-    benchmark = dataset.describe()
+    dataset, benchmark, entry = config.dataset, config.benchmark, config.entry
     prompts = check_qa_ready(config, benchmark)
-    note = write_time_note(config.system.name, config.write_time_batch)
-    if note:
-        print(note, file=sys.stderr)
+    if config.write_time_batch:
+        print(write_time_note(config.system.name, True), file=sys.stderr)
+    identity, cache_dir = system_identity(config.system, entry), Path(config.store.cache_dir).expanduser()
     LOG.stage(f"{config.system.name} on {dataset.name}: loading the data")
     root = prepare_data_dir(benchmark.loader, dataset.data_dir, dataset.options, progress=config.progress)
     with recording_reads(root) as read_files:
@@ -89,9 +93,89 @@ def build_plan(config: RunConfig) -> RunPlan:
         episodes = corrected_evidence(episodes, errata)
     loaded = time.perf_counter()
     notes = dataset_notes(episodes).as_dict()
-    files = file_hashes(set(read_files), root, Path(config.cache_dir()) / "data_hashes.json")
-    encoder = build_encoder(config.encoder.backend, config.encoder.params, cache=run_cache(config.store, EMBEDDINGS))
-    entry = entry_for(config.system)
-    return RunPlan(config, benchmark, entry, prompts, episodes, root, files, encoder, run_cache(config.store, RETRIEVALS),
-                   started, loaded, system_identity(config.system, entry), sorted(set(dataset.ks)),
-                   any(benchmark.scorer_for(ep) is not None for ep in episodes), notes, errata)
+    files = file_hashes(set(read_files), root, cache_dir / "data_hashes.json")
+    repair = config.store.repair_cache
+    settings_class, encoder_class = ENCODERS[config.encoder.backend]  # settings checked with the config
+    embeddings = embedding_store(cache_dir / EMBEDDINGS, repair=repair)
+    encoder = encoder_class(settings_class(**config.encoder.params), cache=embeddings)
+    scorer = benchmark.official_scorer
+    sessions = scorer is not None and any(scorer(ep) is not None for ep in episodes)
+    stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0,
+             "dataset_notes": dict(notes)}
+    return RunPlan(config, benchmark, entry, prompts, episodes, root, files, encoder,
+                   KVStore(cache_dir / RETRIEVALS, repair=repair), started, loaded, identity,
+                   sorted(set(dataset.ks)), sessions, notes, errata, stats)
+
+
+def write_time_note(system_name: str, asked: bool) -> str | None:
+    """The stderr line when batch was asked for write-time calls, which go live."""
+    if not asked:
+        return None
+    return (f"batch: the write-time calls of {system_name} (system.llm) are made one by one "
+            "while ingesting: sent live")
+
+
+def _is_local(url: str | None) -> bool:
+    host = (urlparse(url).hostname or "") if url else ""
+    return host == "localhost" or host.startswith("127.") or host in ("::1", "0.0.0.0")
+
+
+def _check_key(role: str, spec: ModelSpec, answerer: ModelSpec, offline: bool) -> None:
+    if not spec.api_key_env or spec.local or offline or _is_local(spec.base_url) or os.environ.get(spec.api_key_env):
+        return
+    options = ["export it", "use estimate=true (dry run) or cache_only=true (replay)"]
+    if spec.base_url:  # only a server of one's own may need no key; the provider's default endpoint always does
+        options.append(f"{role}.api_key_env=null for a server that needs no key")
+    hint = ", or ".join(options)
+    if role == "judge" and (answerer.local is not None or _is_local(answerer.base_url)):
+        # the default judge is hosted: settings that keep a run with a local answerer offline
+        model = answerer.model if answerer.local is None else "<model>"
+        url = answerer.base_url if answerer.local is None and answerer.base_url else "http://host:port/v1"
+        hint = (f"the answerer is local, so the judge can be too: judge=openai_compatible judge.model={model} "
+                f"judge.base_url={url} (any OpenAI-compatible server), or judge=smollm2-local (a plumbing check, "
+                f"not a grade); else {hint}")
+    raise ConfigError(f"{role} {display_name(spec)} needs an API key in ${spec.api_key_env}, which is not set; {hint}")
+
+
+def _check_batchable(answerer: ModelSpec, judge: ModelSpec | None, answer_tokens: int,
+                     prompts: ProtocolPrompts) -> None:
+    """A ``batch=true`` role its provider cannot serve stops here: SDK (an extra) not installed, or
+    requests the provider refuses (Anthropic: a judge's JSON mode, no ``max_tokens``)."""
+    from model_clients.batch.runner import refusal, unavailable
+
+    shapes: list[tuple[str, ModelSpec, int | None, dict[str, Any]]] = [("answerer", answerer, answer_tokens, {})]
+    if judge is not None and prompts.judge is not None:
+        params = prompts.judge.params
+        judge_tokens = params.max_tokens if params.max_tokens is not None else judge.max_tokens
+        shapes.append(("judge", judge, judge_tokens, params.extra()))
+    for role, spec, max_tokens, extra in shapes:
+        reason = (unavailable(spec, role) or refusal(spec, role, max_tokens, extra)) if spec.batch else None
+        if reason is not None:
+            raise ConfigError(reason)
+
+
+def check_qa_ready(config: RunConfig, benchmark: Benchmark | None = None) -> ProtocolPrompts | None:
+    """The prompts the QA stage will send (None without an answerer); a one-line ConfigError when
+    it cannot run: a missing API key (not needed locally, with ``cache_only`` or ``estimate``), a
+    model its endpoint does not list, a broken prompt file, a batch provider that cannot serve a
+    role, or the benchmark's own check (e.g. data an answer metric needs)."""
+    answerer, judge, offline = config.answerer, config.judge, config.cache_only or config.estimate
+    if answerer is None:
+        return None
+    benchmark = benchmark or config.benchmark
+    roles = [("answerer", answerer)] + ([("judge", judge)] if judge is not None else [])
+    for role, spec in roles:
+        _check_key(role, spec, answerer, offline)
+    from harness.prompts import choose_prompts
+
+    # a broken prompt file or a changed official file stops the run here
+    prompts = choose_prompts(benchmark, answerer, judge, recipe=config.answer_recipe, system_kind=config.system.kind,
+                             context_budget=config.dataset.context_budget, official_dir=config.official_dir)
+    if not offline:
+        _check_batchable(answerer, judge, answerer.max_tokens or config.dataset.answer_max_tokens, prompts)
+        for role, spec in roles:
+            if spec.local is None:  # a server the harness starts serves the configured name
+                check_model_offered(spec, role)  # one GET /models per endpoint: a wrong name stops here
+    if benchmark.check_ready is not None:
+        benchmark.check_ready()
+    return prompts

@@ -21,7 +21,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     plan = build_plan(config)
     if config.estimate:
         return dry_run(plan)
-    stats, calls = plan.new_stats(), ModelCallTally()
+    stats, calls = plan.stats, ModelCallTally()
     items = retrieve(plan, stats, calls)
     for item in items if plan.errata else ():
         mark_erratum(item.record, plan.errata)  # before judging: a miss on a wrong gold is the gold's

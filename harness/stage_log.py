@@ -1,6 +1,5 @@
-"""Plain progress lines when stdout is not a terminal (a log, nohup, CI), where the bars are off: a
-27-minute LongMemEval run printed nothing until its table. One line per stage, and at most one every
-``every`` seconds with the count done and the time left."""
+"""Plain progress lines when stdout is not a terminal (a log, nohup, CI), where the bars are off: one
+line per stage, and at most one every ``every`` seconds with the count done and the time left."""
 
 from __future__ import annotations
 

@@ -11,15 +11,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from memory_protocol import ConfigError
-from memplusplus.settings import LEGS
-
-LEXICAL_RANKERS = ("cover_density", "bm25")
 
 MAX_SHOWN = 200
 UNSET = "???"  # what a config group leaves in a value the user must give (e.g. answerer.model)
 
 # Every on/off setting, by its key's last name wherever it sits (tests/test_boolean_settings.py checks
-# the list). ``batch`` also takes ``status`` or null: harness.batch_switch checks it.
+# the list). ``batch`` also takes ``status`` or null: harness.config checks it.
 BOOLEAN_KEYS = frozenset({
     "estimate", "cache_only", "progress", "repair_cache", "send_dimensions",
     "conjunctive", "dedup", "respect_as_of", "infer", "graph_as_of",
@@ -39,26 +36,28 @@ def as_typed(value: Any) -> str:
     return text
 
 
-def bool_setting(key: str, value: Any) -> bool:
-    """Hydra reads only true/false as booleans: ``no``/``off`` arrive as text (which ``bool()`` took
-    for true) and ``0``/``1`` as numbers, so they are refused, not guessed."""
-    if isinstance(value, bool):
-        return value
-    raise ConfigError(f"{key}={as_typed(value)}: must be true or false (yes/no, on/off and 0/1 are not booleans here)")
-
-
 def check_booleans(tree: Any, path: str = "") -> None:
-    """Every :data:`BOOLEAN_KEYS` setting in a composed config, by its full key."""
+    """Every :data:`BOOLEAN_KEYS` setting in a composed config, by its full key. Hydra reads only
+    true/false as booleans: ``no``/``off`` arrive as text (which ``bool()`` took for true) and
+    ``0``/``1`` as numbers, so they are refused, not guessed."""
     if isinstance(tree, Mapping):
         for name, value in tree.items():
             key = f"{path}.{name}" if path else str(name)
-            if name in BOOLEAN_KEYS:
-                bool_setting(key, value)
-            else:
+            if name in BOOLEAN_KEYS and not isinstance(value, bool):
+                raise ConfigError(f"{key}={as_typed(value)}: must be true or false (yes/no, on/off and 0/1 are not "
+                                  f"booleans here)")
+            if name not in BOOLEAN_KEYS:
                 check_booleans(value, key)
     elif isinstance(tree, list):
         for i, item in enumerate(tree):
             check_booleans(item, f"{path}[{i}]")
+
+
+def check_keys(label: str, values: Mapping[str, Any], known: set[str]) -> None:
+    """A misspelt key is named, with the known ones, before anything it leaves unset."""
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"{label}: unknown key(s) {unknown}; known keys are {sorted(known)}")
 
 
 def int_setting(key: str, value: Any, minimum: int, maximum: int | None = None, allowed: str = "") -> int:
@@ -101,37 +100,6 @@ def writable_folder(key: str, value: Any) -> str:
             return value
         raise ConfigError(f"{key}={as_typed(value)}: cannot make a folder in {parent} ({exc.strerror or exc})") from None
     return value
-
-
-def check_mempp(params: Mapping[str, Any], k: int) -> None:
-    """Mem++'s settings: a positive RRF constant, known legs, a weight > 0 on a run leg, a reserve <= k."""
-    if "gamma" in params:
-        float_setting("system.gamma", params["gamma"], above=0, allowed=" (the RRF constant; the paper uses 60)")
-    legs = params.get("legs", list(LEGS))
-    if not isinstance(legs, (list, tuple)) or any(leg not in LEGS for leg in legs):
-        raise ConfigError(f"system.legs={as_typed(legs)}: must be a list of legs from {list(LEGS)}")
-    weights = params.get("weights")
-    if not isinstance(weights, Mapping):
-        raise ConfigError(f"system.weights={as_typed(weights)}: must map legs {list(LEGS)} to numbers >= 0")
-    unknown = sorted(set(weights) - set(LEGS))
-    if unknown:
-        raise ConfigError(f"system.weights: unknown leg(s) {unknown}; legs are {list(LEGS)}")
-    values = {leg: float_setting(f"system.weights.{leg}", w, at_least=0) for leg, w in weights.items()}
-    if not any(values.get(leg, 0.0) > 0 for leg in legs):
-        raise ConfigError(
-            f"system.weights={as_typed(dict(weights))} with system.legs={as_typed(list(legs))}: every leg that runs has "
-            f"weight 0, so nothing would be ranked; give at least one leg a weight > 0"
-        )
-    for key, low, high, allowed in (("candidates", 1, None, " (C, the most rows a leg returns)"),
-                                    ("recency_reserve", 0, k, f" (at most system.k={k})"),
-                                    ("min_term_chars", 1, None, ""), ("max_query_terms", 1, None, " or null (no cap)")):
-        if key in params and (params[key] is not None or key in ("candidates", "recency_reserve")):  # two may be null
-            int_setting(f"system.{key}", params[key], low, high, allowed=allowed)
-    # the one check of both lexical rankers (Mem++'s and Mem++ plus's)
-    for key, values in (("lexical_ranker", params), ("plus.lexical_ranker", dict(params.get("plus") or {}))):
-        if "lexical_ranker" in values and values["lexical_ranker"] not in LEXICAL_RANKERS:
-            raise ConfigError(f"system.{key}={as_typed(values['lexical_ranker'])}: must be one of "
-                              f"{', '.join(LEXICAL_RANKERS)}")
 
 
 def check_model(section: str, values: Mapping[str, Any], prompt_folder: str | None = None) -> None:

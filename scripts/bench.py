@@ -68,7 +68,7 @@ def sample_texts(dataset: str, sample: int) -> list[str]:
 
 def build_named_encoder(name: str, model_dir_root: str | None, threads: int | None = None):
     """The encoder ``python run.py encoder=NAME`` builds, with no vector cache (every text computed)."""
-    from harness.encoders import build_encoder
+    from harness.plan import build_encoder
 
     overrides = [f"encoder={name}"] + ([f"store.cache_dir={model_dir_root}"] if model_dir_root else [])
     config = run_config(*overrides, *([f"++encoder.threads={threads}"] if threads is not None else []))

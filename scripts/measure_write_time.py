@@ -35,7 +35,7 @@ CHILD_TIMEOUT_S = 3 * 3600  # a hang guard only
 
 def _child(dataset: str, system: str, base_url: str, workdir: str, embeddings: str, max_docs: int | None) -> dict[str, Any]:
     """Ingest one episode and answer its questions' retrievals; return the counts and costs."""
-    from harness.encoders import build_encoder
+    from harness.plan import build_encoder
     from model_clients.kvstore import KVStore, embedding_store
     from model_clients.call_counts import difference, snapshot
     from harness.systems import RunContext, build_system

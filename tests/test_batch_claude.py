@@ -24,7 +24,7 @@ pytest.importorskip("anthropic", reason='the anthropic extra is not installed (p
 
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.qa_checks import check_qa_ready
+from harness.plan import check_qa_ready
 from memory_protocol import ConfigError
 from model_clients.batch.anthropic_batches import INSTALL_HINT
 from model_clients.batch.journal import pending_in
@@ -84,7 +84,7 @@ WITHOUT_SDK = "import sys; sys.modules['anthropic'] = None  # as if the extra we
 CHECK_WITHOUT_SDK = WITHOUT_SDK + """
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.qa_checks import check_qa_ready
+from harness.plan import check_qa_ready
 from model_clients.batch.runner import unavailable
 
 config = RunConfig.from_dict(compose_config(["answerer=claude-sonnet-4-6", "batch=true"]))

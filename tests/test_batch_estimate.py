@@ -80,7 +80,7 @@ def test_top_level_batch_reaches_every_role_unless_the_role_sets_its_own(tmp_pat
 
 def test_each_roles_estimate_uses_its_own_tier(tmp_path: Path, monkeypatch) -> None:
     """Answers by batch, the judge live by its own setting, and the write-time calls live whatever
-    is asked (made one at a time while ingesting: harness.batch_switch), so priced live."""
+    is asked (made one at a time while ingesting: harness.config), so priced live."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     live = run(_config(tmp_path, "system=mempp_g")).estimates
     mixed = run(_config(tmp_path, "system=mempp_g", "batch=true", "judge.batch=false")).estimates

@@ -335,7 +335,7 @@ def test_a_roles_own_batch_wins_over_the_top_level_one():
 
 
 def test_write_time_batch_is_noted_and_the_write_time_client_stays_live():
-    from harness.batch_switch import write_time_note
+    from harness.plan import write_time_note
     from harness.systems.registry import write_time_endpoint
 
     config = RunConfig.from_dict(compose_config(["system=mempp_consolidated", "batch=true"]))

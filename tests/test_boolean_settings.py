@@ -104,7 +104,7 @@ def test_every_boolean_setting_is_among_the_checked_keys():
     for source in ("baselines/thirdparty/mem0.py", "baselines/thirdparty/zep.py"):  # their libraries are optional
         names |= {line.split(":")[0].strip() for line in (ROOT / source).read_text().splitlines()
                   if line.strip().endswith((": bool = True,", ": bool = False,"))}
-    # batch also takes status or null (harness.batch_switch); write_time_batch is derived; chdir is Hydra's own
+    # batch also takes status or null (harness.config); write_time_batch is derived; chdir is Hydra's own
     assert names - BOOLEAN_KEYS == {"batch", "write_time_batch", "chdir"}
 
 

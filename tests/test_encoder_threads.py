@@ -8,7 +8,7 @@ import torch
 
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.encoders import build_encoder
+from harness.plan import build_encoder
 from memplusplus.encoder import Encoder, EncoderConfig
 
 TEXTS = ["Caroline went to the LGBTQ support group on 7 May 2023.", "Melanie painted a sunrise.",

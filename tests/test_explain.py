@@ -18,7 +18,7 @@ import pytest
 from model_clients.kvstore import EMBEDDINGS, run_cache
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.encoders import build_encoder
+from harness.plan import build_encoder
 from harness.question_report import explain
 from harness.systems.mempp_family import mempp_settings
 from loaders import load_dataset, prepare_data_dir

@@ -21,7 +21,7 @@ import pytest
 from model_clients.kvstore import EMBEDDINGS, run_cache
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.encoders import build_encoder
+from harness.plan import build_encoder
 from harness.systems import RunContext, build_system
 from loaders import load_dataset, prepare_data_dir
 from memplusplus import MemPPConfig

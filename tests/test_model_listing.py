@@ -15,7 +15,7 @@ import pytest
 from harness.cli import execute
 from harness.compose import compose_config
 from harness.config import RunConfig, SystemSpec
-from harness.qa_checks import check_qa_ready
+from harness.plan import check_qa_ready
 from model_clients.kvstore import KVStore
 from model_clients.model_listing import UnknownModelError, forget_model_lists
 from tests.fake_openai_server import FakeOpenAIServer

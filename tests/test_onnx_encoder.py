@@ -5,7 +5,7 @@ import pytest
 
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.encoders import build_encoder
+from harness.plan import build_encoder
 from loaders import load_dataset
 from memplusplus.memory import MemPlusPlus, MemPPConfig
 from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig

@@ -224,7 +224,7 @@ def test_missing_key_stops_the_run_before_retrieval(tmp_path, monkeypatch):
         run(config)
     assert not (tmp_path / "cache" / "retrieval.sqlite").exists()  # nothing was retrieved
     # a dry run or a replay needs no key
-    from harness.qa_checks import check_qa_ready
+    from harness.plan import check_qa_ready
     check_qa_ready(RunConfig.from_dict(compose_config(["answerer=gpt-4o-mini", "answerer.api_key_env=MEMPP_TEST_KEY",
                                                        "judge.api_key_env=MEMPP_TEST_KEY", "estimate=true"])))
 
@@ -232,7 +232,7 @@ def test_missing_key_stops_the_run_before_retrieval(tmp_path, monkeypatch):
 def test_a_prompt_file_without_its_placeholders_stops_the_run_before_retrieval(tmp_path):
     bad = tmp_path / "answer.txt"
     bad.write_text("Answer: {question}\n", encoding="utf-8")
-    from harness.qa_checks import check_qa_ready
+    from harness.plan import check_qa_ready
     config = RunConfig.from_dict(compose_config(["answerer=gpt-4o-mini", f"answerer.prompt_file={bad}", "cache_only=true"]))
     with pytest.raises(ConfigError, match=r"answerer.prompt_file.*\{context\}"):
         check_qa_ready(config)
@@ -257,7 +257,7 @@ def test_a_local_answerer_with_a_keyless_hosted_judge_is_told_the_local_judge_op
     # Issue 24: the hint said judge.api_key_env=null, which sends keyless requests to OpenAI's
     # endpoint (96.5 s of retries); what the user needed was a local judge.
     monkeypatch.delenv("MEMPP_TEST_KEY", raising=False)
-    from harness.qa_checks import check_qa_ready
+    from harness.plan import check_qa_ready
     config = RunConfig.from_dict(compose_config([*answerer, "judge=gpt-4o-mini", "judge.api_key_env=MEMPP_TEST_KEY"]))
     with pytest.raises(ConfigError) as caught:
         check_qa_ready(config)
@@ -270,7 +270,7 @@ def test_a_local_answerer_with_a_keyless_hosted_judge_is_told_the_local_judge_op
 
 def test_a_hosted_answerer_without_its_key_is_not_offered_local_judges_or_a_keyless_default_endpoint(monkeypatch):
     monkeypatch.delenv("MEMPP_TEST_KEY", raising=False)
-    from harness.qa_checks import check_qa_ready
+    from harness.plan import check_qa_ready
     config = RunConfig.from_dict(compose_config(["answerer=gpt-4o-mini", "answerer.api_key_env=MEMPP_TEST_KEY"]))
     with pytest.raises(ConfigError) as caught:
         check_qa_ready(config)

@@ -155,7 +155,7 @@ def test_a_multirun_sweep_runs_every_job(shared):
 def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatch, failure):
     import dataclasses
 
-    import harness.plan as plan
+    import harness.systems as systems
     from harness.errors import RunInterrupted
     from harness.systems import REGISTRY, BuiltSystem
 
@@ -174,7 +174,7 @@ def test_the_runner_closes_the_system_also_when_a_run_fails(tmp_path, monkeypatc
             closed.append(True)
 
     failing = lambda spec: dataclasses.replace(REGISTRY[spec.kind], build=lambda context: BuiltSystem(Failing()))  # noqa: E731
-    monkeypatch.setattr(plan, "entry_for", failing)
+    monkeypatch.setattr(systems, "entry_for", failing)  # the config resolves the entry once
     with pytest.raises(RunInterrupted if failure is KeyboardInterrupt else RuntimeError):
         run(config(tmp_path, "dataset.limit=1"))
     assert closed == [True]
@@ -200,12 +200,12 @@ def test_no_retrieval_at_all_is_not_reported_as_every_retrieval_coming_from_the_
 
 
 def test_a_run_resolves_its_benchmark_and_system_entry_once(tmp_path, monkeypatch):
-    """Issue 33: the plan resolves the benchmark and the system entry once; the stages read the plan."""
-    import harness.plan as plan
+    """Issue 33: the config resolves the benchmark and the system entry once; the plan and stages read them."""
+    import harness.systems as systems
     from harness.config import DatasetSpec
 
     calls = {"describe": 0, "entry_for": 0}
-    describe, entry_for = DatasetSpec.describe, plan.entry_for
+    describe, entry_for = DatasetSpec.describe, systems.entry_for
 
     def counted(name, function):
         def wrapper(*args):
@@ -213,8 +213,7 @@ def test_a_run_resolves_its_benchmark_and_system_entry_once(tmp_path, monkeypatc
             return function(*args)
         return wrapper
 
-    cfg = config(tmp_path, "system=bm25", "dataset.limit=2")
     monkeypatch.setattr(DatasetSpec, "describe", counted("describe", describe))
-    monkeypatch.setattr(plan, "entry_for", counted("entry_for", entry_for))
-    result = run(cfg)
+    monkeypatch.setattr(systems, "entry_for", counted("entry_for", entry_for))
+    result = run(config(tmp_path, "system=bm25", "dataset.limit=2"))
     assert calls == {"describe": 1, "entry_for": 1} and result.stats["questions"] == 2

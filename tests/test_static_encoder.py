@@ -14,7 +14,7 @@ pytest.importorskip("model2vec", reason='the static extra is not installed (pip 
 
 from harness.compose import compose_config  # noqa: E402
 from harness.config import RunConfig  # noqa: E402
-from harness.encoders import build_encoder  # noqa: E402
+from harness.plan import build_encoder  # noqa: E402
 from model_clients.kvstore import KVStore  # noqa: E402
 from loaders import load_dataset  # noqa: E402
 from memplusplus.memory import MemPlusPlus, MemPPConfig  # noqa: E402

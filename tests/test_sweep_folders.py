@@ -17,7 +17,7 @@ from hydra.core.utils import setup_globals
 from omegaconf import OmegaConf
 
 from harness.compose import CONFIG_DIR
-from harness.hydra_resolvers import register_resolvers
+from harness.compose import register_resolvers
 
 ROOT = Path(__file__).resolve().parents[1]
 HANG_GUARD_S = 1800

@@ -1,8 +1,6 @@
-"""A benchmark described once: what the harness needs to load, answer, grade and tabulate it.
-
-A benchmark is a module defining ``BENCHMARK = Benchmark(...)``, named by a dataset config's
-``benchmark:`` key (dotted path; default ``harness.benchmarks.<name>``). The runner and the QA
-stage read only this description, never a benchmark's name.
+"""A benchmark described once, what the harness needs to load, answer, grade and tabulate it: a module
+defining ``BENCHMARK = Benchmark(...)``, named by a dataset config's ``benchmark:`` key (dotted path;
+default ``harness.benchmarks.<name>``). The stages read only this description, never a benchmark's name.
 """
 
 from __future__ import annotations
@@ -39,9 +37,9 @@ AUTHORS_ANSWER_RULES = Wording(
 
 @dataclass(frozen=True)
 class AnswerRule:
-    """How the answerer is asked: ``template`` (``judges/prompts/<template>.txt``, replaced by
-    ``answerer.prompt_file``), the question's date line, the line standing for an empty context
-    (which also strips it), and whether the answerer reads only ``dataset.context_budget`` characters."""
+    """How the answerer is asked: ``template`` (``judges/prompts/<template>.txt``, or ``answerer.prompt_file``),
+    the question's date line, the line standing for an empty (stripped) context, and whether the
+    answerer reads only ``dataset.context_budget`` characters."""
 
     template: str = "answer"
     question_date: bool = True
@@ -51,14 +49,12 @@ class AnswerRule:
 
 @dataclass(frozen=True)
 class Benchmark:
-    """One benchmark. ``judge`` builds the grader from ``judge.prompt_file`` (None: the built-in
-    wording; no judge at all: a retrieval-only benchmark, run without an answerer);
-    ``official_judge``/``official_answer`` use the benchmark's official texts (harness.prompts).
-    ``headline`` is the judge metric of its tables, ``extra_metrics`` per-question answer metrics,
-    ``table_metrics`` what its paper table shows. ``exclude_from_overall`` and ``abstention_row``
-    (with an answerer) are averaged apart from ``overall``; ``empty_answer`` is graded in place of
-    an empty answer; ``official_scorer`` is its own retrieval scoring (else trec_eval's);
-    ``check_ready`` raises ConfigError when the QA stage lacks something."""
+    """One benchmark. ``judge`` builds the grader from ``judge.prompt_file`` (None: built-in wording; no
+    judge: retrieval only); ``official_judge``/``official_answer`` use its official texts. ``headline``
+    is its tables' judge metric, ``extra_metrics`` per-question answer metrics, ``table_metrics`` what
+    its paper table shows. ``exclude_from_overall`` and ``abstention_row`` (answered) are averaged
+    apart from ``overall``; ``empty_answer`` is graded for an empty answer; ``official_scorer`` is its
+    own retrieval scoring (else trec_eval's); ``check_ready`` raises ConfigError when QA lacks something."""
 
     name: str
     label: str
@@ -101,7 +97,7 @@ class Benchmark:
 
 def benchmark_path(dataset: Mapping[str, Any] | Any) -> str:
     """The module describing a dataset config's benchmark (a mapping or a ``DatasetSpec``)."""
-    get = dataset.get if isinstance(dataset, Mapping) else lambda key, default=None: getattr(dataset, key, default)
+    get = dataset.get if isinstance(dataset, Mapping) else lambda key: getattr(dataset, key, None)
     return str(get("benchmark") or f"{BUILTIN_PACKAGE}.{get('name')}")
 
 

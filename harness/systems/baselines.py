@@ -39,16 +39,12 @@ def _rag_embeds(params: dict[str, Any]) -> EmbedRule:
     return EmbedRule(questions=True, history_views=chunk_texts)
 
 
-def _rag_chunk_chars(params: dict[str, Any]) -> int:
-    return int(params.get("chunk_tokens", 0)) * CHARS_PER_TOKEN
-
-
 ENTRIES = (
     SystemEntry("bm25", with_settings(BM25Memory, uses_encoder=False)),
     SystemEntry("vector", with_settings(VectorMemory, uses_encoder=True),
                 embeds=lambda params: EmbedRule(documents=True, questions=True)),
     SystemEntry("rag", with_settings(RAGMemory, uses_encoder=True),
                 embeds=_rag_embeds, version=1,  # 1: chunks whole on a remote encoder
-                context_chars=_rag_chunk_chars),
+                context_chars=lambda params: int(params.get("chunk_tokens", 0)) * CHARS_PER_TOKEN),
     SystemEntry("full_context", with_settings(FullContextMemory, uses_encoder=False, uses_k=False)),
 )

@@ -3,12 +3,12 @@ Mem++ plus, and the three write-time variants that call a model through the run'
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.systems.registry import (BuiltSystem, RunContext, SystemEntry, SystemSpec, write_time_client,
                                      write_time_endpoint, written_documents)
-from harness.validate import check_mempp
+from harness.validate import as_typed, float_setting, int_setting
 from memory_protocol import ConfigError, Episode
 from memplusplus.settings import LEGS
 from memplusplus.llm import CallFailed, Complete
@@ -20,10 +20,35 @@ from model_clients.llm_client import ChatRequest, LLMClient
 WRITE_TIME_KEYS = ("llm", "tau", "graph_as_of", "chunk_turns", "backend")
 
 
+def _check_mempp(params: Mapping[str, Any], k: int) -> None:
+    """Mem++'s settings: a positive RRF constant, known legs, a weight > 0 on a run leg, a reserve <= k."""
+    if "gamma" in params:
+        float_setting("system.gamma", params["gamma"], above=0, allowed=" (the RRF constant; the paper uses 60)")
+    legs = params.get("legs", list(LEGS))
+    if not isinstance(legs, (list, tuple)) or any(leg not in LEGS for leg in legs):
+        raise ConfigError(f"system.legs={as_typed(legs)}: must be a list of legs from {list(LEGS)}")
+    weights = params.get("weights")
+    if not isinstance(weights, Mapping):
+        raise ConfigError(f"system.weights={as_typed(weights)}: must map legs {list(LEGS)} to numbers >= 0")
+    unknown = sorted(set(weights) - set(LEGS))
+    if unknown:
+        raise ConfigError(f"system.weights: unknown leg(s) {unknown}; legs are {list(LEGS)}")
+    values = {leg: float_setting(f"system.weights.{leg}", w, at_least=0) for leg, w in weights.items()}
+    if not any(values.get(leg, 0.0) > 0 for leg in legs):
+        raise ConfigError(
+            f"system.weights={as_typed(dict(weights))} with system.legs={as_typed(list(legs))}: every leg that runs has "
+            f"weight 0, so nothing would be ranked; give at least one leg a weight > 0"
+        )
+    for key, low, high, allowed in (("candidates", 1, None, " (C, the most rows a leg returns)"),
+                                    ("recency_reserve", 0, k, f" (at most system.k={k})"),
+                                    ("min_term_chars", 1, None, ""), ("max_query_terms", 1, None, " or null (no cap)")):
+        if key in params and (params[key] is not None or key in ("candidates", "recency_reserve")):  # two may be null
+            int_setting(f"system.{key}", params[key], low, high, allowed=allowed)
+
+
 def mempp_settings(spec: SystemSpec) -> MemPPConfig:
-    """Mem++'s settings from ``spec``, checked by :func:`harness.validate.check_mempp`; the variants'
-    own keys (``llm``, ``tau``, ``plus``, ...) are left out."""
-    check_mempp(spec.params, spec.k)
+    """Mem++'s settings from ``spec``, checked; the variants' own keys (``llm``, ``tau``, ...) left out."""
+    _check_mempp(spec.params, spec.k)
     params = {key: value for key, value in spec.params.items() if key not in (*WRITE_TIME_KEYS, "plus")}
     legs = list(params.pop("legs", LEGS))
     all_weights = dict(params.pop("weights"))
@@ -40,8 +65,7 @@ def _vector_leg(params: dict[str, Any]) -> bool:
 
 
 def _embeds(params: dict[str, Any]) -> EmbedRule:
-    """Every document at write whatever the legs (paper §3: the row keeps its embedding); a question
-    only for the vector leg."""
+    """Every document whatever the legs (paper §3: the row keeps its embedding); a question for the vector leg."""
     return EmbedRule(documents=True, questions=_vector_leg(params))
 
 
@@ -78,8 +102,7 @@ def _build_plus(context: RunContext) -> BuiltSystem:
 
 
 def _plus_embeds(params: dict[str, Any]) -> EmbedRule:
-    """Mem++'s texts, and with those levers on each sentence of a row by ``sentence_authors`` and each
-    clause of a question."""
+    """Mem++'s texts, and with those levers each sentence of a row (by ``sentence_authors``) and clause of a question."""
     from memplusplus.plus.views import clauses, sentences
 
     plus = dict(params.get("plus") or {})
@@ -95,7 +118,7 @@ def _plus_embeds(params: dict[str, Any]) -> EmbedRule:
 
 
 def make_complete(context: RunContext) -> tuple[Complete, LLMClient]:
-    """``complete(messages, response_format, max_tokens)`` over one cached client from ``system.llm``.
+    """``complete(messages, response_format, max_tokens)`` over the cached ``system.llm`` client;
     ``response_format`` is not sent (the prompts ask for JSON) but keys the cache."""
     client = write_time_client(context)
 
@@ -165,11 +188,7 @@ def _check_write_time(spec: SystemSpec) -> None:
     write_time_endpoint(spec)
 
 
-# Versions (the retrieval cache's): the last two bumps were recency-reserve ties keeping fused order
-# (with the authors' disjunctive lexical rules), then the authors' websearch_to_tsquery path for the
-# conjunctive leg (the disjunctive one falling back to it); mempp_g 2 read the graph as Mem0^g does,
-# mempp_fact_index 1 applied the reserve to documents, mempp_consolidated 2 made Algorithm 2's two calls.
-ENTRIES = (
+ENTRIES = (  # bump a version when the output changes for the same settings (the retrieval cache key)
     SystemEntry("mempp", _build_mempp, embeds=_embeds, check=mempp_settings, leg_note=True, version=2, diagnoses=True),
     SystemEntry("mempp_plus", _build_plus, embeds=_plus_embeds, check=_check_plus, version=6, diagnoses=True),
     SystemEntry("mempp_g", _build_graph, embeds=_embeds, write_calls=_graph_calls, check=_check_write_time, version=3),

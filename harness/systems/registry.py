@@ -1,14 +1,7 @@
-"""What the harness knows of a memory system, in one record per kind: :class:`SystemEntry`.
-
-An entry holds how to build the system from one :class:`RunContext`, what it embeds (for a dry
-run's embedding price), the rule its write-time model calls follow (for a dry run's call count),
-its version (part of the retrieval-cache identity) and, through :class:`BuiltSystem`, the model
-client it calls and how it is closed. Entries are declared per family beside this module
-(``mempp_family``, ``baselines``, ``thirdparty``) or, for a user's own memory, made from a Hydra
-``_target_`` (``custom``); the runner, the dry-run estimates and the CLI read only entries.
-
-Only the harness imports this package (baselines and memplusplus never import harness).
-"""
+"""What the harness knows of a memory system, one :class:`SystemEntry` per kind: how to build it from
+a :class:`RunContext`, what it embeds and which write-time calls it makes (for a dry run), its version
+(part of the retrieval-cache identity) and, through :class:`BuiltSystem`, the model client it calls.
+Entries are declared per family beside this module; a user's own memory comes from a ``_target_``."""
 
 from __future__ import annotations
 
@@ -16,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from harness.validate import check_model
+from harness.validate import check_keys, check_model
 from memory_protocol import ConfigError, Episode, MemorySystem
 from model_clients.embedding_cost import EmbedRule
 from model_clients.kvstore import KVStore
@@ -36,9 +29,8 @@ class SystemSpec:
 
 @dataclass(frozen=True)
 class RunContext:
-    """Everything a builder may use: the system's settings, the run's encoder, its cache folder
-    (stores such as an embedded Postgres or Qdrant live under it), the LLM request cache and
-    whether a miss is an error (``cache_only``), and whether progress bars are shown."""
+    """What a builder may use: settings, the run's encoder, its cache folder (for stores such as an
+    embedded Postgres), the LLM request cache, ``cache_only`` (a miss is an error) and progress bars."""
 
     spec: SystemSpec
     encoder: Any  # memplusplus.encoder.CachedEncoder
@@ -50,14 +42,12 @@ class RunContext:
 
 @dataclass(frozen=True)
 class BuiltSystem:
-    """A built memory and the chat client it calls (None: it calls no model); the runner reads the
-    client's counters and closes both through :meth:`close`."""
+    """A built memory and the chat client it calls (None: no model); :meth:`close` closes both."""
 
     memory: MemorySystem
     client: LLMClient | None = None
 
     def close(self) -> None:
-        """Close the memory (its stores, proxy) and then its client; both are optional and idempotent."""
         for owner in (self.memory, self.client):
             close = getattr(owner, "close", None)
             if callable(close):
@@ -72,23 +62,16 @@ ContextLayout = Callable[[Sequence[Any], "int | None"], tuple[Any, Sequence[Any]
 
 @dataclass(frozen=True)
 class SystemEntry:
-    """One kind of memory system.
-
-    ``build``: the system for a run. ``embeds``: what it embeds given its settings (``None``:
-    nothing). ``write_calls``: for a system that calls a model at write time, the text each call
-    would carry for one episode and the rule that gives their number (``None``: no write-time call).
-    ``version``: bump when the system's output changes for the same settings, so the retrieval cache
-    stops serving older rankings (0 leaves it out of the identity). ``check``: validates the settings
-    when the config is read, before any data. ``context_chars``: before retrieval, the characters
-    of one retrieved unit when it is not a document (RAG: a chunk). ``leg_note``: the run ends with
-    a note on Mem++ legs that placed no row. ``context``: the system's own context layout (None:
-    the harness's ranked blocks, ``memplusplus.evidence.render``); it returns the rendered context
-    and where each hit's text sits in it (objects with ``start``, ``length``, ``sources``).
-    ``not_comparable``: why its numbers cannot stand beside the paper's row of the same name (None:
-    they can); the tables then print ours alone, with this reason as a footnote. ``diagnoses``: the built memory
-    reports where given documents ranked in each leg and in the fused list (``diagnose``), which
-    the records keep to explain a miss.
-    """
+    """One kind of memory system. ``build``: the system for a run. ``embeds``: what it embeds given its
+    settings (None: nothing). ``write_calls``: the texts of its write-time model calls for one episode
+    and the rule giving their number (None: no write-time call). ``version``: bump when its output
+    changes for the same settings (0 is left out of the identity). ``check``: validates the settings
+    with the config. ``context_chars``: the characters of a retrieved unit that is not a document
+    (RAG: a chunk). ``leg_note``: note Mem++ legs that placed no row. ``context``: its own context
+    layout (None: ``memplusplus.evidence.render``), returning the context and where each hit sits
+    in it (``start``, ``length``, ``sources``). ``not_comparable``: why it cannot stand beside the
+    paper's row of that name (a table footnote). ``diagnoses``: its memory has ``diagnose(query,
+    as_of, doc_ids, depth)``, per-leg and fused ranks kept to explain a miss."""
 
     kind: str
     build: Callable[[RunContext], BuiltSystem]
@@ -106,31 +89,15 @@ class SystemEntry:
         return self.embeds(params) if self.embeds is not None else EmbedRule()
 
 
-def registry_of(*families: Sequence[SystemEntry]) -> dict[str, SystemEntry]:
-    """The entries of ``families`` by kind; a kind declared twice is a programming error."""
-    entries: dict[str, SystemEntry] = {}
-    for family in families:
-        for entry in family:
-            if entry.kind in entries:
-                raise ValueError(f"system kind {entry.kind!r} is declared twice")
-            entries[entry.kind] = entry
-    return entries
-
-
 def write_time_endpoint(spec: SystemSpec, cache_only: bool = False) -> LLMConfig:
-    """``system.llm`` (the model a system calls at write time) as the one endpoint type, checked by
-    :func:`harness.validate.check_model` like an answerer or a judge."""
+    """``system.llm`` (the model a system calls at write time), checked like an answerer or a judge.
+    Its calls go one by one, always live: ``batch`` is resolved by the run config, never sent."""
     raw = dict(spec.params.get("llm") or {})
     raw.pop("name", None)
-    # Write-time calls go one by one through LLMClient.complete, always live (harness.batch_switch):
-    # a batch setting here is resolved by the run config and never reaches the client.
     raw.pop("batch", None)
     section = "system.llm"
     check_model(section, raw)
-    known = {f.name for f in fields(LLMConfig)} - {"cache_only"}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise ConfigError(f"{section} ({spec.name}): unknown key(s) {unknown}; known keys are {sorted(known)}")
+    check_keys(f"{section} ({spec.name})", raw, {f.name for f in fields(LLMConfig)} - {"cache_only"})
     return LLMConfig(**raw, cache_only=cache_only)
 
 

@@ -29,8 +29,8 @@ def _thirdparty(module: str, class_name: str):
 
 
 def _mem0_calls(params: dict[str, Any], episode: Episode) -> tuple[list[str], str]:
-    """One extraction call per add(): every batch of ``turns_per_add`` turns of a session goes to
-    each speaker's user (mem0's add.py), or once to the shared user for authored documents."""
+    """One extraction call per add() of ``turns_per_add`` turns of a session, for each speaker's user
+    (mem0's add.py), or once for the shared user of authored documents."""
     from baselines.thirdparty.mem0 import session_batches, speakers_of
 
     docs = written_documents(episode)
@@ -54,8 +54,6 @@ def _context(name: str):
     return layout
 
 
-# version 1: one user per speaker, batches of two turns, top 30 per speaker, mem0's context layout
-# (mem0) / facts and entities, "Speaker: text" bodies, the cosine floor, no future date (zep).
 ENTRIES = (
     SystemEntry("mem0", _thirdparty("mem0", "Mem0Memory"), write_calls=_mem0_calls, check=write_time_endpoint, version=1,
                 context=_context("render_mem0"),

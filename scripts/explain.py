@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from harness.cli_options import CliError  # noqa: E402
+from harness.run_data import CliError  # noqa: E402
 from harness.question_report import NotExplainable, explain, load_record, miss_report  # noqa: E402
 
 

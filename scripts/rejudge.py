@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.cli_options import CliError, run_script  # noqa: E402
+from harness.run_data import CliError, run_script  # noqa: E402
 
 
 def body(argv: list[str]) -> list[str]:

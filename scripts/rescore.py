@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.cli_options import parse_options, run_script  # noqa: E402
+from harness.run_data import parse_options, run_script  # noqa: E402
 
 KEYS = ("dataset.errata", "dataset.data_dir", "errata_file", "resamples", "seed")
 

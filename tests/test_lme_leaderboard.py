@@ -14,7 +14,7 @@ import pytest
 
 from harness.reports import lme_leaderboard as L
 from harness.reports.format import read_markdown
-from harness.reports.lme_split import LME_TUNED
+from harness.reports.lme_figures import LME_TUNED
 from judges.metrics.longmemeval import Turn, official_corpus, official_metrics
 
 ROOT = Path(__file__).resolve().parent.parent

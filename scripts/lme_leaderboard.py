@@ -17,7 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.reports.lme_leaderboard import OurRow, PublishedRow, our_rows, page, read_published, rule_sensitivity  # noqa: E402
+from harness.reports.lme_figures import OurRow, our_rows  # noqa: E402
+from harness.reports.lme_leaderboard import PublishedRow, page, read_published, rule_sensitivity  # noqa: E402
 from harness.run_folder import HalfWrittenRun  # noqa: E402
 from harness.safe_write import atomic_write  # noqa: E402
 

@@ -93,6 +93,12 @@ def _paper_prints(values: dict, prow: str | None, answerer: str) -> bool:
                for (_row, _answerer, category, metric) in values if _row == prow)
 
 
+def _systems(runs: list) -> tuple[list[str], dict[str, Any]]:
+    """The row names in the systems' table order, and a run of each."""
+    any_run = {r.system: r for r in runs}
+    return sorted(any_run, key=lambda name: system_rank(next(r.system_name for r in runs if r.system == name))), any_run
+
+
 def _runs_note(rows: list[tuple[str, str, str]]) -> list[str]:
     """Which run folder each row comes from: (label, answerer, folder)."""
     return ["Runs: " + "; ".join(f"{label} [{answerer}]: {folder}" for label, answerer, folder in rows) + "."] if rows else []
@@ -112,9 +118,7 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
     marks = Footnotes()
     runs = list(rows.runs.itertuples())
     judged = {(r.system, r.answerer): r for r in runs if r.run in rows.judged}
-    systems = sorted(dict.fromkeys(r.system for r in runs), key=lambda name: system_rank(
-        next(r.system_name for r in runs if r.system == name)))
-    any_run = {r.system: r for r in runs}
+    systems, any_run = _systems(runs)
     out: list[dict[str, str]] = []
     origins: list[tuple[str, str, str]] = []
     marked = std_left_out = False
@@ -233,9 +237,7 @@ def table4(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", notes: S
     marks = Footnotes()
     runs = list(rows.runs.itertuples())
     judged = {(r.system, r.answerer, r.dataset): r for r in runs if r.run in rows.judged}
-    systems = sorted(dict.fromkeys(r.system for r in runs), key=lambda name: system_rank(
-        next(r.system_name for r in runs if r.system == name)))
-    any_run = {r.system: r for r in runs}
+    systems, any_run = _systems(runs)
     base = {(r.answerer, r.dataset): r for r in runs if r.run in rows.judged and r.system_name == "mempp"}
     headers = {dataset: label for dataset, label in DATASET_LABELS.items()}
     out: list[dict[str, str]] = []

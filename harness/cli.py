@@ -20,7 +20,6 @@ from harness.stage_log import enable_when_not_a_terminal
 from harness.config import encoder_label
 from harness.errors import RunInterrupted
 from harness.safe_write import DiskFullError, as_disk_full
-from harness.leg_note import silent_legs_note
 from harness.systems import entry_for
 from harness.sweep_summary import JobPointer, write_pointer
 from model_clients.batch.runner import BatchError
@@ -121,6 +120,31 @@ def _print_summary(result: Any, config: RunConfig) -> None:
         if line:
             print_wrapped(line)
     print(f"results: {result.paths.root}")
+
+
+def enabled_legs(params: dict[str, Any]) -> list[str]:
+    """Mem++'s legs that take part in fusion (listed and weighted above 0), in config order."""
+    weights = params.get("weights") or {}
+    return [leg for leg in params.get("legs") or [] if float(weights.get(leg, 1.0)) > 0]
+
+
+def silent_legs(records: list[dict[str, Any]], legs: list[str]) -> list[str]:
+    """The legs of ``legs`` that no hit of any record holds a rank in (empty when no records)."""
+    if not records:
+        return []
+    seen = {leg for record in records for hit in record.get("hits") or [] for leg in hit.get("leg_ranks") or {}}
+    return [leg for leg in legs if leg not in seen]
+
+
+def silent_legs_note(records: list[dict[str, Any]], params: dict[str, Any]) -> str | None:
+    """A console line when an enabled Mem++ leg placed no row among any question's hits (it matched
+    nothing, or only rows fused below the top k): an ablation dropping it prints the same table."""
+    silent = silent_legs(records, enabled_legs(params))
+    if not silent:
+        return None
+    names = " and ".join(f"the {leg} leg" for leg in silent)
+    return (f"note: {names} placed no row among the hits of any of the {len(records)} question(s) "
+            f"({'it' if len(silent) == 1 else 'each'} matched nothing, or only rows fused below the top k)")
 
 
 BAD_INPUT = (ConfigError, DatasetError, ValueError, MissingAPIKeyError, CacheMissError, UnknownModelError)  # exit 2

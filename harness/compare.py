@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-from harness.cli_options import CliError
-from harness.run_data import RunData
+from harness.run_data import CliError, RunData
 from harness.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from harness.stats.paired import PairedResult
 from harness.stats.records import paired_by_category

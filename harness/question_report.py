@@ -11,9 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.cli_options import CliError
+from harness.run_data import CliError, load_run
 from harness.misses import attribute, miss_line, miss_table
-from harness.run_data import load_run
 from harness.safe_write import HalfWrittenRun, check_run_folder
 from judges.aggregate import format_table
 

@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cli_options import CliError
-from harness.run_data import RunData
+from harness.run_data import CliError, RunData
 
 if TYPE_CHECKING:
     from harness.plan import RunPlan

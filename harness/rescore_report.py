@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.cli_options import CliError, int_option
+from harness.run_data import CliError, int_option, load_run
 from harness.rescore import METRIC, Rescored, metadata_check, rescore
 from harness.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
 from judges.aggregate import format_table
 from loaders.errata import fetch_errata, load_errata
 from loaders.locomo import load_locomo
 from loaders.published import read_published
-from harness.run_data import load_run
 from memory_protocol import DatasetError
 
 WIDTH = 120

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from harness.misses import PASS_MARK
-from harness.run_data import RunData
+from harness.run_data import CliError, RunData
 from harness.stats.agreement import cohen_kappa, fleiss_kappa, leniency, rating_counts
 
 if TYPE_CHECKING:
@@ -122,7 +122,6 @@ class Probe:
 def leniency_probe(run: RunData, data_dir: Path) -> Probe:
     """The judge of ``run`` (a ``rejudge`` copy's own) on every ``ap_v*`` answer, mapped onto our
     LoCoMo questions by text and gold (:func:`loaders.published.match_keys`); a one-line CliError where it cannot."""
-    from harness.cli_options import CliError
     from harness.qa import judge_requests
     from harness.rejudge import judge_plan
     from loaders.locomo import load_locomo
@@ -171,7 +170,6 @@ def probed_leniency(runs: Sequence[RunData], data_dir: Path,
                     mode: str = "cached") -> tuple[dict[str, Leniency], list[str]]:
     """Each run's judge's rates (or why none), and the dry-run lines. ``mode``: ``cached`` grades only
     a judge whose every grade is cached (free), ``send`` grades every judge, ``estimate`` prices them."""
-    from harness.cli_options import CliError
     from harness.rejudge import judge_client, judge_estimate
 
     first: dict[str, RunData] = {}

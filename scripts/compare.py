@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import script_common  # noqa: F401 - this checkout on sys.path
-from harness.cli_options import int_option, parse_options, run_script
+from harness.run_data import int_option, parse_options, run_script
 
 
 def body(argv: list[str]) -> list[str]:

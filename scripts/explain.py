@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import script_common  # noqa: F401 - this checkout on sys.path
-from harness.cli_options import CliError
+from harness.run_data import CliError
 from harness.question_report import NotExplainable, explain, load_record, miss_report
 
 

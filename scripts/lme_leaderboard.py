@@ -15,7 +15,8 @@ from pathlib import Path
 
 from script_common import ROOT, git_commit
 
-from harness.reports.lme_leaderboard import OurRow, PublishedRow, our_rows, page, read_published, rule_sensitivity
+from harness.reports.lme_figures import OurRow, our_rows
+from harness.reports.lme_leaderboard import PublishedRow, page, read_published, rule_sensitivity
 from harness.safe_write import HalfWrittenRun, atomic_write
 
 PUBLISHED = ROOT / "results" / "paper" / "longmemeval_s_published.csv"

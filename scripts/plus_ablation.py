@@ -19,7 +19,7 @@ from pathlib import Path
 from script_common import ROOT, git_commit, markdown, run_with
 
 from harness.compose import compose_config
-from harness.reports.lme_split import LME_TUNED, held_out_means  # shared with the leaderboard
+from harness.reports.lme_figures import LME_TUNED, held_out_means  # shared with the leaderboard
 from harness.safe_write import atomic_write
 
 SYSTEMS = ["mempp", "mempp_plus", "mempp_plus_no_lexical", "mempp_plus_no_threads", "mempp_plus_no_dates",

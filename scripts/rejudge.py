@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import script_common  # noqa: F401 - this checkout on sys.path
-from harness.cli_options import CliError, run_script
+from harness.run_data import CliError, run_script
 
 
 def body(argv: list[str]) -> list[str]:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import script_common  # noqa: F401 - this checkout on sys.path
-from harness.cli_options import parse_options, run_script
+from harness.run_data import parse_options, run_script
 
 KEYS = ("dataset.errata", "dataset.data_dir", "errata_file", "resamples", "seed")
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.reports import lme_figures as F
 from harness.reports import lme_leaderboard as L
 from harness.reports.format import read_markdown
-from harness.reports.lme_split import LME_TUNED
+from harness.reports.lme_figures import LME_TUNED
 from judges.metrics.longmemeval import Turn, official_corpus, official_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,9 +133,9 @@ def test_only_a_full_default_run_is_read_and_plus_md_fills_in_for_a_missing_one(
     write_run(runs, "mempp_plus", question_records(20), limit=20,
               name="mempp_plus__dataset=longmemeval_s,dataset.limit=20-aaaaaaaaaa")
     write_run(runs, "mempp_plus", question_records(), name="mempp_plus__dataset=longmemeval_s,system.k=3-bbbbbbbbbb")
-    assert L.find_run_folder(runs, "mempp_plus") is None
+    assert F.find_run_folder(runs, "mempp_plus") is None
 
-    rows = {row.system: row for row in L.our_rows(runs, ROOT / "results" / "PLUS.md")}
+    rows = {row.system: row for row in F.our_rows(runs, ROOT / "results" / "PLUS.md")}
     # results/PLUS.md, generated from full run folders: mempp_plus held out 0.971 (340 scored), mempp 0.897.
     plus = rows["mempp_plus"]
     assert plus.source.startswith("PLUS.md (git ")
@@ -148,7 +149,7 @@ def test_a_limited_plus_page_is_not_read(tmp_path):
     text = text.replace("## longmemeval_s\n", "## longmemeval_s (first 20 questions)\n")
     page = tmp_path / "PLUS.md"
     page.write_text(text)
-    assert L.rows_from_plus_page(page, ["mempp_plus"]) == {}
+    assert F.rows_from_plus_page(page, ["mempp_plus"]) == {}
 
 
 def plus_cells() -> list:
@@ -183,7 +184,7 @@ def test_the_longmemeval_target_is_session_recall_any_at_5_held_out_with_turn_re
 def test_a_limited_run_given_by_hand_is_labelled_as_such(tmp_path):
     folder = write_run(tmp_path / "runs", "mempp_plus", question_records(20), limit=20,
                        name="mempp_plus__dataset=longmemeval_s,dataset.limit=20-aaaaaaaaaa")
-    (row,) = L.our_rows(tmp_path / "runs", None, systems=["mempp_plus"], explicit={"mempp_plus": folder})
+    (row,) = F.our_rows(tmp_path / "runs", None, systems=["mempp_plus"], explicit={"mempp_plus": folder})
     assert row.limit == 20 and row.held_out is None and row.label == "mempp_plus (first 20 questions)"
     assert read_markdown(L.our_table([row]))["system"].tolist() == ["mempp_plus (first 20 questions)"]
     published = L.read_published(script.PUBLISHED)
@@ -203,7 +204,7 @@ def test_the_other_targets_print_as_before(dataset):
 
 def test_the_published_rule_counts_every_question_and_whole_answer_sessions():
     records = question_records()
-    rule = L.published_rule(records)
+    rule = F.published_rule(records)
     held = sorted(records, key=lambda r: r["qid"])[LME_TUNED:]
     # Every ranking puts the answer session among its first five sessions when assistant turns count;
     # with user turns only, the pattern led by the assistant turn misses.
@@ -212,13 +213,13 @@ def test_the_published_rule_counts_every_question_and_whole_answer_sessions():
     assert (rule.n_every, rule.every_all_turns) == (len(records), 1.0)
     assert rule.every_user_turns == sum(user_only) / len(records) < 1.0
     assert (rule.n_held_out, rule.held_all_turns, rule.held_user_turns) == (len(held), 1.0, sum(user_held) / len(held))
-    assert L.hit_session("answer_a@2#3") == "answer_a" and L.published_rule_hit([{"doc_id": "s1#0"}]) == 0.0
+    assert F.hit_session("answer_a@2#3") == "answer_a" and F.published_rule_hit([{"doc_id": "s1#0"}]) == 0.0
 
 
 def test_with_a_run_folder_the_verdict_is_like_for_like(tmp_path):
     records = question_records()
     write_run(tmp_path / "runs", "mempp_plus", records)
-    (row,) = L.our_rows(tmp_path / "runs", None, systems=["mempp_plus"])
+    (row,) = F.our_rows(tmp_path / "runs", None, systems=["mempp_plus"])
     published = {(r.system, r.figure): r for r in L.read_published(script.PUBLISHED)}
     assert published[("memweave", "held-out 450")].turns == "user"
     assert published[("agentmemory hybrid", "all 500")].turns == "all"

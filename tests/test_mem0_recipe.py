@@ -81,7 +81,7 @@ def test_elsewhere_the_rows_answer_with_the_authors_template(system, recipe, dat
 def test_the_table_footnote_says_which_answer_prompt_a_mem0_or_zep_row_used():
     from types import SimpleNamespace
 
-    from harness.reports.footnotes import run_footnote
+    from harness.reports.comparable import run_footnote
 
     def row(kind: str, recipe: str | None, dataset: str = "locomo") -> str:
         config = {"answer_recipe": recipe} if recipe else {}

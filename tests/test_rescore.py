@@ -10,7 +10,7 @@ import pytest
 
 from harness.rescore import METRIC, metadata_check, rescore
 from harness.rescore_report import rescore_file
-from harness.cli_options import CliError
+from harness.run_data import CliError
 from loaders.errata import load_errata
 from loaders.locomo import CATEGORY_NAMES, load_locomo
 from loaders.published import read_published

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from harness.leg_note import enabled_legs, silent_legs, silent_legs_note
+from harness.cli import enabled_legs, silent_legs, silent_legs_note
 from harness.sweep_summary import SUMMARY_NAME, JobPointer, grand_total, read_pointers, sweep_table, write_pointer
 
 ROOT = Path(__file__).resolve().parents[1]

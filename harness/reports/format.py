@@ -96,6 +96,10 @@ def records(frame: pd.DataFrame, width: int, where: str = "") -> str:
     return "\n".join(lines)
 
 
+def retrieval_title(metrics: Sequence[str]) -> str:
+    return f"Retrieval (no paper counterpart): runs without an answerer; {', '.join(metrics)}"
+
+
 @dataclass
 class Table:
     """One table of display strings (cells ``ours (paper)``); ``retrieval``: our figures without a paper
@@ -139,8 +143,6 @@ class Table:
         def lines(items: list[str], bullet: str) -> list[str]:
             if wrap is None:
                 return [f"{bullet}{item}" for item in items]
-            import textwrap
-
             return [line for item in items for line in textwrap.wrap(
                 item, wrap, initial_indent=bullet, subsequent_indent=" " * max(len(bullet), 4),
                 break_long_words=False, break_on_hyphens=False)]
@@ -166,9 +168,7 @@ class Table:
     def console(self, width: int = CONSOLE_WIDTH, where: str = "") -> str:
         """The table for a terminal: every line at most ``width`` characters. A grid wider than that is
         named, not printed (``where``: the file that holds it); footnotes and notes are wrapped."""
-        import textwrap
-
-        parts = [line for line in textwrap.wrap(f"## {self.title}", width)] + [""]
+        parts = [*textwrap.wrap(f"## {self.title}", width), ""]
         if self.cell_format:
             parts += [*textwrap.wrap(f"_{self.cell_format}_", width), ""]
 

@@ -10,8 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness.cli_options import CliError
-from harness.run_data import RunData, load_run
+from harness.run_data import CliError, RunData, load_run
 from harness.reports.comparable import paper_metric
 from harness.reports.format import fmt, is_missing
 from harness.reports.store import RunView

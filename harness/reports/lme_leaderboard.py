@@ -13,11 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.reports.lme_figures import (  # noqa: F401 - re-exported: the script and tests read them here
-    OUR_SYSTEMS, SESSION_METRIC, OurRow, find_run_folder, hit_session, our_rows, published_rule, published_rule_hit,
-    read_records, row_from_records, rows_from_plus_page, run_limit,
+from harness.reports.lme_figures import (
+    LME_TUNED, OUR_SYSTEMS, SESSION_METRIC, OurRow, find_run_folder, read_records, row_from_records, run_limit,
 )
-from harness.reports.lme_split import LME_TUNED
 from judges.aggregate import format_table
 
 TARGET = 0.98  # issue 24: session recall_any@5 >= 0.98 on the held-out questions

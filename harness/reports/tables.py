@@ -17,13 +17,14 @@ import pandas as pd
 from harness.rescore import CEILING
 from harness.safe_write import StagedWrites
 from harness.reports.comparable import (
-    judged_value, not_comparable_reason, own_wording, pairing_notes, paper_metric, parsed_only_text,
+    Footnotes, judged_value, not_comparable_reason, own_wording, pairing_notes, paper_metric, parsed_only_text, run_footnote,
 )
 from harness.reports.intervals import OVERALL_INTERVAL, TableIntervals, mark_not_significant, shown_metric
 from harness.reports.fill import FillPlan, dry_run_cost, fill_commands, missing_jobs
-from harness.reports.footnotes import Footnotes, run_footnote
-from harness.reports.format import MISSING, NOT_AVAILABLE, Table, fmt, fmt_delta, fmt_mean_std, is_missing
-from harness.reports.ksweep import PARSED_SUFFIX, k_sweep_data, table7
+from harness.reports.format import (
+    MISSING, NOT_AVAILABLE, Table, fmt, fmt_delta, fmt_mean_std, is_missing, retrieval_title,
+)
+from harness.reports.ksweep import PARSED_SUFFIX, k_sweep_data, plot_k_sweep, table7
 from harness.reports.labels import (
     CATEGORY_COLUMNS, CATEGORY_TABLES, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_BENCHMARK, TABLE_DATASET,
     is_ablation, paper_row, system_rank,
@@ -32,7 +33,6 @@ from harness.reports.paper import (
     DEFAULT_PAPER_DIR, PAPER_COLUMNS, PaperColumn, answerers_in_order, has_paper_row, load_paper, paper_answerers, paper_cell,
     paper_columns, paper_lookup, paper_reference, paper_values,
 )
-from harness.reports.plots import plot_k_sweep
 from harness.reports.presets import OUR_BASELINES
 from harness.reports.rows import Rows, choose_rows, row_label
 from harness.reports.selection import Job, Options, select_runs
@@ -42,7 +42,6 @@ DEFAULT_OUT_DIR = Path("outputs/tables")  # generated, so untracked (.gitignore 
 TABLES = (1, 2, 3, 4, 7)
 OURS_ONLY = "*"  # marks a column the paper does not print
 CSV_ONLY = ("run", "settings")
-RETRIEVAL_TITLE = "Retrieval (no paper counterpart)"
 
 __all__ = [
     "DEFAULT_OUT_DIR", "DEFAULT_PAPER_DIR", "DEFAULT_RUNS_DIR", "PAPER_COLUMNS", "TABLES", "TIDY_COLUMNS", "Table",
@@ -94,6 +93,12 @@ def _paper_prints(values: dict, prow: str | None, answerer: str) -> bool:
                for (_row, _answerer, category, metric) in values if _row == prow)
 
 
+def _systems(runs: list) -> tuple[list[str], dict[str, Any]]:
+    """The row names in the systems' table order, and a run of each."""
+    any_run = {r.system: r for r in runs}
+    return sorted(any_run, key=lambda name: system_rank(next(r.system_name for r in runs if r.system == name))), any_run
+
+
 def _runs_note(rows: list[tuple[str, str, str]]) -> list[str]:
     """Which run folder each row comes from: (label, answerer, folder)."""
     return ["Runs: " + "; ".join(f"{label} [{answerer}]: {folder}" for label, answerer, folder in rows) + "."] if rows else []
@@ -113,9 +118,7 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
     marks = Footnotes()
     runs = list(rows.runs.itertuples())
     judged = {(r.system, r.answerer): r for r in runs if r.run in rows.judged}
-    systems = sorted(dict.fromkeys(r.system for r in runs), key=lambda name: system_rank(
-        next(r.system_name for r in runs if r.system == name)))
-    any_run = {r.system: r for r in runs}
+    systems, any_run = _systems(runs)
     out: list[dict[str, str]] = []
     origins: list[tuple[str, str, str]] = []
     marked = std_left_out = False
@@ -186,11 +189,7 @@ def category_table(tidy: pd.DataFrame, paper: pd.DataFrame, number: int, mode: s
     return Table(f"table{number}", f"Table {number}: {title}: {judge_detail}", frame, all_notes,
                  paper_reference(paper, number), bool(rows.judged), csv_only=(*parsed_columns, *CSV_ONLY),
                  cell_format=cell_format, footnotes=marks.lines(), retrieval=retrieval,
-                 retrieval_title=_retrieval_title(), fill=fill.lines() if fill else [])
-
-
-def _retrieval_title() -> str:
-    return f"{RETRIEVAL_TITLE}: runs without an answerer; {', '.join(FALLBACK_METRICS)}"
+                 retrieval_title=retrieval_title(FALLBACK_METRICS), fill=fill.lines() if fill else [])
 
 
 def _retrieval_block(view: RunView, runs: list, columns: Sequence[tuple[str, str]], number: int, marks: Footnotes,
@@ -238,9 +237,7 @@ def table4(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", notes: S
     marks = Footnotes()
     runs = list(rows.runs.itertuples())
     judged = {(r.system, r.answerer, r.dataset): r for r in runs if r.run in rows.judged}
-    systems = sorted(dict.fromkeys(r.system for r in runs), key=lambda name: system_rank(
-        next(r.system_name for r in runs if r.system == name)))
-    any_run = {r.system: r for r in runs}
+    systems, any_run = _systems(runs)
     base = {(r.answerer, r.dataset): r for r in runs if r.run in rows.judged and r.system_name == "mempp"}
     headers = {dataset: label for dataset, label in DATASET_LABELS.items()}
     out: list[dict[str, str]] = []
@@ -302,7 +299,7 @@ def table4(tidy: pd.DataFrame, paper: pd.DataFrame, mode: str = "auto", notes: S
     return Table("table4", "Table 4: Ablations of Mem++ (mempp vs mempp_*)", frame, all_notes,
                  paper_reference(paper, 4), bool(rows.judged), csv_only=(*parsed_columns, *CSV_ONLY),
                  cell_format=cell_format, footnotes=marks.lines(), retrieval=retrieval,
-                 retrieval_title=_retrieval_title(), fill=fill.lines() if fill else [])
+                 retrieval_title=retrieval_title(FALLBACK_METRICS), fill=fill.lines() if fill else [])
 
 
 def _retrieval_table4(view: RunView, runs: list, marks: Footnotes, differences: dict) -> pd.DataFrame | None:

@@ -4,8 +4,9 @@
     python scripts/walk.py --answered            # the same, answered and judged by a local stand-in
     python scripts/walk.py -- dataset=locomo     # any run.py overrides after --
 
-The run is traced (sys.setprofile). Each function of ours (repository .py files outside tests/) is
-read once, at its first call, in call order; consecutive functions in one file are one stay. A reader
+The run is traced (sys.setprofile). Each function of ours (repository .py files outside tests/ and
+this script) is read once, at its first call, in call order; consecutive functions in one file are
+one stay. A reader
 who follows the run visits `files` files in `stays` stays, and `returns` = stays - files times comes
 back to a file already left (issue 33 asks for at most 20 files and 15 returns).
 """
@@ -27,7 +28,7 @@ def first_calls(action) -> list[tuple[str, str]]:
     """(file, function) of every function of ours at its first call while ``action()`` runs."""
     seen: set[tuple[str, str, int]] = set()
     order: list[tuple[str, str]] = []
-    tests = ROOT / "tests"
+    tests, this_script = ROOT / "tests", Path(__file__).resolve()
 
     def profile(frame, event, _arg):
         if event != "call":
@@ -38,7 +39,8 @@ def first_calls(action) -> list[tuple[str, str]]:
             return
         seen.add(key)
         path = Path(code.co_filename)
-        if path.is_absolute() and path.suffix == ".py" and ROOT in path.parents and tests not in path.parents:
+        if (path.is_absolute() and path.suffix == ".py" and ROOT in path.parents and tests not in path.parents
+                and path != this_script):
             order.append((str(path.relative_to(ROOT)), code.co_name))
 
     sys.setprofile(profile)

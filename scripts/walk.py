@@ -6,9 +6,9 @@
 
 The run is traced (sys.setprofile). Each function of ours (repository .py files outside tests/ and
 this script) is read once, at its first call, in call order; consecutive functions in one file are
-one stay. A reader
-who follows the run visits `files` files in `stays` stays, and `returns` = stays - files times comes
-back to a file already left (issue 33 asks for at most 20 files and 15 returns).
+one stay. A reader who follows the run visits `files` files in `stays` stays, and `returns` =
+stays - files times comes back to a file already left (issue 33 asks for at most 20 files and 15
+returns).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from loaders import dataset_notes, load_dataset, prepare_data_dir
 from memory_protocol import ConfigError, Episode
 from memplusplus.encoder import CachedEncoder, EmbeddingCache
 from model_clients.chat_types import identity_fields as endpoint_settings
-from model_clients.kvstore import EMBEDDINGS, LLM_REPLIES, RETRIEVALS, KVStore, embedding_store
+from model_clients.kvstore import EMBEDDINGS, LLM_REPLIES, RETRIEVAL_COSTS, RETRIEVALS, KVStore, embedding_store
 from model_clients.model_listing import check_model_offered
 
 if TYPE_CHECKING:
@@ -61,7 +61,9 @@ class RunPlan:
     data_root: Path | None
     data_files: dict[str, str]
     encoder: CachedEncoder
+    encoder_identity: str  # what names the encoder's vectors (retrieval keys)
     retrievals: KVStore
+    retrieval_costs: KVStore  # each ranking's seconds and its episode's store size (harness/retrieval.py)
     started: float  # perf_counter at the start of the run
     loaded: float  # ... once the data was loaded
     identity: dict[str, Any]  # what names the system's output (retrieval keys)
@@ -102,8 +104,9 @@ def build_plan(config: RunConfig) -> RunPlan:
     sessions = scorer is not None and any(scorer(ep) is not None for ep in episodes)
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0,
              "dataset_notes": dict(notes)}
-    return RunPlan(config, benchmark, entry, prompts, episodes, root, files, encoder,
-                   KVStore(cache_dir / RETRIEVALS, repair=repair), started, loaded, identity,
+    return RunPlan(config, benchmark, entry, prompts, episodes, root, files, encoder, encoder.identity,
+                   KVStore(cache_dir / RETRIEVALS, repair=repair), KVStore(cache_dir / RETRIEVAL_COSTS, repair=repair),
+                   started, loaded, identity,
                    sorted(set(dataset.ks)), sessions, notes, errata, stats)
 
 

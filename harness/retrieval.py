@@ -30,7 +30,7 @@ from memory_protocol import Document, Episode, Hit, Question, store_size
 from memplusplus.evidence import RenderedContext, render
 from model_clients.call_counts import ModelCallTally, snapshot
 from model_clients.cost import CHARS_PER_TOKEN
-from model_clients.kvstore import RETRIEVAL_COSTS, KVStore, run_cache, stable_hash
+from model_clients.kvstore import KVStore, stable_hash
 from model_clients.token_count import TokenCounter, encoding_name_for
 
 # Bump when retrieval code changes in a way that changes results, so old cache entries are ignored.
@@ -65,7 +65,7 @@ def question_keys(plan: RunPlan, episode: Episode, fingerprint: str | None = Non
             system["metric_depth"] = metric_depth
         if diagnose_depth:
             system.update(diagnose_depth=diagnose_depth, gold=list(question.evidence_ids))
-        keys[question.qid] = retrieval_key(system, plan.encoder.identity, fingerprint, question)
+        keys[question.qid] = retrieval_key(system, plan.encoder_identity, fingerprint, question)
     return keys
 
 
@@ -95,7 +95,7 @@ def retrieve(plan: RunPlan, stats: dict[str, Any], calls: ModelCallTally) -> lis
                     disable=not config.progress)
     items: list[QAItem] = []
     done = 0
-    costs, counter = run_cache(config.store, RETRIEVAL_COSTS), read_counter(config)
+    costs, counter = plan.retrieval_costs, read_counter(config)
     if counter is not None:
         stats["read_tokenizer"] = f"{counter.encoding_name} ({counter.model})"
     LOG.begin("retrieval", len(episodes), "episodes")
@@ -121,7 +121,7 @@ def _episode(plan: RunPlan, episode: Episode, stats: dict[str, Any], calls: Mode
     config, retrievals = plan.config, plan.retrievals
     fingerprint = corpus_fingerprint(episode.documents)
     keys = question_keys(plan, episode, fingerprint)
-    size_key = stable_hash({"store_size": plan.identity, "encoder": plan.encoder.identity, "corpus": fingerprint})
+    size_key = stable_hash({"store_size": plan.identity, "encoder": plan.encoder_identity, "corpus": fingerprint})
     # A deeper ranking for the metrics only (a benchmark scoring sessions widens k), cached apart.
     depth = config.dataset.metric_depth or 0
     deep_keys = question_keys(plan, episode, fingerprint, metric_depth=depth) if depth > config.system.k else {}

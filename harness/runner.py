@@ -32,9 +32,9 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
         stats.update(qa.stats)
         for item in items if plan.errata else ():
             sound_scores(item.record, qa.metric)
-    stats.update({**plan.encoder.stats(), "seconds_load": round(plan.loaded - plan.started, 3),
-                  "seconds_total": round(time.perf_counter() - plan.started, 3),
-                  "mean_read_chars": sum(i.record["read_chars"] for i in items) / max(len(items), 1),
-                  "model_calls": calls.as_dict()})
-    return write_results(plan, [item.record for item in items], qa, stats, overrides)
+    records = [item.record for item in items]
+    stats.update({"mean_read_chars": sum(r["read_chars"] for r in records) / max(len(records), 1),
+                  **plan.encoder.stats(), "seconds_load": round(plan.loaded - plan.started, 3),
+                  "seconds_total": round(time.perf_counter() - plan.started, 3), "model_calls": calls.as_dict()})
+    return write_results(plan, records, qa, stats, overrides)
 

@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 from harness.config import ENCODERS, ModelSpec, RunConfig, SystemSpec
 from harness.corrected_evidence import corrected_evidence, run_errata
-from harness.prompts import display_name
+from harness.prompts import choose_prompts, display_name
 from harness.provenance import file_hashes, recording_reads
 from harness.stage_log import LOG
 from harness.systems import SystemEntry, entry_for
@@ -82,9 +82,10 @@ def build_plan(config: RunConfig) -> RunPlan:
     started = time.perf_counter()
     dataset, benchmark, entry = config.dataset, config.benchmark, config.entry
     prompts = check_qa_ready(config, benchmark)
-    if config.write_time_batch:
-        print(write_time_note(config.system.name, True), file=sys.stderr)
-    identity, cache_dir = system_identity(config.system, entry), Path(config.store.cache_dir).expanduser()
+    note = write_time_note(config.system.name, config.write_time_batch)
+    if note:
+        print(note, file=sys.stderr)
+    identity, cache_dir = system_identity(config.system, entry), Path(config.cache_dir())
     LOG.stage(f"{config.system.name} on {dataset.name}: loading the data")
     root = prepare_data_dir(benchmark.loader, dataset.data_dir, dataset.options, progress=config.progress)
     with recording_reads(root) as read_files:
@@ -97,9 +98,8 @@ def build_plan(config: RunConfig) -> RunPlan:
     notes = dataset_notes(episodes).as_dict()
     files = file_hashes(set(read_files), root, cache_dir / "data_hashes.json")
     repair = config.store.repair_cache
-    settings_class, encoder_class = ENCODERS[config.encoder.backend]  # settings checked with the config
-    embeddings = embedding_store(cache_dir / EMBEDDINGS, repair=repair)
-    encoder = encoder_class(settings_class(**config.encoder.params), cache=embeddings)
+    encoder = build_encoder(config.encoder.backend, config.encoder.params,
+                            embedding_store(cache_dir / EMBEDDINGS, repair=repair))
     scorer = benchmark.official_scorer
     sessions = scorer is not None and any(scorer(ep) is not None for ep in episodes)
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0,
@@ -169,8 +169,6 @@ def check_qa_ready(config: RunConfig, benchmark: Benchmark | None = None) -> Pro
     roles = [("answerer", answerer)] + ([("judge", judge)] if judge is not None else [])
     for role, spec in roles:
         _check_key(role, spec, answerer, offline)
-    from harness.prompts import choose_prompts
-
     # a broken prompt file or a changed official file stops the run here
     prompts = choose_prompts(benchmark, answerer, judge, recipe=config.answer_recipe, system_kind=config.system.kind,
                              context_budget=config.dataset.context_budget, official_dir=config.official_dir)

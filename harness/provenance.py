@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.safe_write import atomic_write
-from loaders.fetch import sha256_of
+from memory_protocol import file_sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTLE_NS = 2_000_000_000  # a file changed this recently is hashed again on the next run (file timestamps are coarse)
@@ -113,7 +113,7 @@ def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path 
         if not entry or entry.get("stamp") != stamp or not entry.get("settled"):
             # changed within a timestamp tick of its hashing, a later edit could keep the same stamp: hashed again next time
             settled = time.time_ns() - stat.st_ctime_ns > SETTLE_NS
-            entry = {"stamp": stamp, "sha256": sha256_of(Path(path)), "settled": settled}
+            entry = {"stamp": stamp, "sha256": file_sha256(Path(path)), "settled": settled}
             known[path] = entry
             changed = True
         out[os.path.relpath(path, str(root))] = entry["sha256"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
-import hashlib
 import json
 import mmap
 import os
@@ -22,6 +21,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
+
+from memory_protocol import file_sha256
 
 MANIFEST = "manifest.json"
 SEALED = ("config.json", "records.jsonl", "summary.csv", "summary.md", "metrics.json")
@@ -263,14 +264,9 @@ def write_run_folder(folder: Path, files: dict[str, str], metrics: dict[str, Any
 def seal(folder: str | Path) -> Path:
     """Write ``folder``'s manifest: the size and sha256 of each of its run files present."""
     folder = Path(folder)
-    files = {name: {"bytes": (folder / name).stat().st_size, "sha256": _sha256(folder / name)}
+    files = {name: {"bytes": (folder / name).stat().st_size, "sha256": file_sha256(folder / name)}
              for name in SEALED if (folder / name).is_file()}
     return atomic_write(folder / MANIFEST, json.dumps({"format": 1, "files": files}, indent=2, sort_keys=True) + "\n")
-
-
-def _sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 @contextmanager
@@ -379,7 +375,7 @@ def check_run_folder(folder: str | Path, hashed: Iterable[str] | None = None) ->
             raise _refuse(folder, f"{name} is missing")
         if path.stat().st_size != entry.get("bytes"):
             raise _refuse(folder, f"{name} has {path.stat().st_size} bytes, its {MANIFEST} says {entry.get('bytes')}")
-        if name in wanted and _sha256(path) != entry.get("sha256"):
+        if name in wanted and file_sha256(path) != entry.get("sha256"):
             raise _refuse(folder, f"{name} is not the file its {MANIFEST} lists (sha256 differs)")
 
 

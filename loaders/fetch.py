@@ -25,7 +25,7 @@ import requests
 from tqdm import tqdm
 
 from loaders.longmemeval import FILE_NAMES as LME_FILES, SUBDIR as LME_DIR
-from memory_protocol import DatasetError
+from memory_protocol import DatasetError, file_sha256
 
 DATA_ENV = "MEMPP_DATA_DIR"
 FETCH_COMMAND = "python scripts/fetch_data.py"
@@ -89,14 +89,6 @@ class HubFile:
     local: str
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def mirror_base() -> str:
     return os.environ.get(MIRROR_ENV) or GITHUB_RAW
 
@@ -151,7 +143,7 @@ def fetch_pinned(session: requests.Session, url: str, dest: Path, sha256: str, *
                  progress: bool = False) -> tuple[bool, bool]:
     """Make ``dest`` the pinned file; returns (fetched, replaced: other bytes were there)."""
     present = dest.is_file()
-    if present and not force and sha256_of(dest) == sha256:
+    if present and not force and file_sha256(dest) == sha256:
         return False, False
     download_verified(session, url, dest, sha256, progress=progress)
     return True, present and not force
@@ -171,7 +163,7 @@ def fetch_hub_file(origin: HubFile, data_dir: Path) -> tuple[str, str, bool, boo
         record = None
     repaired = False
     if isinstance(record, dict) and {k: record.get(k) for k in identity} == identity and dest.is_file():
-        if sha256_of(dest) == record.get("sha256"):
+        if file_sha256(dest) == record.get("sha256"):
             return source, record["sha256"], False, False
         repaired = True  # changed since it was fetched: the hub cache may hold the changed bytes too
     cached = _hub_download(origin, endpoint, force=repaired)
@@ -183,7 +175,7 @@ def fetch_hub_file(origin: HubFile, data_dir: Path) -> tuple[str, str, bool, boo
             os.link(cached, part)
         except OSError:
             shutil.copyfile(cached, part)
-        digest = sha256_of(part)
+        digest = file_sha256(part)
         os.replace(part, dest)
     finally:
         part.unlink(missing_ok=True)
@@ -295,7 +287,7 @@ def fetch_benchmark(name: str, data_dir: Path, *, progress: bool = True) -> Fetc
             fetched, repaired, total = fetched + got, repaired + replaced, total + dest.stat().st_size
             bar.update()
     if origin.manifest is not None:
-        digest, digest_of = sha256_of(origin.manifest), f"manifest {origin.manifest.name}"
+        digest, digest_of = file_sha256(origin.manifest), f"manifest {origin.manifest.name}"
     else:
         digest, digest_of = origin.files[0].sha256, origin.files[0].local
     return FetchReport(name, data_dir, raw_url(origin.repo, origin.commit, ""), len(origin.files), fetched,

@@ -5,6 +5,7 @@ where it looks for a folder of inputs (one search order)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -139,6 +140,12 @@ def store_size(memory: Any) -> StoreSize | None:
     """``memory.store_size()`` when the memory offers that optional method, else None."""
     method = getattr(memory, "store_size", None)
     return method() if callable(method) else None
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 (hex) of a file's bytes: pins, sealed run folders, model files, data provenance."""
+    with Path(path).open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def cache_root(env: Mapping[str, str] | None = None) -> Path:

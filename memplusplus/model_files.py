@@ -5,13 +5,14 @@ flipped sign bit in an ONNX weight passed ``onnx.checker`` and silently moved a 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from memory_protocol import file_sha256
 
 RECORD_SUFFIX = ".sha256.json"
 FORMAT = "mempp-derived-model-1"
@@ -22,16 +23,11 @@ def record_path(model: Path) -> Path:
     return model.with_name(model.name + RECORD_SUFFIX)
 
 
-def sha256_file(path: Path) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
 def digests(model: Path) -> dict[str, str]:
     """``{relative path: sha256}`` of a model file (key ``.``) or of every file of a model folder."""
     if model.is_file():
-        return {".": sha256_file(model)}
-    return {path.relative_to(model).as_posix(): sha256_file(path) for path in sorted(model.rglob("*")) if path.is_file()}
+        return {".": file_sha256(model)}
+    return {path.relative_to(model).as_posix(): file_sha256(path) for path in sorted(model.rglob("*")) if path.is_file()}
 
 
 def seal(model: Path, final: Path | None = None) -> None:

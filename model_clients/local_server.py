@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
-from memplusplus.model_files import sha256_file
+from memory_protocol import file_sha256
 from model_clients.chat_types import forget_served_model, register_served_model
 from model_clients.chat_types import ChatRequest
 
@@ -167,7 +167,7 @@ def serve(model_name: str, context_tokens: int = DEFAULT_CONTEXT_TOKENS, gguf: P
             _wait_ready(process, base, log_path, startup_timeout_s)
             _first_answer(process, base, model_name, log_path)
             # cache keys name the weights served, not the free port (model_clients.chat_types.endpoint_identity)
-            register_served_model(url, f"gguf-sha256:{sha256_file(path)}")
+            register_served_model(url, f"gguf-sha256:{file_sha256(path)}")
             served = True
             yield url
         finally:

@@ -29,9 +29,9 @@ from harness.safe_write import atomic_write  # noqa: E402
 from judges.official.texts import OFFICIAL_FILES, TEXT_PINS, OfficialFile  # noqa: E402
 from judges.official.texts import literals_of  # noqa: E402
 from loaders.fetch import (  # noqa: E402
-    MIRROR_ENV, ChecksumMismatch, SourceUnreachable, download_verified, fetch_pinned, mirror_base, raw_url, sha256_of,
+    MIRROR_ENV, ChecksumMismatch, SourceUnreachable, download_verified, fetch_pinned, mirror_base, raw_url,
 )
-from memory_protocol import DatasetError, cache_root  # noqa: E402
+from memory_protocol import DatasetError, cache_root, file_sha256  # noqa: E402
 
 DEFAULT_DEST = cache_root() / "official"
 
@@ -42,7 +42,7 @@ class FetchFailed(Exception):
 
 def outcome_line(pin: OfficialFile, path: Path, fetched: bool, replaced: bool) -> str:
     why = " (other bytes were there, replaced)" if replaced else "" if fetched else " (already verified, nothing sent)"
-    pinned = f"{pin.sha256[:12]}..." if pin.sha256 else f"{sha256_of(path)} (its texts checked)"
+    pinned = f"{pin.sha256[:12]}..." if pin.sha256 else f"{file_sha256(path)} (its texts checked)"
     return f"{'fetched' if fetched else 'kept   '} {pin.local}: {path.stat().st_size:,} bytes, sha256 {pinned}{why}"
 
 

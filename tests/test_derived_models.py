@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memplusplus.model_files import checked, problem, record_path, seal, sha256_file
+from memory_protocol import file_sha256
+from memplusplus.model_files import checked, problem, record_path, seal
 from scripts.reliability_suite.silent import flip_sign_bits  # the hostile case's tampering: 12 tensors' sign bits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +91,7 @@ def test_a_tampered_export_is_exported_again_not_run(export, capsys, monkeypatch
     assert exports == [encoder.model_path]
     assert err.count("\n") == 0 and "the ONNX export" in err and "differs from the recorded" in err
     assert np.array_equal(again, vectors)
-    assert json.loads(record_path(encoder.model_path).read_text())["files"]["."] == sha256_file(good)
+    assert json.loads(record_path(encoder.model_path).read_text())["files"]["."] == file_sha256(good)
 
 
 def test_check_cache_reports_and_repairs_a_tampered_export(export, tmp_path):

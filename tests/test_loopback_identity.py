@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memplusplus.model_files import sha256_file
+from memory_protocol import file_sha256
 from model_clients.chat_types import endpoint_identity, forget_served_model, register_served_model
 from model_clients.kvstore import KVStore
 from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig
@@ -85,5 +85,5 @@ def test_the_local_server_registers_the_sha256_of_its_model_file(tmp_path, monke
     monkeypatch.setattr(local_server, "_first_answer", lambda *a: None)  # no real server behind Popen here
     with local_server.serve("smollm2", gguf=weights) as url:
         seen.append(endpoint_identity(url))
-    assert seen[0].endswith("#gguf-sha256:" + sha256_file(Path(weights)))
+    assert seen[0].endswith("#gguf-sha256:" + file_sha256(Path(weights)))
     assert "#" not in endpoint_identity(url), "forgotten when the server stops"

@@ -24,12 +24,14 @@ from memplusplus.encoder import DEFAULT_MODEL, Encoder, EncoderConfig
 from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig
 from memplusplus.openai_encoder import OpenAIEncoder, OpenAIEncoderConfig
 from memplusplus.static_encoder import StaticEncoder, StaticEncoderConfig
-from model_clients.chat_types import LLMConfig
+from model_clients.chat_types import LLMConfig, identity_fields as endpoint_settings
 
 PRINT_MODES = ("headline", "full")  # headline: the console-width table; full: every column
 ANSWER_RECIPES = ("harness", "mem0")
 RECIPE_KINDS = ("mem0", "zep")  # the systems mem0's evaluation answers with its own prompt
 BATCH_STATUS = "status"
+# Settings that do not name a run's results (where things are stored, progress, dry runs, ...).
+UNNAMING = ("store", "progress", "estimate", "cache_only", "batch", "write_time_batch", "official_dir", "print_mode")
 # encoder.backend -> (its settings dataclass, its encoder class)
 ENCODERS: dict[str, tuple[type, type]] = {
     "local": (EncoderConfig, Encoder),
@@ -306,3 +308,31 @@ class RunConfig:
 
     def cache_dir(self) -> str:
         return os.path.expanduser(self.store.cache_dir)
+
+
+def settings_identity(params: dict[str, Any]) -> dict[str, Any]:
+    """A system's settings as far as they name its output: ``llm`` without execution-only fields."""
+    if isinstance(params.get("llm"), dict):
+        return {**params, "llm": endpoint_settings(params["llm"])}
+    return dict(params)
+
+
+def run_identity(resolved: dict[str, Any], wording: str | None = None) -> dict[str, Any]:
+    """The resolved config as far as it names the run's results (its folder's hash); ``wording``: the
+    answer and judge prompts' label (official and own wording give different numbers, never one folder)."""
+    identity = {k: v for k, v in resolved.items() if k not in UNNAMING}
+    if identity.get("answer_recipe") == "harness":  # the default names no run apart (older folders keep their hash)
+        identity.pop("answer_recipe")
+    if isinstance(identity.get("dataset"), dict):  # so do no errata
+        identity["dataset"] = {k: v for k, v in identity["dataset"].items()
+                               if not (k in ("errata", "errata_evidence") and not v)}
+    for section in ("answerer", "judge"):
+        if isinstance(identity.get(section), dict):
+            identity[section] = endpoint_settings(identity[section])
+    for section, strip in (("encoder", endpoint_settings), ("system", settings_identity)):
+        value = identity.get(section)
+        if isinstance(value, dict) and isinstance(value.get("params"), dict):
+            identity[section] = {**value, "params": strip(value["params"])}
+    if wording is not None:
+        identity["wording"] = wording
+    return identity

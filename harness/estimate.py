@@ -119,7 +119,7 @@ def _embedding_estimate(plan: RunPlan) -> EmbeddingEstimate:
 def estimate_write_time(plan: RunPlan) -> WriteTimeEstimate:
     spec, write_calls = plan.config.system, plan.entry.write_calls
     assert write_calls is not None
-    client = LLMClient(write_time_endpoint(spec), plan.llm_cache())
+    client = LLMClient(write_time_endpoint(spec), plan.llm_cache)
     requests: list[ChatRequest] = []
     rule = ""
     for episode in plan.episodes:

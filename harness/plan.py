@@ -8,33 +8,26 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from harness.config import ENCODERS, ModelSpec, RunConfig, SystemSpec
+from harness.config import ENCODERS, ModelSpec, RunConfig, SystemSpec, run_identity, settings_identity
 from harness.corrected_evidence import corrected_evidence, run_errata
 from harness.prompts import choose_prompts, display_name
-from harness.provenance import file_hashes, recording_reads
+from harness.provenance import collect as collect_provenance, recording_reads
 from harness.stage_log import LOG
 from harness.systems import SystemEntry, entry_for
 from loaders import dataset_notes, load_dataset, prepare_data_dir
 from memory_protocol import ConfigError, Episode
 from memplusplus.encoder import CachedEncoder, EmbeddingCache
-from model_clients.chat_types import identity_fields as endpoint_settings
 from model_clients.kvstore import EMBEDDINGS, LLM_REPLIES, RETRIEVAL_COSTS, RETRIEVALS, KVStore, embedding_store
 from model_clients.model_listing import check_model_offered
 
 if TYPE_CHECKING:
     from harness.benchmarks import Benchmark
     from harness.prompts import ProtocolPrompts
-
-
-def settings_identity(params: dict[str, Any]) -> dict[str, Any]:
-    """A system's settings as far as they name its output: ``llm`` without execution-only fields."""
-    if isinstance(params.get("llm"), dict):
-        return {**params, "llm": endpoint_settings(params["llm"])}
-    return dict(params)
 
 
 def system_identity(spec: SystemSpec, entry: SystemEntry | None = None) -> dict[str, Any]:
@@ -59,7 +52,7 @@ class RunPlan:
     prompts: ProtocolPrompts | None  # None without an answerer
     episodes: list[Episode]
     data_root: Path | None
-    data_files: dict[str, str]
+    provenance: dict[str, Any]  # code, packages, command and the data files read, hashed (harness/provenance.py)
     encoder: CachedEncoder
     encoder_identity: str  # what names the encoder's vectors (retrieval keys)
     retrievals: KVStore
@@ -67,18 +60,24 @@ class RunPlan:
     started: float  # perf_counter at the start of the run
     loaded: float  # ... once the data was loaded
     identity: dict[str, Any]  # what names the system's output (retrieval keys)
+    resolved: dict[str, Any]  # the whole config, as the run folder's config.json records it
+    run_identity: dict[str, Any]  # what names the run's results (its folder's hash)
     ks: list[int]
     sessions: bool  # some episode is scored by the benchmark's own (session) scorer
     notes: dict[str, Any]  # known upstream quirks, questions without gold, questions dated before their documents
     errata: dict[str, Any] = field(default_factory=dict)  # qid -> Erratum (dataset.errata)
     stats: dict[str, Any] = field(default_factory=dict)  # the run's counts, filled in by the stages
+    overrides: list[str] | None = None  # the command line's (plain strings): recorded, and in the folder's name
 
+    @cached_property
     def llm_cache(self) -> KVStore:
+        """The LLM replies' cache, opened once, at its first use (a retrieval-only run never opens it)."""
         return KVStore(Path(self.config.cache_dir()) / LLM_REPLIES, repair=self.config.store.repair_cache)
 
 
-def build_plan(config: RunConfig) -> RunPlan:
-    """Resolve ``config`` once; keys and prompt files fail here, before any data or retrieval."""
+def build_plan(config: RunConfig, overrides: list[str] | None = None) -> RunPlan:
+    """Resolve ``config`` once; keys and prompt files fail here, before any data or retrieval.
+    ``overrides``: the command line's, recorded in the provenance."""
     started = time.perf_counter()
     dataset, benchmark, entry = config.dataset, config.benchmark, config.entry
     prompts = check_qa_ready(config, benchmark)
@@ -86,6 +85,8 @@ def build_plan(config: RunConfig) -> RunPlan:
     if note:
         print(note, file=sys.stderr)
     identity, cache_dir = system_identity(config.system, entry), Path(config.cache_dir())
+    resolved = config.as_dict()
+    named_by = run_identity(resolved, prompts.label if prompts is not None else None)
     LOG.stage(f"{config.system.name} on {dataset.name}: loading the data")
     root = prepare_data_dir(benchmark.loader, dataset.data_dir, dataset.options, progress=config.progress)
     with recording_reads(root) as read_files:
@@ -96,7 +97,7 @@ def build_plan(config: RunConfig) -> RunPlan:
         episodes = corrected_evidence(episodes, errata)
     loaded = time.perf_counter()
     notes = dataset_notes(episodes).as_dict()
-    files = file_hashes(set(read_files), root, cache_dir / "data_hashes.json")
+    provenance = collect_provenance(overrides, root, set(read_files), cache_dir / "data_hashes.json")
     repair = config.store.repair_cache
     encoder = build_encoder(config.encoder.backend, config.encoder.params,
                             embedding_store(cache_dir / EMBEDDINGS, repair=repair))
@@ -104,10 +105,10 @@ def build_plan(config: RunConfig) -> RunPlan:
     sessions = scorer is not None and any(scorer(ep) is not None for ep in episodes)
     stats = {"episodes": len(episodes), "questions": 0, "retrieval_cache_hits": 0, "ingested_documents": 0,
              "dataset_notes": dict(notes)}
-    return RunPlan(config, benchmark, entry, prompts, episodes, root, files, encoder, encoder.identity,
+    return RunPlan(config, benchmark, entry, prompts, episodes, root, provenance, encoder, encoder.identity,
                    KVStore(cache_dir / RETRIEVALS, repair=repair), KVStore(cache_dir / RETRIEVAL_COSTS, repair=repair),
-                   started, loaded, identity,
-                   sorted(set(dataset.ks)), sessions, notes, errata, stats)
+                   started, loaded, identity, resolved, named_by,
+                   sorted(set(dataset.ks)), sessions, notes, errata, stats, overrides)
 
 
 def write_time_note(system_name: str, asked: bool) -> str | None:

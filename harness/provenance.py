@@ -122,7 +122,10 @@ def file_hashes(paths: set[str] | list[str], root: str | Path, cache_file: Path 
     return out
 
 
-def collect(overrides: list[str] | None, data_root: str | Path | None, data_files: dict[str, str]) -> dict[str, Any]:
+def collect(overrides: list[str] | None, data_root: str | Path | None, reads: set[str] | list[str] = (),
+            hash_cache: Path | None = None) -> dict[str, Any]:
+    """Where a run's numbers come from, gathered once when its data is loaded: the code, the packages, the
+    command and every data file it read (``reads``), hashed (digests reused from ``hash_cache``)."""
     return {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "git": git_state(),
@@ -131,7 +134,7 @@ def collect(overrides: list[str] | None, data_root: str | Path | None, data_file
         "overrides": list(overrides) if overrides is not None else None,
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]) if sys.argv and sys.argv[0] else None,
         "data_dir": None if data_root is None else str(data_root),
-        "data_files": data_files,
+        "data_files": file_hashes(reads, data_root, hash_cache) if data_root is not None else {},
     }
 
 

@@ -162,7 +162,7 @@ def qa_session(plan: RunPlan, items: list[QAItem]) -> Iterator[QASession]:
     assert answerer is not None and judge_spec is not None and prompts is not None and prompts.judge is not None
     for note in prompts.notes:
         print(note, file=sys.stderr)
-    cache = plan.llm_cache()
+    cache = plan.llm_cache
     with local_servers(answerer, judge_spec) as urls:
         answer_tokens = answerer.max_tokens or config.dataset.answer_max_tokens
         limits = EndpointLimits()  # the answerer and the judge on one endpoint share its limit of requests in flight

@@ -88,7 +88,7 @@ def judge_client(plan: RunPlan, cache_only: bool | None = None) -> LLMClient:
     spec = plan.config.judge
     assert spec is not None
     only = plan.config.cache_only if cache_only is None else cache_only
-    return make_client(spec, spec.max_tokens, only, plan.llm_cache(), role="judge")
+    return make_client(spec, spec.max_tokens, only, plan.llm_cache, role="judge")
 
 
 def judge_estimate(plan: RunPlan, requests: list[ChatRequest]) -> CostEstimate:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -14,20 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from harness.plan import settings_identity
 from harness.prompts import display_name
-from harness.provenance import collect as collect_provenance
 from harness.qa import qa_summary
 from harness.rescore import errata_keys, errata_note
 from harness.safe_write import append_line, folder_lock, read_lines, write_run_folder
 from judges.aggregate import console_table, format_table, summarize
 from judges.metrics.ranking import retrieval_summary_keys
-from model_clients.chat_types import identity_fields as endpoint_settings
 from model_clients.kvstore import stable_hash
 
 if TYPE_CHECKING:
     from harness.plan import RunPlan
-    from harness.qa import QAOutcome
+    from harness.qa import QAItem, QAOutcome
+    from model_clients.call_counts import ModelCallTally
 
 HASH_CHARS = 10
 MAX_NAME_CHARS = 120
@@ -35,8 +34,6 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._=,+@-]+")
 # Overrides that say nothing about what was computed (by top-level key), and those the label carries.
 _QUIET_ROOTS = ("progress", "estimate", "cache_only", "run_name", "store", "hydra", "print", "batch")
 _IN_LABEL = ("system", "answerer")
-# Settings that do not name a run's results (where things are stored, progress, dry runs, ...).
-_UNNAMING = ("store", "progress", "estimate", "cache_only", "batch", "write_time_batch", "official_dir", "print_mode")
 _record_line = partial(json.dumps, ensure_ascii=False, sort_keys=True)
 
 
@@ -70,14 +67,17 @@ class RunPaths:
     history = _InRoot("history.jsonl")
 
 
-def write(plan: RunPlan, records: list[dict[str, Any]], qa: QAOutcome | None, stats: dict[str, Any],
-          overrides: list[str] | None) -> RunResult:
-    """Summarise the records under a title, name the run by its identity and store its folder."""
+def write(plan: RunPlan, items: list[QAItem], qa: QAOutcome | None, calls: ModelCallTally) -> RunResult:
+    """Finish the run's counts, summarise its records under a title, name the run by its identity and
+    store its folder."""
     config, benchmark, dataset = plan.config, plan.benchmark, plan.config.dataset
+    records, stats = [item.record for item in items], plan.stats
     rows = [{"category": r["category"], **r["metrics"]} for r in records]
+    stats.update({**(qa.stats if qa is not None else {}),
+                  "mean_read_chars": sum(r["read_chars"] for r in records) / max(len(records), 1),
+                  **plan.encoder.stats(), "seconds_load": round(plan.loaded - plan.started, 3),
+                  "seconds_total": round(time.perf_counter() - plan.started, 3), "model_calls": calls.as_dict()})
     label = config.run_name or config.system.name + (f"__{config.answerer_name}" if config.answerer else "")
-    resolved = config.as_dict()
-    identity = run_identity(resolved)
     extra: dict[str, Any] = {"stats": stats}
     judged, stage, wording = [], "retrieval", ""
     if qa is not None:
@@ -86,7 +86,6 @@ def write(plan: RunPlan, records: list[dict[str, Any]], qa: QAOutcome | None, st
     if qa is not None and qa.prompts is not None:
         # Official and own wording give different numbers: never the same run folder.
         wording = qa.prompts.title_note
-        identity["wording"] = qa.prompts.label
         extra.update(wording=qa.prompts.label, answer_wording=qa.prompts.answer_source,
                      judge_wording=qa.prompts.judge_source, answer_recipe=qa.prompts.recipe, prompts=qa.prompts.record())
     errata = dataset.errata if qa is not None and plan.errata else None
@@ -103,28 +102,10 @@ def write(plan: RunPlan, records: list[dict[str, Any]], qa: QAOutcome | None, st
     extras = [*errata_keys([qa.metric], qa.metric)[1:], *benchmark.extra_metrics] if errata else benchmark.extra_metrics
     console = console_table(summary, title, qa.metric if qa is not None else None, extras if qa is not None else (),
                             system_k=max(config.system.k, dataset.metric_depth or 0)).text
-    extra["provenance"] = collect_provenance(overrides, plan.data_root, plan.data_files)
-    paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash(identity), overrides)
-    write_run(paths, resolved, records, summary, table, extra)
+    extra["provenance"] = plan.provenance
+    paths = run_folder(config.store.results_dir, dataset.name, label, stable_hash(plan.run_identity), plan.overrides)
+    write_run(paths, plan.resolved, records, summary, table, extra)
     return RunResult(paths, summary, table, records, stats, console=console)
-
-
-def run_identity(resolved: dict[str, Any]) -> dict[str, Any]:
-    """The resolved config as far as it names the run's results (its folder's hash)."""
-    identity = {k: v for k, v in resolved.items() if k not in _UNNAMING}
-    if identity.get("answer_recipe") == "harness":  # the default names no run apart (older folders keep their hash)
-        identity.pop("answer_recipe")
-    if isinstance(identity.get("dataset"), dict):  # so do no errata
-        identity["dataset"] = {k: v for k, v in identity["dataset"].items()
-                               if not (k in ("errata", "errata_evidence") and not v)}
-    for section in ("answerer", "judge"):
-        if isinstance(identity.get(section), dict):
-            identity[section] = endpoint_settings(identity[section])
-    for section, strip in (("encoder", endpoint_settings), ("system", settings_identity)):
-        value = identity.get(section)
-        if isinstance(value, dict) and isinstance(value.get("params"), dict):
-            identity[section] = {**value, "params": strip(value["params"])}
-    return identity
 
 
 def safe_part(text: Any, fallback: str = "run") -> str:

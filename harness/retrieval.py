@@ -91,22 +91,17 @@ def retrieve(plan: RunPlan, stats: dict[str, Any], calls: ModelCallTally) -> lis
     """Every episode's questions as QA items (records with metrics). A dry run's encoder raises
     WouldEmbed out of here; Ctrl-C becomes RunInterrupted."""
     config, episodes = plan.config, plan.episodes
-    progress = tqdm(episodes, desc=f"{config.system.name} on {config.dataset.name}", unit="episode",
-                    disable=not config.progress)
     items: list[QAItem] = []
     done = 0
     costs, counter = plan.retrieval_costs, read_counter(config)
     if counter is not None:
         stats["read_tokenizer"] = f"{counter.encoding_name} ({counter.model})"
-    LOG.begin("retrieval", len(episodes), "episodes")
     try:
-        for done, episode in enumerate(progress):
+        for done, episode in enumerate(LOG.each(episodes, "retrieval", "episode", f"{config.system.name} on "
+                                                f"{config.dataset.name}", config.progress)):
             items += _episode(plan, episode, stats, calls, costs, counter)
-            LOG.tick("retrieval", done + 1, len(episodes), "episodes")
     except KeyboardInterrupt:
         raise RunInterrupted(f"interrupted after {done}/{len(episodes)} episodes; re-run to resume") from None
-    finally:
-        progress.close()
     return items
 
 
@@ -137,7 +132,7 @@ def _episode(plan: RunPlan, episode: Episode, stats: dict[str, Any], calls: Mode
     missing = [q for q in episode.questions
                if any(key not in cached for key in (keys[q.qid], deep_keys.get(q.qid), diag_keys.get(q.qid)) if key)]
     if missing:
-        context = RunContext(config.system, plan.encoder, config.cache_dir(), plan.llm_cache(), config.cache_only,
+        context = RunContext(config.system, plan.encoder, config.cache_dir(), plan.llm_cache, config.cache_only,
                              config.progress)
         built = plan.entry.build(context)
         system = built.memory

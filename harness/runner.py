@@ -3,8 +3,6 @@ of the same plan). Each answer and ranking is cached the moment it exists."""
 
 from __future__ import annotations
 
-import time
-
 from harness.config import RunConfig
 from harness.estimate import dry_run
 from harness.plan import build_plan
@@ -18,23 +16,17 @@ from model_clients.call_counts import ModelCallTally
 
 def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     """``overrides``: the command-line overrides (plain strings), recorded and used in the folder name."""
-    plan = build_plan(config)
+    plan = build_plan(config, overrides)
     if config.estimate:
         return dry_run(plan)
-    stats, calls = plan.stats, ModelCallTally()
-    items = retrieve(plan, stats, calls)
+    calls = ModelCallTally()
+    items = retrieve(plan, plan.stats, calls)
     for item in items if plan.errata else ():
         mark_erratum(item.record, plan.errata)  # before judging: a miss on a wrong gold is the gold's
     qa = None
     if config.answerer is not None:
         LOG.stage(f"answers and judging: {len(items)} questions")
         qa = run_qa(plan, items)
-        stats.update(qa.stats)
         for item in items if plan.errata else ():
             sound_scores(item.record, qa.metric)
-    records = [item.record for item in items]
-    stats.update({"mean_read_chars": sum(r["read_chars"] for r in records) / max(len(records), 1),
-                  **plan.encoder.stats(), "seconds_load": round(plan.loaded - plan.started, 3),
-                  "seconds_total": round(time.perf_counter() - plan.started, 3), "model_calls": calls.as_dict()})
-    return write_results(plan, records, qa, stats, overrides)
-
+    return write_results(plan, items, qa, calls)

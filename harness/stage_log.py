@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TextIO, TypeVar
+
+from tqdm import tqdm
 
 EVERY_SECONDS = 30.0
+T = TypeVar("T")
 
 
 @dataclass
@@ -18,7 +22,6 @@ class StageLog:
     out: TextIO | None = None  # None: sys.stdout at the time of writing
     started: float = field(default_factory=time.monotonic)
     _last: float = 0.0
-    _stage_start: float = 0.0
 
     def _say(self, text: str) -> None:
         if self.enabled:
@@ -28,20 +31,22 @@ class StageLog:
         self._last = time.monotonic()
         self._say(text)
 
-    def tick(self, what: str, done: int, total: int, unit: str) -> None:
-        now = time.monotonic()
-        if not self.enabled or now - self._last < self.every:
-            return
-        since = now - self._stage_start
-        self._last = now
-        left = ""
-        if 0 < done < total and since > 0:
-            left = f", about {since / done * (total - done) / 60:.1f} min left"
-        self._say(f"{what}: {done}/{total} {unit} ({100 * done / max(total, 1):.0f}%){left}")
-
-    def begin(self, what: str, total: int, unit: str) -> None:
-        self._stage_start = time.monotonic()
-        self.stage(f"{what}: {total} {unit}")
+    def each(self, items: Sequence[T], what: str, unit: str, bar_label: str, bar: bool) -> Iterator[T]:
+        """``items`` one by one (``unit``: one item's name), with a tqdm bar (``bar``: progress asked for and, for the lines, a terminal);
+        without a terminal a line for the stage, then at most one every ``every`` seconds with the count
+        done and the time left."""
+        total, started = len(items), time.monotonic()
+        self.stage(f"{what}: {total} {unit}s")
+        with tqdm(items, desc=bar_label, unit=unit, disable=not bar) as progress:
+            for done, item in enumerate(progress, 1):
+                yield item
+                now = time.monotonic()
+                if not self.enabled or now - self._last < self.every:
+                    continue
+                self._last, left = now, ""
+                if done < total and now > started:
+                    left = f", about {(now - started) / done * (total - done) / 60:.1f} min left"
+                self._say(f"{what}: {done}/{total} {unit}s ({100 * done / max(total, 1):.0f}%){left}")
 
 
 LOG = StageLog()

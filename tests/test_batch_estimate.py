@@ -15,7 +15,7 @@ import pytest
 
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.results import run_identity
+from harness.config import run_identity
 from harness.runner import run
 from memory_protocol import ConfigError
 

@@ -420,7 +420,7 @@ def test_a_batched_answered_and_judged_run_equals_the_live_run(retrieved, tmp_pa
 
 
 def test_batch_is_an_execution_setting_outside_the_run_folder_identity():
-    from harness.results import run_identity
+    from harness.config import run_identity
 
     plain = ["answerer=gpt-4.1-mini"]
     batched = [*plain, "batch=true", "batch_poll_s=5", "judge.batch=false"]

@@ -17,17 +17,20 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_the_progress_line_says_how_far_and_how_long_is_left():
     out = io.StringIO()
     log = StageLog(enabled=True, every=0.0, out=out)
-    log.begin("retrieval", 4, "episodes")
-    log.tick("retrieval", 1, 4, "episodes")
-    log.tick("retrieval", 4, 4, "episodes")
+    assert list(log.each(["a", "b", "c", "d"], "retrieval", "episode", "bar", bar=False)) == ["a", "b", "c", "d"]
     lines = out.getvalue().splitlines()
     assert lines[0].endswith("] retrieval: 4 episodes")
     assert "retrieval: 1/4 episodes (25%), about" in lines[1] and lines[1].endswith("min left")
-    assert lines[2].endswith("retrieval: 4/4 episodes (100%)")
+    assert lines[4].endswith("retrieval: 4/4 episodes (100%)")
     quiet = StageLog(enabled=False, every=0.0, out=io.StringIO())
-    quiet.begin("retrieval", 4, "episodes")
-    quiet.tick("retrieval", 1, 4, "episodes")
+    assert list(quiet.each(["a", "b"], "retrieval", "episode", "bar", bar=False)) == ["a", "b"]
     assert quiet.out.getvalue() == ""
+
+
+def test_a_line_at_most_every_so_often():
+    out = io.StringIO()
+    list(StageLog(enabled=True, every=3600.0, out=out).each(range(50), "retrieval", "episode", "bar", bar=False))
+    assert out.getvalue().count("\n") == 1  # the stage's line only: the next is due in an hour
 
 
 @needs_data("locomo/locomo10.json")

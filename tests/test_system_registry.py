@@ -7,7 +7,7 @@ from harness.compose import compose_config
 from harness.config import RunConfig
 from harness.plan import system_identity
 from harness.retrieval import retrieval_key
-from harness.results import run_identity
+from harness.config import run_identity
 from harness.systems import REGISTRY, entry_for, write_time_kinds
 from loaders import load_dataset
 from memory_protocol import Question

@@ -14,10 +14,9 @@ from functools import cached_property
 from typing import Any
 
 from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
-from harness.env_settings import check_env_settings
 from harness.systems.registry import SystemEntry, SystemSpec
-from harness.validate import (as_typed, check_booleans, check_keys, check_model, float_setting, int_setting,
-                             writable_folder)
+from harness.validate import (as_typed, check_booleans, check_env_settings, check_keys, check_model, float_setting,
+                             int_setting, writable_folder)
 from loaders.errata import check_errata
 from memory_protocol import ConfigError, cache_root
 from memplusplus.encoder import DEFAULT_MODEL, Encoder, EncoderConfig

@@ -5,7 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from judges.graders import Judge, LoCoMoJudge, LongMemEvalJudge, OrgMemJudge, make_judge
+from judges.graders import Judge
+from judges.graders.locomo import LoCoMoJudge
+from judges.graders.longmemeval import LongMemEvalJudge
+from judges.graders.orgmem import OrgMemJudge
 from judges.graders.locomo import locomo_request, parse_locomo
 from judges.graders.longmemeval import (
     KIND_BY_QUESTION_TYPE,
@@ -16,7 +19,7 @@ from judges.graders.longmemeval import (
 )
 from judges.graders.orgmem import orgmem_request, parse_orgmem
 from judges.templates import LONGMEMEVAL_KINDS, PROMPTS_DIR, PromptTemplate, load_template
-from judges.graders.verdict import extract_json_objects
+from judges.graders import extract_json_objects
 from memory_protocol import Question, RubricFacet
 
 ALL_TEMPLATE_NAMES = ["answer", "orgmem_answer", "orgmem_rubric", "locomo_judge"] + [f"longmemeval_{k}" for k in LONGMEMEVAL_KINDS]
@@ -350,25 +353,25 @@ def test_parse_yes_no_empty_or_echo_is_unparsed(raw):
 def test_longmemeval_prompt_dir_overrides_one_kind(tmp_path):
     (tmp_path / "longmemeval_temporal.txt").write_text(
         "#: mine\nQ: {question}\nA: {correct_answer}\nR: {hypothesis}\nyes or no?", encoding="utf-8")
-    judge = make_judge("longmemeval_s", str(tmp_path))
+    judge = LongMemEvalJudge.own(str(tmp_path))
     q = lme_question("temporal-reasoning")
     assert user_content(judge.request(q, "19")) == f"Q: {q.text}\nA: {q.answer}\nR: 19\nyes or no?"
     assert judge.template_for(lme_question("multi-session")).sha256 == load_template("longmemeval_default").sha256
     with pytest.raises(ValueError, match="directory"):
-        make_judge("longmemeval_s", str(tmp_path / "longmemeval_temporal.txt"))
+        LongMemEvalJudge.own(str(tmp_path / "longmemeval_temporal.txt"))
 
 
 # ------------------------------------------------------------------------------------ judges
 
 
-def test_make_judge_per_dataset():
-    assert isinstance(make_judge("orgmem"), OrgMemJudge)
-    assert isinstance(make_judge("locomo"), LoCoMoJudge)
-    assert isinstance(make_judge("longmemeval_s"), LongMemEvalJudge)
-    for judge in (make_judge("orgmem"), make_judge("locomo"), make_judge("longmemeval_s")):
-        assert isinstance(judge, Judge)
-    with pytest.raises(ValueError, match="no judge"):
-        make_judge("squad")
+def test_each_benchmark_builds_its_own_judge():
+    from harness.benchmarks import load_benchmark
+
+    for name, kind in (("orgmem", OrgMemJudge), ("locomo", LoCoMoJudge), ("longmemeval_s", LongMemEvalJudge)):
+        judge = load_benchmark(f"harness.benchmarks.{name}").judge(None)
+        assert isinstance(judge, kind) and isinstance(judge, Judge) and judge.dataset == name
+    with pytest.raises(ValueError, match="one file, not a mapping"):
+        OrgMemJudge.own({"default": "x.txt"})
 
 
 def test_orgmem_judge_round_trip():
@@ -386,5 +389,5 @@ def test_orgmem_prompt_file_without_rubric_placeholder_raises(tmp_path):
     bad = tmp_path / "rubric.txt"
     bad.write_text("Question {question}\nTruth {ground_truth}\nAnswer {answer}\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"'\{rubric\}'") as info:
-        make_judge("orgmem", bad)
+        OrgMemJudge.own(bad)
     assert str(bad) in str(info.value)

@@ -9,7 +9,8 @@ from harness.benchmarks.locomo import BENCHMARK as LOCOMO
 from harness.benchmarks.longmemeval_s import BENCHMARK as LONGMEMEVAL_S
 from harness.qa import QAItem, QAOutcome, score_record, qa_summary
 from judges.aggregate import summarize
-from judges.graders import LoCoMoJudge, LongMemEvalJudge
+from judges.graders.locomo import LoCoMoJudge
+from judges.graders.longmemeval import LongMemEvalJudge
 from memory_protocol import Question
 
 RUNS = 3

@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from judges.graders.verdict import JudgeVerdict, extract_json_objects, own_parse
+from judges.graders import JudgeVerdict, extract_json_objects, own_parse
 from judges.official.texts import OfficialTexts, official_wording
 from judges.templates import PromptTemplate, RequestParams, Wording, load_template
 from memory_protocol import Question
@@ -75,6 +76,11 @@ class LoCoMoJudge:
     dataset: str = "locomo"
     params: RequestParams = RequestParams()  # own wording: the judge config's settings
     wording: Wording = Wording("own", "judges/prompts/locomo_judge.txt")
+
+    @classmethod
+    def own(cls, prompt_file: str | Path | None = None) -> "LoCoMoJudge":
+        """Our wording, or the user's ``judge.prompt_file``."""
+        return cls(template=load_template("locomo_judge", prompt_file))
 
     @classmethod
     def official(cls, texts: OfficialTexts) -> "LoCoMoJudge":

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-from judges.graders.verdict import JudgeVerdict, own_parse
+from judges.graders import JudgeVerdict, own_parse
 from judges.official.texts import OfficialTexts, official_wording
 from judges.templates import LONGMEMEVAL_KINDS, PromptTemplate, RequestParams, Wording, load_template
 from memory_protocol import Question
@@ -133,6 +133,11 @@ class LongMemEvalJudge:
         missing = [k for k in LONGMEMEVAL_KINDS if k not in self.templates]
         if missing:
             raise ValueError(f"LongMemEvalJudge needs a template for every kind; missing {missing}")
+
+    @classmethod
+    def own(cls, prompt_file: str | Path | Mapping[str, str | Path] | None = None) -> "LongMemEvalJudge":
+        """Our wording, or the user's ``judge.prompt_file`` (see :func:`load_longmemeval_templates`)."""
+        return cls(load_longmemeval_templates(prompt_file))
 
     @classmethod
     def official(cls, texts: OfficialTexts, dataset: str = "longmemeval_s") -> "LongMemEvalJudge":

@@ -17,9 +17,10 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from judges.graders.verdict import JudgeVerdict, extract_json_objects, own_parse
+from judges.graders import JudgeVerdict, extract_json_objects, own_parse
 from judges.official.texts import OfficialTexts, official_wording
 from judges.templates import PromptTemplate, RequestParams, Wording, load_template, texts_hash
 from memory_protocol import Question, RubricFacet
@@ -273,6 +274,11 @@ class OrgMemJudge:
     params: RequestParams = RequestParams()  # own wording: the judge config's settings
     wording: Wording = Wording("own", "judges/prompts/orgmem_rubric.txt")
     upstream: OrgMemJudgePrompt | None = None  # the benchmark's own request (official wording)
+
+    @classmethod
+    def own(cls, prompt_file: str | Path | None = None) -> "OrgMemJudge":
+        """Our wording, or the user's ``judge.prompt_file``."""
+        return cls(template=load_template("orgmem_rubric", prompt_file))
 
     @classmethod
     def official(cls, texts: OfficialTexts) -> "OrgMemJudge":

@@ -147,7 +147,7 @@ def test_rescore_of_our_run_with_errata(answered) -> None:
     # wrong gold in locomo-audit's errata, so the ceiling of these 3 questions is 2/3.
     from harness.misses import GOLD_WRONG, attribute
     from harness.rescore import rescore
-    from loaders.errata import load_errata
+    from loaders.published import load_errata
     from loaders.locomo import load_locomo
     from tests.data_paths import DATA_ROOT, require_data
 

@@ -9,12 +9,11 @@ from judges.graders import Judge
 from judges.graders.locomo import LoCoMoJudge
 from judges.graders.longmemeval import LongMemEvalJudge
 from judges.graders.orgmem import OrgMemJudge
-from judges.graders.locomo import locomo_request, parse_locomo
+from judges.graders.locomo import parse_locomo
 from judges.graders.longmemeval import (
     KIND_BY_QUESTION_TYPE,
     load_longmemeval_templates,
     longmemeval_kind,
-    longmemeval_request,
     parse_yes_no,
 )
 from judges.graders.orgmem import orgmem_request, parse_orgmem
@@ -115,7 +114,8 @@ def test_prompt_file_with_official_placeholder_names_is_used_verbatim(tmp_path):
                         encoding="utf-8")
     template = load_template("locomo_judge", official)
     assert template.text == 'Q={question} G={gold_answer} A={generated_answer} as {{"label": ...}}'
-    content = user_content(locomo_request("Where?", "Paris", "In Paris.", template))
+    question = Question("q1", "Where?", "single-hop", "Paris", meta={"category_id": 4})
+    content = user_content(LoCoMoJudge(template).request(question, "In Paris."))
     assert content == 'Q=Where? G=Paris A=In Paris. as {"label": ...}'
     assert template.sha256 != load_template("locomo_judge").sha256
 
@@ -279,7 +279,8 @@ def test_parse_locomo_without_one_json_label_is_unparsed(raw):
 
 
 def test_locomo_request_stringifies_int_gold():
-    content = user_content(locomo_request("What year?", 2022, "It was 2022.", load_template("locomo_judge")))
+    question = Question("q1", "What year?", "temporal", 2022, meta={"category_id": 2})  # type: ignore[arg-type]
+    content = user_content(LoCoMoJudge().request(question, "It was 2022."))
     assert "Gold answer: 2022\n" in content and "Answer to grade: It was 2022." in content
 
 
@@ -318,13 +319,15 @@ def test_longmemeval_unknown_type_raises():
 
 
 def test_longmemeval_request_uses_kind_rules():
-    templates = load_longmemeval_templates()
-    args = ("How many days?", "18", "19 days")
-    temporal = user_content(longmemeval_request("temporal-reasoning", *args, False, templates))
-    default = user_content(longmemeval_request("multi-session", *args, False, templates))
-    update = user_content(longmemeval_request("knowledge-update", *args, False, templates))
-    pref = user_content(longmemeval_request("single-session-preference", *args, False, templates))
-    abstain = user_content(longmemeval_request("temporal-reasoning", *args, True, templates.__getitem__))
+    judge = LongMemEvalJudge()
+
+    def content(qtype: str, abstention: bool = False) -> str:
+        question = Question("q42_abs" if abstention else "q42", "How many days?", qtype, "18",
+                            meta={"abstention": abstention})
+        return user_content(judge.request(question, "19 days"))
+
+    temporal, default, update = content("temporal-reasoning"), content("multi-session"), content("knowledge-update")
+    pref, abstain = content("single-session-preference"), content("temporal-reasoning", abstention=True)
     assert "off by one" in temporal and "off by one" not in default
     assert "earlier, outdated information" in update and "earlier, outdated" not in default
     assert "Rubric: 18" in pref

@@ -12,7 +12,6 @@ from judges.graders.orgmem import OrgMemJudge
 from judges.graders.locomo import parse_locomo
 from judges.graders.longmemeval import (
     KIND_BY_QUESTION_TYPE,
-    load_longmemeval_templates,
     longmemeval_kind,
     parse_yes_no,
 )

@@ -15,7 +15,7 @@ from judges.graders.longmemeval import (
     longmemeval_kind,
     parse_yes_no,
 )
-from judges.graders.orgmem import orgmem_request, parse_orgmem
+from judges.graders.orgmem import parse_orgmem
 from judges.templates import LONGMEMEVAL_KINDS, PROMPTS_DIR, PromptTemplate, load_template
 from judges.graders import extract_json_objects
 from memory_protocol import Question, RubricFacet
@@ -129,7 +129,7 @@ def test_missing_prompt_file_and_unknown_name():
 def test_every_template_renders_with_question_and_answer():
     answer = "Nia Osei is leaving in the 15% layoff; it changed on 2023-09-15 (ANSWER-MARK)."
     q = orgmem_question()
-    content = user_content(orgmem_request(q, answer, load_template("orgmem_rubric")))
+    content = user_content(OrgMemJudge().request(q, answer))
     assert q.text in content and answer in content
     for facet in q.rubric:
         assert facet.facet_id in content and facet.criterion in content and facet.fail_criterion in content
@@ -153,9 +153,9 @@ def test_every_template_renders_with_question_and_answer():
 def test_orgmem_answer_cut_at_6000_chars():
     q = orgmem_question()
     long_answer = "x" * 6000 + "TAIL-NOT-SHOWN"
-    content = user_content(orgmem_request(q, long_answer, load_template("orgmem_rubric")))
+    content = user_content(OrgMemJudge().request(q, long_answer))
     assert "x" * 6000 in content and "TAIL-NOT-SHOWN" not in content
-    content = user_content(orgmem_request(q, long_answer, load_template("orgmem_rubric"), max_answer_chars=None))
+    content = user_content(OrgMemJudge(max_answer_chars=None).request(q, long_answer))
     assert "TAIL-NOT-SHOWN" in content
 
 
@@ -237,7 +237,7 @@ def test_orgmem_official_reply_shape_subpoint_scores():
 def test_orgmem_question_without_rubric_is_rejected():
     q = Question(qid="x", text="?", category="C1", answer="a", rubric=None)
     with pytest.raises(ValueError, match="no rubric"):
-        orgmem_request(q, "a", load_template("orgmem_rubric"))
+        OrgMemJudge().request(q, "a")
     with pytest.raises(ValueError, match="no rubric"):
         parse_orgmem("{}", q)
 

@@ -381,7 +381,7 @@ def test_orgmem_judge_round_trip():
     q = orgmem_question()
     assert judge.is_graded(q)
     messages = judge.request(q, "She is leaving.")
-    assert judge.template_for(q).sha256 == load_template("orgmem_rubric").sha256
+    assert judge.template.sha256 == load_template("orgmem_rubric").sha256
     assert "She is leaving." in user_content(messages)
     verdict = judge.parse('{"C1.sub1": 1, "C1.sub2": 0, "C1.sub3": 0, "C1.sub4": 0}', q)
     assert verdict.score == pytest.approx(0.25)

@@ -91,9 +91,6 @@ class LoCoMoJudge:
             category = UNGRADED_CATEGORY if question.category == "adversarial" else None
         return category != UNGRADED_CATEGORY
 
-    def template_for(self, question: Question) -> PromptTemplate:
-        return self.template
-
     def request(self, question: Question, answer: str) -> list[dict[str, str]]:
         if not self.is_graded(question):
             raise ValueError(f"LoCoMo question {question.qid} is adversarial (category 5); "

@@ -278,9 +278,6 @@ class OrgMemJudge:
     def is_graded(self, question: Question) -> bool:
         return bool(question.rubric)
 
-    def template_for(self, question: Question) -> PromptTemplate:
-        return self.template
-
     def request(self, question: Question, answer: str) -> list[dict[str, str]]:
         """Every facet graded in one reply; ours shows an empty answer as :data:`ORGMEM_NO_ANSWER` and cuts
         it to ``max_answer_chars``."""

@@ -8,10 +8,8 @@
 - Zep's grades: {conversation: [{question, golden_answer, answer, grade bool, category}]}.
 
 A conversation key ends with its index in ``locomo10.json``; categories are LoCoMo's official numbers.
-Also the errata, corrected golds pinned by sha256 (:func:`load_errata`): locomo-audit's ``errors.json``
-lists 156 of the 1,540 graded questions, 99 with a wrong gold answer and 57 with a right answer but wrong
-evidence ids (``WRONG_CITATION``), each with the corrected answer and evidence (ceiling 1,441 / 1,540 =
-93.57 %); a run (``dataset.errata``) fetches it like the benchmarks when no data folder holds it.
+Also the errata (:func:`load_errata`, pinned by sha256): locomo-audit's ``errors.json`` corrects 156 of the
+1,540 graded questions, 99 wrong golds and 57 wrong evidence ids only (``WRONG_CITATION``); ceiling 93.57 %.
 
 Such records (and the errata) name questions their own way (``locomo_0_qa1``, a list position); what they
 share with ours is the conversation, the question's text and its gold answer, compared after collapsing

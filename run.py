@@ -31,7 +31,7 @@ class RefuseKeysInEnvSettings(Callback):
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         from memory_protocol import ConfigError
 
-        from harness.env_settings import check_env_overrides, check_env_settings
+        from harness.validate import check_env_overrides, check_env_settings
 
         try:
             check_env_overrides(list(config.hydra.overrides.task))  # a sweep's values are only here

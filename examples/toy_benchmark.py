@@ -7,10 +7,8 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from harness.benchmarks import AnswerRule, Benchmark
-from judges.graders import make_judge
+from judges.graders.locomo import LoCoMoJudge
 from loaders import DatasetLoader
 from memory_protocol import Document, Episode, Question
 
@@ -33,7 +31,7 @@ BENCHMARK = Benchmark(
     name="toy",
     label="Toy",
     loader=DatasetLoader("toy", load_toy, ("easy", "hard"), keep_empty=True),
-    judge=partial(make_judge, "locomo"),  # leave judge (and headline) out for a retrieval-only benchmark
+    judge=LoCoMoJudge.own,  # leave judge (and headline) out for a retrieval-only benchmark
     headline="llm_judge",
     answer=AnswerRule(question_date=False, empty_context="(nothing found)"),
     extra_metrics=("f1",),

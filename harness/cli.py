@@ -71,15 +71,8 @@ def execute(raw_config: dict[str, Any], overrides: list[str] | None = None, poin
     return code
 
 
-def _live_total(priced: list[Any]) -> float | None:
-    """With some calls by batch, the dollars all live (None: no batch call, or a price unknown)."""
-    if not any(getattr(e, "batch", False) for e in priced):
-        return None
-    live = [e.live_usd if getattr(e, "batch", False) else e.usd for e in priced]
-    return None if any(v is None for v in live) else sum(live)
-
-
 def _print_estimate(result: Any, config: RunConfig, job: JobPointer) -> None:
+    """Each estimate and the total (with some calls by batch, beside it the dollars all live)."""
     print("\nDry run (estimate=true): nothing was sent.")
     print(f"{config.system.name} on {config.dataset.name}: encoder "
           f"{encoder_label(config.encoder.backend, config.encoder.params)}")
@@ -87,18 +80,20 @@ def _print_estimate(result: Any, config: RunConfig, job: JobPointer) -> None:
     for estimate in priced:
         print_wrapped(estimate.format())
     known = [e.usd for e in priced]
-    live = _live_total(priced)
-    if any(v is None for v in known):
+    by_batch = any(getattr(e, "batch", False) for e in priced)
+    live_each = [e.live_usd if getattr(e, "batch", False) else e.usd for e in priced]
+    live = sum(live_each) if by_batch and None not in live_each else None
+    if None in known:
         total = "n/a (a price is unknown)"
-    elif not any(getattr(e, "batch", False) for e in priced):
+    elif not by_batch:
         total = f"${sum(known):.2f}"
     else:
-        beside = "n/a" if live is None else f"${live:.2f}"
-        total = f"${sum(known):.2f} with batch=true (batch tier where set); all live: {beside}"
+        total = f"${sum(known):.2f} with batch=true (batch tier where set); all live: " + (
+            "n/a" if live is None else f"${live:.2f}")
     print(f"total for this configuration: {total}")
     job.estimate_calls = sum(getattr(e, "calls", 0) for e in result.estimates)
     job.estimate_usd = sum(v for v in known if v is not None)
-    job.estimate_priced = not any(v is None for v in known)
+    job.estimate_priced = None not in known
     job.estimate_live_usd = live
 
 

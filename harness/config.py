@@ -14,11 +14,10 @@ from functools import cached_property
 from typing import Any
 
 from harness.benchmarks import Benchmark, benchmark_path, load_benchmark
-from harness.env_settings import check_env_settings
 from harness.systems.registry import SystemEntry, SystemSpec
-from harness.validate import (as_typed, check_booleans, check_keys, check_model, float_setting, int_setting,
-                             writable_folder)
-from loaders.errata import check_errata
+from harness.validate import (as_typed, check_booleans, check_env_settings, check_keys, check_model, float_setting,
+                             int_setting, writable_folder)
+from loaders.published import check_errata
 from memory_protocol import ConfigError, cache_root
 from memplusplus.encoder import DEFAULT_MODEL, Encoder, EncoderConfig
 from memplusplus.onnx_encoder import OnnxEncoder, OnnxEncoderConfig
@@ -56,7 +55,7 @@ class DatasetSpec:
     answer_max_tokens: int = 512
     ks: list[int] = field(default_factory=lambda: [10])
     metric_depth: int | None = None  # rank this deep for the metrics only (context keeps system.k)
-    errata: str | None = None  # corrected golds (loaders.errata): sound-gold score and ceiling columns
+    errata: str | None = None  # corrected golds (loaders.published.load_errata): sound-gold score and ceiling columns
     errata_evidence: bool = False  # the errata's corrected evidence ids drive the retrieval metrics
 
     def describe(self) -> Benchmark:

@@ -15,8 +15,7 @@ from typing import Any
 import pandas as pd
 
 from judges.aggregate import summarize
-from loaders.errata import Erratum
-from loaders.published import match_keys
+from loaders.published import Erratum, match_keys
 from memory_protocol import Episode, Question
 
 
@@ -29,7 +28,8 @@ def audited_questions(errata: list[Erratum], episodes: list[Episode]) -> dict[st
 def run_errata(name: str, root: Path | None, data_dir: str | None) -> dict[str, Erratum]:
     """``dataset.errata`` for a run: the pinned file (fetched when missing; into ``data_dir`` when it or
     ``$MEMPP_DATA_DIR`` names the data folder) on LoCoMo's question ids."""
-    from loaders.errata import fetch_errata, load_errata
+    from loaders.fetch import fetch_errata
+    from loaders.published import load_errata
     from loaders.locomo import load_locomo
 
     errata = load_errata(name, file=fetch_errata(name, root, data_dir))

@@ -52,13 +52,9 @@ def display_name(spec: ModelSpec | None) -> str:
     return spec.model if spec.name == "openai_compatible" else spec.name
 
 
-def question_date(question: Question) -> date | datetime | None:
-    """The moment the question is asked, when the dataset gives one, else its as-of date."""
-    return question.meta.get("question_date") or question.as_of
-
-
 def date_line(question: Question) -> str:
-    when = question_date(question)
+    """The moment the question is asked, when the dataset gives one, else its as-of date."""
+    when: date | datetime | None = question.meta.get("question_date") or question.as_of
     if when is None:
         return ""
     text = when.strftime("%Y-%m-%d %H:%M") if isinstance(when, datetime) else when.isoformat()

@@ -14,10 +14,9 @@ import pandas as pd
 from harness.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, bootstrap_mean
 from harness.stats.records import category_intervals, row_groups, unit_of
 from judges.aggregate import summarize
-from loaders.errata import Erratum
 from loaders.locomo import CATEGORY_NAMES
 from harness.corrected_evidence import audited_questions
-from loaders.published import PublishedRun, match_keys
+from loaders.published import Erratum, PublishedRun, match_keys
 from harness.run_data import RunData
 from memory_protocol import Episode
 

@@ -12,9 +12,9 @@ from harness.run_data import CliError, int_option, load_run
 from harness.rescore import METRIC, Rescored, metadata_check, rescore
 from harness.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
 from judges.aggregate import format_table
-from loaders.errata import fetch_errata, load_errata
+from loaders.fetch import fetch_errata
 from loaders.locomo import load_locomo
-from loaders.published import read_published
+from loaders.published import load_errata, read_published
 from memory_protocol import DatasetError
 
 WIDTH = 120

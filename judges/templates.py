@@ -146,6 +146,8 @@ def load_template(name: str, prompt_file: str | Path | None = None) -> PromptTem
     ``#:`` comment lines and the newlines around it are dropped."""
     if name not in TEMPLATE_SLOTS:
         raise ValueError(f"unknown prompt template {name!r}; known: {sorted(TEMPLATE_SLOTS)}")
+    if isinstance(prompt_file, Mapping):
+        raise ValueError(f"the {name} prompt is one file, not a mapping")
     path = Path(prompt_file) if prompt_file is not None else PROMPTS_DIR / f"{name}.txt"
     if not path.is_file():
         raise FileNotFoundError(f"prompt template file for {name!r} not found: {path}")

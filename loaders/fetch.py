@@ -25,7 +25,7 @@ import requests
 from tqdm import tqdm
 
 from loaders.longmemeval import FILE_NAMES as LME_FILES, SUBDIR as LME_DIR
-from memory_protocol import DatasetError, file_sha256
+from memory_protocol import DatasetError, cache_root, file_sha256, find_folder
 
 DATA_ENV = "MEMPP_DATA_DIR"
 FETCH_COMMAND = "python scripts/fetch_data.py"
@@ -310,3 +310,39 @@ def fetch_missing(name: str, target: Path, *, progress: bool = True) -> Path:
                                  f"run `{FETCH_COMMAND} {name}` when online, or put the files under {target}") from None
     print(report.line(), file=sys.stderr)
     return target.resolve()
+
+
+# Corrected golds (loaders.published.load_errata) by the name ``dataset.errata`` takes: locomo-audit's
+# errors.json (github.com/dial481/locomo-audit, CC BY-NC 4.0), and the benchmark (loader) each corrects.
+ERRATA: dict[str, GitHubFiles] = {
+    "locomo-audit": GitHubFiles("dial481/locomo-audit", "9493fb4b", (PinnedFile(
+        "errors.json", "published/audit/errors.json", "f298ef46263fada20688a1d672be37d4f488c6da3b19343eea55ae5c1b5fe55e"),)),
+}
+ERRATA_FOR = {"locomo-audit": "locomo"}
+
+
+def errata_source(name: str) -> tuple[GitHubFiles, PinnedFile]:
+    if name not in ERRATA:
+        raise DatasetError("dataset.errata", f"unknown errata {name!r}; known: {sorted(ERRATA)}")
+    return ERRATA[name], ERRATA[name].files[0]
+
+
+def fetch_errata(name: str, root: Path | None, data_dir: str | None = None) -> Path:
+    """The errata file: under ``root`` (the run's data folder), else, unless that folder was named
+    (``data_dir``: ``dataset.data_dir``; or ``$MEMPP_DATA_DIR``), in another data folder; else fetched
+    (pinned) into the named folder or ``<cache root>/data``. One-line DatasetError when offline."""
+    source, pin = errata_source(name)
+    named = bool(data_dir) or bool(os.environ.get(DATA_ENV))
+    if root is not None and (root / pin.local).is_file():
+        return root / pin.local
+    found = None if named else find_folder("data", None, DATA_ENV, holds=((pin.local,),))[0]
+    if found is not None:
+        return found / pin.local
+    target = (root if named and root is not None else cache_root() / "data") / pin.local
+    try:
+        with requests.Session() as session:
+            fetch_pinned(session, raw_url(source.repo, source.commit, pin.remote), target, pin.sha256)
+    except SourceUnreachable as exc:
+        raise DatasetError(str(target), f"errata {name!r} missing and the fetch failed ({exc}); put {pin.remote} "
+                                        f"of github.com/{source.repo}@{source.commit} there") from None
+    return target

@@ -8,6 +8,9 @@
 - Zep's grades: {conversation: [{question, golden_answer, answer, grade bool, category}]}.
 
 A conversation key ends with its index in ``locomo10.json``; categories are LoCoMo's official numbers.
+Also the errata (:func:`load_errata`, pinned by sha256): locomo-audit's ``errors.json`` corrects 156 of the
+1,540 graded questions, 99 wrong golds and 57 wrong evidence ids only (``WRONG_CITATION``); ceiling 93.57 %.
+
 Such records (and the errata) name questions their own way (``locomo_0_qa1``, a list position); what they
 share with ours is the conversation, the question's text and its gold answer, compared after collapsing
 whitespace. Where one text and gold occur twice in a conversation, the records take our questions in file
@@ -17,6 +20,7 @@ order; anything left unmatched is refused in one line, so a file made on another
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -25,12 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from loaders.locomo import ADVERSARIAL
-from loaders.reading import read_text
-from memory_protocol import DatasetError, Episode, Question
+from loaders.fetch import ERRATA_FOR, errata_source
+from loaders.reading import read_bytes, read_text
+from memory_protocol import ConfigError, DatasetError, Episode, Question
 
 FORMATS = ("locomo-audit", "mem0", "zep")
 _TRAILING_INDEX = re.compile(r"(\d+)$")
 Key = tuple[int, str, str]
+CITATION_ONLY = "WRONG_CITATION"
+_CONVERSATION = re.compile(r"(\d+)_qa\d+$")
 
 
 @dataclass(frozen=True)
@@ -150,3 +157,63 @@ def match_keys(keys: Sequence[Key], episodes: Sequence[Episode], what: str) -> l
         raise DatasetError(what, f"{len(missing)} of {len(keys)} questions match none of our LoCoMo questions by "
                                  f"text and gold, e.g. conversation {conversation}: {text[:60]!r} / gold {gold[:40]!r}")
     return out
+
+
+def check_errata(name: str | None, loader: str, evidence: bool = False) -> None:
+    """``dataset.errata``: a known name for this benchmark, or null (then no ``errata_evidence``)."""
+    if name is None:
+        if evidence:
+            raise ConfigError("dataset.errata_evidence=true needs dataset.errata=<name> (the corrected evidence ids)")
+        return
+    if ERRATA_FOR.get(str(name)) != loader:
+        choices = ", ".join(["null", *(n for n, on in ERRATA_FOR.items() if on == loader)])
+        known = ", ".join(f"{n} ({on} only)" for n, on in ERRATA_FOR.items())
+        raise ConfigError(f"dataset.errata={name!r}: the {loader} benchmark takes {choices}; known errata: {known}")
+
+
+@dataclass(frozen=True)
+class Erratum:
+    """One audited question, keyed (conversation index, question text, gold) as the file states it."""
+
+    conversation: int
+    question: str
+    gold: str
+    category: int
+    error_type: str
+    correct_answer: str
+    correct_evidence: tuple[str, ...]
+
+    @property
+    def wrong_gold(self) -> bool:  # not just its evidence ids
+        return self.error_type != CITATION_ONLY
+
+
+def _entry(item: Any, index: int, path: Path) -> Erratum:
+    if not isinstance(item, dict):
+        raise DatasetError(str(path), "an erratum is not an object", f"[{index}]")
+    try:
+        match = _CONVERSATION.search(str(item["question_id"]))
+        if match is None:
+            raise DatasetError(str(path), f"question_id {item['question_id']!r} names no conversation", f"[{index}]")
+        return Erratum(int(match[1]), str(item["question"]), str(item["golden_answer"]), int(item["category"]),
+                       str(item["error_type"]), str(item["correct_answer"]), tuple(map(str, item["correct_evidence"])))
+    except KeyError as exc:
+        raise DatasetError(str(path), f"missing field {exc}", f"[{index}]") from None
+
+
+def load_errata(name: str, data_dir: Path | None = None, file: Path | None = None) -> list[Erratum]:
+    """The named errata, after checking the file's sha256 against the pinned one."""
+    source, pin = errata_source(name)
+    path = file or (data_dir / pin.local if data_dir is not None else None)
+    if path is None or not path.is_file():
+        raise DatasetError(str(path or f"<data dir>/{pin.local}"), f"errata {name!r} not found: put {pin.remote} "
+                                                                   f"of github.com/{source.repo}@{source.commit} there")
+    data = read_bytes(path)
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != pin.sha256:
+        raise DatasetError(str(path), f"sha256 {digest[:12]}... is not the pinned {pin.sha256[:12]}... of "
+                                      f"{source.repo}@{source.commit}:{pin.remote}")
+    items = json.loads(data)
+    if not isinstance(items, list):
+        raise DatasetError(str(path), "expected a JSON list of errata")
+    return [_entry(item, i, path) for i, item in enumerate(items)]

@@ -16,7 +16,7 @@ import pytest
 
 from harness.compose import compose_config
 from harness.config import RunConfig
-from harness.env_settings import check_env_overrides, check_env_settings, problem
+from harness.validate import check_env_overrides, check_env_settings, problem
 from memory_protocol import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]

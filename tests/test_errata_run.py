@@ -18,7 +18,8 @@ from harness.config import RunConfig
 from harness.corrected_evidence import audited_questions, corrected_evidence
 from harness.rescore import CEILING, SOUND, errata_keys, mark_erratum, published_records, sound_scores
 from judges.aggregate import summarize
-from loaders.errata import ERRATA, fetch_errata, load_errata
+from loaders.fetch import ERRATA, fetch_errata
+from loaders.published import load_errata
 from loaders.locomo import load_locomo
 from loaders.fetch import MIRROR_ENV
 from loaders.published import read_published

@@ -21,7 +21,7 @@ from types import ModuleType
 
 import pytest
 
-from judges.official.texts import OFFICIAL_FILES, TEXT_PINS, OfficialReader, OfficialTexts
+from judges.official.texts import OFFICIAL_FILES, TEXT_PINS, OfficialTexts
 from loaders.fetch import MIRROR_ENV
 from memory_protocol import REPO_ROOT, cache_root
 from tests.data_mirror import MirrorState, closed_port_url, lay_out_official, serve
@@ -88,7 +88,7 @@ def test_first_fetch_writes_every_pinned_file_and_the_readers_verify_them(
     done = run_script(url, "--dest", str(dest))
     assert done.returncode == 0, done.stderr
     assert len(OFFICIAL_FILES) == 17 and state.paths() == EXPECTED_PATHS
-    reader = OfficialReader.search(dest)
+    reader = OfficialTexts.search(dest)
     for local, pin in OFFICIAL_FILES.items():
         assert (dest / local).read_bytes() == (stand_ins / local).read_bytes()
         read = reader.read(local)  # raises on a wrong sha256
@@ -165,7 +165,7 @@ def test_a_file_with_other_bytes_in_the_folder_is_fetched_again_alone(
     assert report.fetched == 1 and [line for line in lines if "replaced" in line] == [
         f"fetched {MEM0_JUDGE}: {(tmp_path / MEM0_JUDGE).stat().st_size:,} bytes, sha256 {pin.sha256[:12]}... "
         "(other bytes were there, replaced)"]
-    assert OfficialReader.search(tmp_path).read(MEM0_JUDGE).path == tmp_path / MEM0_JUDGE
+    assert OfficialTexts.search(tmp_path).read(MEM0_JUDGE).path == tmp_path / MEM0_JUDGE
 
 
 def test_a_served_file_with_one_flipped_byte_is_one_line_exit_2_and_nothing_in_place(
@@ -197,6 +197,6 @@ def test_offline_the_script_stops_in_one_line_and_writes_nothing(tmp_path: Path,
 def test_the_default_destination_is_in_the_cache_root_and_searched_by_runs() -> None:
     cli = load_cli()
     assert cli.DEFAULT_DEST == cache_root() / "official"
-    assert cli.DEFAULT_DEST in OfficialReader.search().directories
-    assert REPO_ROOT / "official" in OfficialReader.search().directories
+    assert cli.DEFAULT_DEST in OfficialTexts.search().directories
+    assert REPO_ROOT / "official" in OfficialTexts.search().directories
     assert "/official/" in (REPO_ROOT / ".gitignore").read_text().splitlines()

@@ -10,10 +10,12 @@ import pytest
 from harness.prompts import Answerer, display_name
 from harness.config import DatasetSpec, ModelSpec
 from harness.benchmarks import longmemeval_s, orgmem
-from judges.graders import LoCoMoJudge, LongMemEvalJudge, OrgMemJudge
+from judges.graders.locomo import LoCoMoJudge
+from judges.graders.longmemeval import LongMemEvalJudge
+from judges.graders.orgmem import OrgMemJudge
 from judges.graders.orgmem import ORGMEM_NO_ANSWER
 from judges.templates import load_template
-from judges.graders.verdict import detect_echo
+from judges.graders import detect_echo
 from memory_protocol import Question, RubricFacet
 
 

@@ -5,18 +5,19 @@ from pathlib import Path
 
 import pytest
 
-from judges.graders import Judge, LoCoMoJudge, LongMemEvalJudge, OrgMemJudge, make_judge
-from judges.graders.locomo import locomo_request, parse_locomo
+from judges.graders import Judge
+from judges.graders.locomo import LoCoMoJudge
+from judges.graders.longmemeval import LongMemEvalJudge
+from judges.graders.orgmem import OrgMemJudge
+from judges.graders.locomo import parse_locomo
 from judges.graders.longmemeval import (
     KIND_BY_QUESTION_TYPE,
-    load_longmemeval_templates,
     longmemeval_kind,
-    longmemeval_request,
     parse_yes_no,
 )
-from judges.graders.orgmem import orgmem_request, parse_orgmem
+from judges.graders.orgmem import parse_orgmem
 from judges.templates import LONGMEMEVAL_KINDS, PROMPTS_DIR, PromptTemplate, load_template
-from judges.graders.verdict import extract_json_objects
+from judges.graders import extract_json_objects
 from memory_protocol import Question, RubricFacet
 
 ALL_TEMPLATE_NAMES = ["answer", "orgmem_answer", "orgmem_rubric", "locomo_judge"] + [f"longmemeval_{k}" for k in LONGMEMEVAL_KINDS]
@@ -112,7 +113,8 @@ def test_prompt_file_with_official_placeholder_names_is_used_verbatim(tmp_path):
                         encoding="utf-8")
     template = load_template("locomo_judge", official)
     assert template.text == 'Q={question} G={gold_answer} A={generated_answer} as {{"label": ...}}'
-    content = user_content(locomo_request("Where?", "Paris", "In Paris.", template))
+    question = Question("q1", "Where?", "single-hop", "Paris", meta={"category_id": 4})
+    content = user_content(LoCoMoJudge(template).request(question, "In Paris."))
     assert content == 'Q=Where? G=Paris A=In Paris. as {"label": ...}'
     assert template.sha256 != load_template("locomo_judge").sha256
 
@@ -127,7 +129,7 @@ def test_missing_prompt_file_and_unknown_name():
 def test_every_template_renders_with_question_and_answer():
     answer = "Nia Osei is leaving in the 15% layoff; it changed on 2023-09-15 (ANSWER-MARK)."
     q = orgmem_question()
-    content = user_content(orgmem_request(q, answer, load_template("orgmem_rubric")))
+    content = user_content(OrgMemJudge().request(q, answer))
     assert q.text in content and answer in content
     for facet in q.rubric:
         assert facet.facet_id in content and facet.criterion in content and facet.fail_criterion in content
@@ -151,9 +153,9 @@ def test_every_template_renders_with_question_and_answer():
 def test_orgmem_answer_cut_at_6000_chars():
     q = orgmem_question()
     long_answer = "x" * 6000 + "TAIL-NOT-SHOWN"
-    content = user_content(orgmem_request(q, long_answer, load_template("orgmem_rubric")))
+    content = user_content(OrgMemJudge().request(q, long_answer))
     assert "x" * 6000 in content and "TAIL-NOT-SHOWN" not in content
-    content = user_content(orgmem_request(q, long_answer, load_template("orgmem_rubric"), max_answer_chars=None))
+    content = user_content(OrgMemJudge(max_answer_chars=None).request(q, long_answer))
     assert "TAIL-NOT-SHOWN" in content
 
 
@@ -235,7 +237,7 @@ def test_orgmem_official_reply_shape_subpoint_scores():
 def test_orgmem_question_without_rubric_is_rejected():
     q = Question(qid="x", text="?", category="C1", answer="a", rubric=None)
     with pytest.raises(ValueError, match="no rubric"):
-        orgmem_request(q, "a", load_template("orgmem_rubric"))
+        OrgMemJudge().request(q, "a")
     with pytest.raises(ValueError, match="no rubric"):
         parse_orgmem("{}", q)
 
@@ -276,7 +278,8 @@ def test_parse_locomo_without_one_json_label_is_unparsed(raw):
 
 
 def test_locomo_request_stringifies_int_gold():
-    content = user_content(locomo_request("What year?", 2022, "It was 2022.", load_template("locomo_judge")))
+    question = Question("q1", "What year?", "temporal", 2022, meta={"category_id": 2})  # type: ignore[arg-type]
+    content = user_content(LoCoMoJudge().request(question, "It was 2022."))
     assert "Gold answer: 2022\n" in content and "Answer to grade: It was 2022." in content
 
 
@@ -315,13 +318,15 @@ def test_longmemeval_unknown_type_raises():
 
 
 def test_longmemeval_request_uses_kind_rules():
-    templates = load_longmemeval_templates()
-    args = ("How many days?", "18", "19 days")
-    temporal = user_content(longmemeval_request("temporal-reasoning", *args, False, templates))
-    default = user_content(longmemeval_request("multi-session", *args, False, templates))
-    update = user_content(longmemeval_request("knowledge-update", *args, False, templates))
-    pref = user_content(longmemeval_request("single-session-preference", *args, False, templates))
-    abstain = user_content(longmemeval_request("temporal-reasoning", *args, True, templates.__getitem__))
+    judge = LongMemEvalJudge()
+
+    def content(qtype: str, abstention: bool = False) -> str:
+        question = Question("q42_abs" if abstention else "q42", "How many days?", qtype, "18",
+                            meta={"abstention": abstention})
+        return user_content(judge.request(question, "19 days"))
+
+    temporal, default, update = content("temporal-reasoning"), content("multi-session"), content("knowledge-update")
+    pref, abstain = content("single-session-preference"), content("temporal-reasoning", abstention=True)
     assert "off by one" in temporal and "off by one" not in default
     assert "earlier, outdated information" in update and "earlier, outdated" not in default
     assert "Rubric: 18" in pref
@@ -350,25 +355,25 @@ def test_parse_yes_no_empty_or_echo_is_unparsed(raw):
 def test_longmemeval_prompt_dir_overrides_one_kind(tmp_path):
     (tmp_path / "longmemeval_temporal.txt").write_text(
         "#: mine\nQ: {question}\nA: {correct_answer}\nR: {hypothesis}\nyes or no?", encoding="utf-8")
-    judge = make_judge("longmemeval_s", str(tmp_path))
+    judge = LongMemEvalJudge.own(str(tmp_path))
     q = lme_question("temporal-reasoning")
     assert user_content(judge.request(q, "19")) == f"Q: {q.text}\nA: {q.answer}\nR: 19\nyes or no?"
     assert judge.template_for(lme_question("multi-session")).sha256 == load_template("longmemeval_default").sha256
     with pytest.raises(ValueError, match="directory"):
-        make_judge("longmemeval_s", str(tmp_path / "longmemeval_temporal.txt"))
+        LongMemEvalJudge.own(str(tmp_path / "longmemeval_temporal.txt"))
 
 
 # ------------------------------------------------------------------------------------ judges
 
 
-def test_make_judge_per_dataset():
-    assert isinstance(make_judge("orgmem"), OrgMemJudge)
-    assert isinstance(make_judge("locomo"), LoCoMoJudge)
-    assert isinstance(make_judge("longmemeval_s"), LongMemEvalJudge)
-    for judge in (make_judge("orgmem"), make_judge("locomo"), make_judge("longmemeval_s")):
-        assert isinstance(judge, Judge)
-    with pytest.raises(ValueError, match="no judge"):
-        make_judge("squad")
+def test_each_benchmark_builds_its_own_judge():
+    from harness.benchmarks import load_benchmark
+
+    for name, kind in (("orgmem", OrgMemJudge), ("locomo", LoCoMoJudge), ("longmemeval_s", LongMemEvalJudge)):
+        judge = load_benchmark(f"harness.benchmarks.{name}").judge(None)
+        assert isinstance(judge, kind) and isinstance(judge, Judge) and judge.dataset == name
+    with pytest.raises(ValueError, match="one file, not a mapping"):
+        OrgMemJudge.own({"default": "x.txt"})
 
 
 def test_orgmem_judge_round_trip():
@@ -376,7 +381,7 @@ def test_orgmem_judge_round_trip():
     q = orgmem_question()
     assert judge.is_graded(q)
     messages = judge.request(q, "She is leaving.")
-    assert judge.template_for(q).sha256 == load_template("orgmem_rubric").sha256
+    assert judge.template.sha256 == load_template("orgmem_rubric").sha256
     assert "She is leaving." in user_content(messages)
     verdict = judge.parse('{"C1.sub1": 1, "C1.sub2": 0, "C1.sub3": 0, "C1.sub4": 0}', q)
     assert verdict.score == pytest.approx(0.25)
@@ -386,5 +391,5 @@ def test_orgmem_prompt_file_without_rubric_placeholder_raises(tmp_path):
     bad = tmp_path / "rubric.txt"
     bad.write_text("Question {question}\nTruth {ground_truth}\nAnswer {answer}\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"'\{rubric\}'") as info:
-        make_judge("orgmem", bad)
+        OrgMemJudge.own(bad)
     assert str(bad) in str(info.value)

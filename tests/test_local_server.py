@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.qa_checks import failure_report
+from harness.qa import failure_report
 from model_clients.kvstore import KVStore
 from model_clients import local_server
 from model_clients.llm_client import ChatRequest, LLMClient, LLMConfig

@@ -9,7 +9,8 @@ from harness.benchmarks.locomo import BENCHMARK as LOCOMO
 from harness.benchmarks.longmemeval_s import BENCHMARK as LONGMEMEVAL_S
 from harness.qa import QAItem, QAOutcome, score_record, qa_summary
 from judges.aggregate import summarize
-from judges.graders import LoCoMoJudge, LongMemEvalJudge
+from judges.graders.locomo import LoCoMoJudge
+from judges.graders.longmemeval import LongMemEvalJudge
 from memory_protocol import Question
 
 RUNS = 3
@@ -91,7 +92,7 @@ def test_outcome_all_failed_flag():
 
 
 def test_first_distinct_errors_in_order_with_counts():
-    from harness.qa_checks import first_errors
+    from harness.qa import first_errors
 
     assert first_errors(["a", None, "b", "a", "c", "d"]) == [("a", 2), ("b", 1), ("c", 1)]
     assert first_errors([None, None]) == []
@@ -104,6 +105,6 @@ def test_first_distinct_errors_in_order_with_counts():
     (0, 0, 0, 0, False),   # nothing to do is not a failure
 ])
 def test_all_failed(answers, answer_failures, judge_calls, judge_failures, expected):
-    from harness.qa_checks import all_failed
+    from harness.qa import all_failed
 
     assert all_failed(answers, answer_failures, judge_calls, judge_failures) is expected

@@ -147,7 +147,7 @@ def test_rescore_of_our_run_with_errata(answered) -> None:
     # wrong gold in locomo-audit's errata, so the ceiling of these 3 questions is 2/3.
     from harness.misses import GOLD_WRONG, attribute
     from harness.rescore import rescore
-    from loaders.errata import load_errata
+    from loaders.published import load_errata
     from loaders.locomo import load_locomo
     from tests.data_paths import DATA_ROOT, require_data
 
@@ -166,12 +166,12 @@ def test_longmemeval_judges_take_locomo_questions_by_their_kind() -> None:
     # LongMemEval's judge picks one of its prompts by question type (evaluate_qa.py): the probe gives
     # LoCoMo's temporal questions its temporal prompt (off-by-one days accepted) and the rest its default.
     from harness.robustness import as_judged
-    from judges.graders import make_judge
+    from judges.graders.longmemeval import LongMemEvalJudge
     from loaders.locomo import load_locomo
     from tests.data_paths import DATA_ROOT
 
     questions = [q for episode in load_locomo(DATA_ROOT) for q in episode.questions]
-    judge = make_judge("longmemeval_s")
+    judge = LongMemEvalJudge.own()
     kinds = {q.category: judge.kind_for(as_judged(q, "longmemeval_s")) for q in questions}
     assert kinds["temporal"] == "temporal" and kinds["single-hop"] == "default" and kinds["multi-hop"] == "default"
     temporal = next(q for q in questions if q.category == "temporal")

@@ -11,7 +11,7 @@ import pytest
 from harness.rescore import METRIC, metadata_check, rescore
 from harness.rescore_report import rescore_file
 from harness.run_data import CliError
-from loaders.errata import load_errata
+from loaders.published import load_errata
 from loaders.locomo import CATEGORY_NAMES, load_locomo
 from loaders.published import read_published
 from tests.data_paths import needs_data, require_data

@@ -6,10 +6,7 @@ mem0's set F1 and BLEU-1; adversarial questions (category 5) are averaged apart 
 
 from __future__ import annotations
 
-from functools import partial
-
 from harness.benchmarks import AUTHORS_ANSWER_RULES, Benchmark
-from judges.graders import make_judge
 from judges.official.prompts import authors_answer
 from judges.graders.locomo import LoCoMoJudge
 from judges.metrics.punkt_data import PunktDataError, ensure_punkt_data
@@ -28,7 +25,7 @@ BENCHMARK = Benchmark(
     name="locomo",
     label="LoCoMo",
     loader=DATASETS["locomo"],
-    judge=partial(make_judge, "locomo"),
+    judge=LoCoMoJudge.own,
     official_judge=LoCoMoJudge.official,  # the paper grades LoCoMo with mem0's judge
     official_answer=authors_answer,  # the Mem++ authors' template, evidence lines and date line
     answer_wording=AUTHORS_ANSWER_RULES,

@@ -7,10 +7,7 @@ over every turn); the official yes/no judge per question type; abstention questi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import partial
-
 from harness.benchmarks import AUTHORS_ANSWER_RULES, Benchmark, QuestionScorer
-from judges.graders import make_judge
 from judges.official.prompts import authors_answer
 from judges.graders.longmemeval import LongMemEvalJudge
 from judges.metrics.longmemeval import OfficialCorpus, Turn, official_corpus, official_metrics
@@ -49,7 +46,7 @@ BENCHMARK = Benchmark(
     name="longmemeval_s",
     label="LongMemEval_S",
     loader=DATASETS["longmemeval_s"],
-    judge=partial(make_judge, "longmemeval_s"),
+    judge=LongMemEvalJudge.own,
     official_judge=LongMemEvalJudge.official,  # the paper grades with the official per-type prompts
     official_answer=authors_answer,  # the Mem++ authors' template, evidence lines and date line
     answer_wording=AUTHORS_ANSWER_RULES,

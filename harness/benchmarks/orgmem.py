@@ -6,10 +6,7 @@ Answered and graded with the benchmark's own answerer and rubric judge texts (``
 
 from __future__ import annotations
 
-from functools import partial
-
 from harness.benchmarks import AnswerRule, Benchmark
-from judges.graders import make_judge
 from judges.graders.orgmem import ORGMEM_NO_ANSWER, OrgMemJudge
 from judges.official.prompts import orgmem_answerer
 from judges.templates import Wording
@@ -19,7 +16,7 @@ BENCHMARK = Benchmark(
     name="orgmem",
     label="OrgMemBench",
     loader=DATASETS["orgmem"],
-    judge=partial(make_judge, "orgmem"),
+    judge=OrgMemJudge.own,
     official_judge=OrgMemJudge.official,
     official_answer=orgmem_answerer,
     answer_wording=Wording("own", "judges/prompts/orgmem_answer.txt (our words for the rules of orgmembench/answerer.py)"),

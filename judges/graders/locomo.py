@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
 
-from judges.graders.verdict import JudgeVerdict, extract_json_objects, own_parse
+from judges.graders import JudgeVerdict, extract_json_objects, own_parse
 from judges.official.texts import OfficialTexts, official_wording
 from judges.templates import PromptTemplate, RequestParams, Wording, load_template
 from memory_protocol import Question
 
-__all__ = ["MEM0_JUDGE_PARAMS", "LoCoMoJudge", "locomo_request", "parse_locomo", "parse_mem0_label"]
+__all__ = ["MEM0_JUDGE_PARAMS", "LoCoMoJudge", "parse_locomo", "parse_mem0_label"]
 
 # evaluate_llm_judge: temperature=0.0, response_format={"type": "json_object"}, no max_tokens, no seed
 MEM0_JUDGE_PARAMS = RequestParams(temperature=0.0, response_format={"type": "json_object"},
@@ -31,11 +31,6 @@ CORRECT = "CORRECT"
 _FENCED_RE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 _LABEL_LITERAL_RE = re.compile(r"""["']label["']\s*:\s*["']([^"']*)["']""", re.IGNORECASE)
 _BOTH_RE = (re.compile(r"\bCORRECT\b"), re.compile(r"\bWRONG\b"))
-
-
-def locomo_request(question_text: str, gold_answer: Any, response: str, template: PromptTemplate) -> list[dict[str, str]]:
-    """The judge's messages (an int gold answer becomes ``str``, as ``evals.py`` does)."""
-    return template.messages(question=question_text, gold_answer=str(gold_answer), response=response)
 
 
 def parse_locomo(raw: str) -> JudgeVerdict:
@@ -77,6 +72,11 @@ class LoCoMoJudge:
     wording: Wording = Wording("own", "judges/prompts/locomo_judge.txt")
 
     @classmethod
+    def own(cls, prompt_file: str | Path | None = None) -> "LoCoMoJudge":
+        """Our wording, or the user's ``judge.prompt_file``."""
+        return cls(template=load_template("locomo_judge", prompt_file))
+
+    @classmethod
     def official(cls, texts: OfficialTexts) -> "LoCoMoJudge":
         text = texts.get("mem0.accuracy")  # str.format fields question, gold_answer, generated_answer
         wording = official_wording(text, what="ACCURACY_PROMPT")
@@ -91,14 +91,12 @@ class LoCoMoJudge:
             category = UNGRADED_CATEGORY if question.category == "adversarial" else None
         return category != UNGRADED_CATEGORY
 
-    def template_for(self, question: Question) -> PromptTemplate:
-        return self.template
-
     def request(self, question: Question, answer: str) -> list[dict[str, str]]:
         if not self.is_graded(question):
             raise ValueError(f"LoCoMo question {question.qid} is adversarial (category 5); "
                              "the official evaluation does not judge it")
-        return locomo_request(question.text, question.answer, answer, self.template)
+        # an int gold answer becomes ``str``, as ``evals.py`` does
+        return self.template.messages(question=question.text, gold_answer=str(question.answer), response=answer)
 
     def parse(self, raw: str, question: Question) -> JudgeVerdict:
         if self.wording.source == "official":

@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
 
-from judges.graders.verdict import JudgeVerdict, own_parse
+from judges.graders import JudgeVerdict, own_parse
 from judges.official.texts import OfficialTexts, official_wording
 from judges.templates import LONGMEMEVAL_KINDS, PromptTemplate, RequestParams, Wording, load_template
 from memory_protocol import Question
 
 __all__ = ["KIND_BY_QUESTION_TYPE", "LongMemEvalJudge", "load_longmemeval_templates", "longmemeval_kind",
-           "longmemeval_request", "parse_yes_no"]
+           "parse_yes_no"]
 
 MAX_TOKENS = 10  # evaluate_qa.py: max_tokens=10
 OFFICIAL_PARAMS = RequestParams(temperature=0.0, max_tokens=MAX_TOKENS, omit=("seed",))  # n=1 is the API's default
@@ -36,7 +35,6 @@ KIND_BY_QUESTION_TYPE: dict[str, str] = {
     "knowledge-update": "knowledge_update",
     "single-session-preference": "preference",
 }
-TemplateSource = Union[Mapping[str, PromptTemplate], Callable[[str], PromptTemplate]]
 _YES_OR_NO_RE = re.compile(r"\byes\s*(?:or|/)\s*no\b", re.IGNORECASE)
 
 
@@ -66,21 +64,6 @@ def longmemeval_kind(question_type: str, abstention: bool) -> str:
     except KeyError:
         raise ValueError(f"unknown LongMemEval question_type {question_type!r}; "
                          f"expected one of {sorted(KIND_BY_QUESTION_TYPE)}") from None
-
-
-def _template_for_kind(source: TemplateSource, kind: str) -> PromptTemplate:
-    template = source[kind] if isinstance(source, Mapping) else source(kind)
-    if template.name != f"longmemeval_{kind}":
-        raise ValueError(f"template {template.name!r} given for LongMemEval kind {kind!r}")
-    return template
-
-
-def longmemeval_request(question_type: str, question_text: str, gold_answer: Any, response: str,
-                        abstention: bool, templates: TemplateSource) -> list[dict[str, str]]:
-    """The messages with the prompt of the question's kind; the gold answer is the rubric of a
-    preference question and the explanation of an abstention question."""
-    template = _template_for_kind(templates, longmemeval_kind(question_type, abstention))
-    return template.messages(question=question_text, gold_answer=str(gold_answer), response=response)
 
 
 def _yes(raw: str) -> JudgeVerdict:
@@ -135,6 +118,11 @@ class LongMemEvalJudge:
             raise ValueError(f"LongMemEvalJudge needs a template for every kind; missing {missing}")
 
     @classmethod
+    def own(cls, prompt_file: str | Path | Mapping[str, str | Path] | None = None) -> "LongMemEvalJudge":
+        """Our wording, or the user's ``judge.prompt_file`` (see :func:`load_longmemeval_templates`)."""
+        return cls(load_longmemeval_templates(prompt_file))
+
+    @classmethod
     def official(cls, texts: OfficialTexts, dataset: str = "longmemeval_s") -> "LongMemEvalJudge":
         # get_anscheck_prompt fills its three {} fields in order with question, answer, response
         read = {kind: texts.get(f"lme.{kind}") for kind in LONGMEMEVAL_KINDS}
@@ -148,7 +136,11 @@ class LongMemEvalJudge:
         return longmemeval_kind(question.category, bool(question.meta.get("abstention", False)))
 
     def template_for(self, question: Question) -> PromptTemplate:
-        return _template_for_kind(self.templates, self.kind_for(question))
+        kind = self.kind_for(question)
+        template = self.templates[kind]
+        if template.name != f"longmemeval_{kind}":
+            raise ValueError(f"template {template.name!r} given for LongMemEval kind {kind!r}")
+        return template
 
     def template_hash(self, question: Question) -> str:
         return self.template_for(question).sha256
@@ -157,8 +149,9 @@ class LongMemEvalJudge:
         return True
 
     def request(self, question: Question, answer: str) -> list[dict[str, str]]:
-        return longmemeval_request(question.category, question.text, question.answer, answer,
-                                   bool(question.meta.get("abstention", False)), self.templates)
+        """The gold answer is the rubric of a preference question, the explanation of an abstention question."""
+        return self.template_for(question).messages(question=question.text, gold_answer=str(question.answer),
+                                                    response=answer)
 
     def parse(self, raw: str, question: Question) -> JudgeVerdict:
         if self.wording.source == "official":

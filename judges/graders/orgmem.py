@@ -17,14 +17,15 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from judges.graders.verdict import JudgeVerdict, extract_json_objects, own_parse
+from judges.graders import JudgeVerdict, extract_json_objects, own_parse
 from judges.official.texts import OfficialTexts, official_wording
 from judges.templates import PromptTemplate, RequestParams, Wording, load_template, texts_hash
 from memory_protocol import Question, RubricFacet
 
-__all__ = ["ORGMEM_NO_ANSWER", "OrgMemJudge", "orgmem_request", "parse_orgmem", "parse_orgmem_official"]
+__all__ = ["ORGMEM_NO_ANSWER", "OrgMemJudge", "parse_orgmem", "parse_orgmem_official"]
 
 OFFICIAL_PARAMS = RequestParams(temperature=0.0)  # the paper: every facet graded at temperature 0
 
@@ -140,21 +141,6 @@ def _rubric_text(facets: Sequence[RubricFacet]) -> str:
             lines.append(f"  fails if: {facet.fail_criterion.strip()}")
         blocks.append("\n".join(lines))
     return "\n".join(blocks)
-
-
-def orgmem_request(question: Question, answer: str, template: PromptTemplate,
-                   max_answer_chars: int | None = ORGMEM_MAX_ANSWER_CHARS) -> list[dict[str, str]]:
-    """Our request: every facet of ``question`` graded in one reply (an empty answer shown as
-    :data:`ORGMEM_NO_ANSWER`, the answer cut to ``max_answer_chars``)."""
-    facets = _require_rubric(question)
-    text = answer.strip() or ORGMEM_NO_ANSWER
-    shown = text if max_answer_chars is None else text[:max_answer_chars]
-    example = "{" + ", ".join(f"{json.dumps(f.facet_id)}: <fraction>" for f in facets) + "}"
-    return template.messages(
-        question=question.text, category=question.category, ground_truth=_ground_truth_text(question),
-        rubric=_rubric_text(facets), facet_ids=", ".join(json.dumps(f.facet_id) for f in facets),
-        json_example=example, answer=shown,
-    )
 
 
 def _fraction(value: Any) -> float | None:
@@ -275,6 +261,11 @@ class OrgMemJudge:
     upstream: OrgMemJudgePrompt | None = None  # the benchmark's own request (official wording)
 
     @classmethod
+    def own(cls, prompt_file: str | Path | None = None) -> "OrgMemJudge":
+        """Our wording, or the user's ``judge.prompt_file``."""
+        return cls(template=load_template("orgmem_rubric", prompt_file))
+
+    @classmethod
     def official(cls, texts: OfficialTexts) -> "OrgMemJudge":
         prompt = orgmem_judge_prompt(texts)
         return cls(params=OFFICIAL_PARAMS, wording=prompt.wording, upstream=prompt)
@@ -287,15 +278,20 @@ class OrgMemJudge:
     def is_graded(self, question: Question) -> bool:
         return bool(question.rubric)
 
-    def template_for(self, question: Question) -> PromptTemplate:
-        return self.template
-
     def request(self, question: Question, answer: str) -> list[dict[str, str]]:
+        """Every facet graded in one reply; ours shows an empty answer as :data:`ORGMEM_NO_ANSWER` and cuts
+        it to ``max_answer_chars``."""
+        facets = _require_rubric(question)
         if self.upstream is not None:
-            _require_rubric(question)
             return [{"role": "system", "content": self.upstream.system},
                     {"role": "user", "content": self.upstream.build(question, answer)}]
-        return orgmem_request(question, answer, self.template, self.max_answer_chars)
+        text = answer.strip() or ORGMEM_NO_ANSWER
+        shown = text if self.max_answer_chars is None else text[:self.max_answer_chars]
+        example = "{" + ", ".join(f"{json.dumps(f.facet_id)}: <fraction>" for f in facets) + "}"
+        return self.template.messages(
+            question=question.text, category=question.category, ground_truth=_ground_truth_text(question),
+            rubric=_rubric_text(facets), facet_ids=", ".join(json.dumps(f.facet_id) for f in facets),
+            json_example=example, answer=shown)
 
     def parse(self, raw: str, question: Question) -> JudgeVerdict:
         if self.upstream is not None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from judges.official.texts import OfficialTexts, official_wording
 from judges.templates import RequestParams, Wording
-from memory_protocol import Hit, Question
+from memory_protocol import Hit
 
 __all__ = ["AuthorsAnswer", "OrgMemAnswerer", "authors_answer", "orgmem_answerer"]
 

@@ -27,7 +27,7 @@ from typing import Any, Mapping
 from judges.templates import Wording
 from memory_protocol import ConfigError, search_folders
 
-__all__ = ["OFFICIAL_FILES", "TEMPLATES_NAME", "TEXT_PINS", "UPSTREAMS", "OfficialFile", "OfficialFileMismatch", "OfficialFileMissing", "OfficialReader", "OfficialTextMismatch",
+__all__ = ["OFFICIAL_FILES", "TEMPLATES_NAME", "TEXT_PINS", "UPSTREAMS", "OfficialFile", "OfficialFileMismatch", "OfficialFileMissing", "OfficialTextMismatch",
            "OfficialTexts", "SourcedText", "TextPin", "Upstream", "official_file", "literals_of", "official_wording", "templates_of"]
 
 TEMPLATES_NAME = "templates.json"
@@ -169,38 +169,7 @@ class OfficialText:
     pin: OfficialFile
     path: Path
     text: str
-
-
-@dataclass(frozen=True)
-class OfficialReader:
-    """Reads pinned files from the first directory (in search order) that holds them."""
-
-    directories: tuple[Path, ...]
-
-    @classmethod
-    def search(cls, setting: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
-               cwd: Path | None = None, repo_root: Path | None = None) -> "OfficialReader":
-        found = search_folders("official", setting, env=env, cwd=cwd, repo_root=repo_root)
-        return cls(tuple(dict.fromkeys(path for path, _ in found)))
-
-    def locate(self, local: str) -> Path:
-        for directory in self.directories:
-            if (directory / local).is_file():
-                return directory / local
-        raise OfficialFileMissing(local, list(self.directories))
-
-    def read(self, local: str) -> OfficialText:
-        """The verified text of ``<folder>/<path>`` (OfficialFileMissing, OfficialFileMismatch)."""
-        pin = official_file(local)
-        path = self.locate(local)
-        data = path.read_bytes()
-        got = _sha256(data)
-        if pin.sha256 is not None and got != pin.sha256:
-            raise OfficialFileMismatch(path, pin.sha256, got)
-        try:
-            return OfficialText(pin, path, data.decode("utf-8"))
-        except UnicodeDecodeError as exc:  # cannot happen for a file matching its pin
-            raise OfficialFileMismatch(path, pin.sha256 or "(its texts' pins)", got) from exc
+    sha256: str  # of the file's bytes
 
 
 class OfficialTextMismatch(ConfigError):
@@ -326,15 +295,32 @@ def _upstream(text: str, path: Path) -> LiteralTable:
 
 @dataclass
 class OfficialTexts:
-    """Pinned texts from the first searched directory holding their upstream file or a templates file
-    (the upstream file first)."""
+    """Pinned files and texts from the first searched directory (in search order) holding them: a text
+    from its upstream file, else from a templates file."""
 
-    reader: OfficialReader
+    directories: tuple[Path, ...]
     _cache: dict[str, SourcedText] = field(default_factory=dict)
 
     @classmethod
-    def search(cls, setting: Any = None, **kwargs: Any) -> "OfficialTexts":
-        return cls(OfficialReader.search(setting, **kwargs))
+    def search(cls, setting: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
+               cwd: Path | None = None, repo_root: Path | None = None) -> "OfficialTexts":
+        found = search_folders("official", setting, env=env, cwd=cwd, repo_root=repo_root)
+        return cls(tuple(dict.fromkeys(path for path, _ in found)))
+
+    def read(self, local: str) -> OfficialText:
+        """The verified text of the file ``<folder>/<path>`` (OfficialFileMissing, OfficialFileMismatch)."""
+        pin = official_file(local)
+        path = next((d / local for d in self.directories if (d / local).is_file()), None)
+        if path is None:
+            raise OfficialFileMissing(local, list(self.directories))
+        data = path.read_bytes()
+        got = _sha256(data)
+        if pin.sha256 is not None and got != pin.sha256:
+            raise OfficialFileMismatch(path, pin.sha256, got)
+        try:
+            return OfficialText(pin, path, data.decode("utf-8"), got)
+        except UnicodeDecodeError as exc:  # cannot happen for a file matching its pin
+            raise OfficialFileMismatch(path, pin.sha256 or "(its texts' pins)", got) from exc
 
     def get(self, key: str) -> SourcedText:
         """The text ``key`` of :data:`TEXT_PINS`: OfficialFileMissing when nowhere, OfficialTextMismatch
@@ -344,22 +330,22 @@ class OfficialTexts:
         return self._cache[key]
 
     def _read(self, pin: TextPin) -> SourcedText:
-        for directory in self.reader.directories:
+        for directory in self.directories:
             if (directory / pin.local).is_file():
-                official = self.reader.read(pin.local)
-                data = official.path.read_bytes()
-                return self._checked(pin, _upstream(official.text, official.path), "upstream", official.path, data)
+                official = self.read(pin.local)
+                return self._checked(pin, _upstream(official.text, official.path), "upstream", official.path,
+                                     official.sha256)
             templates = directory / TEMPLATES_NAME
             if templates.is_file():
-                data = templates.read_bytes()
-                table = _templates(templates, _sha256(data)).get(pin.local)
+                sha256 = _sha256(templates.read_bytes())
+                table = _templates(templates, sha256).get(pin.local)
                 if table is None:
                     raise OfficialTextMismatch(f"{templates}: holds no entry for {pin.local}")
-                return self._checked(pin, table, "templates", templates, data)
-        raise OfficialFileMissing(pin.local, list(self.reader.directories))
+                return self._checked(pin, table, "templates", templates, sha256)
+        raise OfficialFileMissing(pin.local, list(self.directories))
 
     @staticmethod
-    def _checked(pin: TextPin, table: LiteralTable, via: str, path: Path, data: bytes) -> SourcedText:
+    def _checked(pin: TextPin, table: LiteralTable, via: str, path: Path, sha256: str) -> SourcedText:
         texts = table.get((pin.where, pin.name), [])
         if len(texts) <= pin.index:
             raise OfficialTextMismatch(f"{path}: no text {pin.name} in {pin.where} of {pin.local} "
@@ -370,7 +356,7 @@ class OfficialTexts:
             raise OfficialTextMismatch(f"{path}: the text {pin.name} in {pin.where} of {pin.local} has sha256 "
                                        f"{got[:12]}..., the pin is {pin.sha256[:12]}...; it was changed or is "
                                        f"another version")
-        return SourcedText(pin, text, via, path, _sha256(data))
+        return SourcedText(pin, text, via, path, sha256)
 
 
 def official_wording(*texts: SourcedText, what: str = "", source: str = "official") -> Wording:

@@ -91,7 +91,7 @@ def _print_estimate(result: Any, config: RunConfig, job: JobPointer) -> None:
         total = f"${sum(known):.2f} with batch=true (batch tier where set); all live: " + (
             "n/a" if live is None else f"${live:.2f}")
     print(f"total for this configuration: {total}")
-    job.estimate_calls = sum(getattr(e, "calls", 0) for e in result.estimates)
+    job.estimate_calls = sum(e.calls for e in result.estimates)
     job.estimate_usd = sum(v for v in known if v is not None)
     job.estimate_priced = None not in known
     job.estimate_live_usd = live

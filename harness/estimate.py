@@ -42,6 +42,10 @@ class WriteTimeEstimate:
     cost: CostEstimate
 
     @property
+    def calls(self) -> int:
+        return self.cost.calls
+
+    @property
     def usd(self) -> float | None:
         return self.cost.usd
 

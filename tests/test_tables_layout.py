@@ -171,7 +171,7 @@ def test_the_dollar_figure_sums_the_dry_runs_and_says_what_it_could_not_price():
     plan = FillPlan(("python run.py +experiment=table2 system=mempp,zep answerer=gpt-4.1-mini,gpt-4o-mini",),
                     tuple(jobs), cost)
     assert plan.lines()[-1].startswith("Estimated cost: at least $6.75 (2 job(s) not priced")
-    assert DryRunCost(12.3456, 7, 1).text() == "$12.35 for 7 answer and judge calls over 1 job(s) (dry run, nothing sent)"
+    assert DryRunCost(12.3456, 7, 1).text() == "$12.35 for 7 model calls over 1 job(s) (dry run, nothing sent)"
 
 
 def test_make_tables_estimate_prices_the_missing_jobs_in_process(keyless: Path, tmp_path: Path, monkeypatch, capsys):
@@ -189,7 +189,7 @@ def test_make_tables_estimate_prices_the_missing_jobs_in_process(keyless: Path, 
     assert module.main(["--runs", str(keyless), "--out", str(tmp_path / "out"), "--tables", "2", "--estimate"]) == 0
     out = capsys.readouterr().out
     assert len(seen) == 14  # the preset's 7 systems x 2 answerers, none answered
-    assert "Estimated cost: $7.00 for 42 answer and judge calls over 14 job(s)" in out
+    assert "Estimated cost: $7.00 for 42 model calls over 14 job(s)" in out
     assert [line for line in out.splitlines() if len(line) > 120] == []
     written = (tmp_path / "out" / "table2.md").read_text(encoding="utf-8")
     assert "| gpt-4o-mini  | Mem++    | — (76.9)" in written

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from harness.cli import _print_estimate
 from harness.compose import compose_config
 from harness.config import RunConfig
 from harness.runner import run
+from harness.sweep_summary import JobPointer
 
 QUESTIONS = 3
 DOCUMENTS = 443  # OrgMemBench medium: every artefact is ingested whatever the question limit
@@ -35,6 +37,9 @@ def test_write_time_calls_are_counted_before_anything_is_sent(tmp_path, monkeypa
     assert (answers.calls, grades.calls) == (QUESTIONS, 3 * QUESTIONS)
     assert write.usd is not None and write.usd > 0 and "write-time calls of" in write.format()
     assert not (tmp_path / "runs").exists() and result.records == []  # nothing ingested, retrieved or written
+    job = JobPointer([f"system={system}"])  # a sweep's total counts the write-time calls its dollars include
+    _print_estimate(result, RunConfig.from_dict(compose_config([f"system={system}"])), job)
+    assert job.estimate_calls == write_calls + QUESTIONS + 3 * QUESTIONS
 
 
 def test_mempp_makes_no_write_time_call(tmp_path, monkeypatch):

@@ -34,7 +34,7 @@ class DryRunCost:
         dollars = f"${self.usd:,.2f}"
         if self.unpriced:
             dollars = f"at least {dollars} ({len(self.unpriced)} job(s) not priced: {'; '.join(self.unpriced[:2])})"
-        return f"{dollars} for {self.calls:,} answer and judge calls over {self.jobs} job(s) (dry run, nothing sent)"
+        return f"{dollars} for {self.calls:,} model calls over {self.jobs} job(s) (dry run, nothing sent)"
 
 
 @dataclass(frozen=True)
@@ -141,5 +141,5 @@ def estimate_job(job: Job) -> tuple[float | None, int]:
     result = dry_run(build_plan(RunConfig.from_dict(compose_config([*job.overrides, "estimate=true", "progress=false"]))))
     priced = ([result.embedding_estimate] if result.embedding_estimate is not None else []) + list(result.estimates)
     dollars = [e.usd for e in priced]
-    calls = sum(getattr(e, "calls", 0) for e in result.estimates)
+    calls = sum(e.calls for e in result.estimates)
     return (None if any(d is None for d in dollars) else sum(dollars)), calls

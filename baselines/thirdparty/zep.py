@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
 
-from baselines.documents import ingest_ids
 from baselines.thirdparty.common import ProxiedMemory, split_stamp
 from baselines.thirdparty.context import ZEP_ENTITY_LEG, ZEP_FACT_LEG, entity_line, fact_line
 from memory_protocol import ConfigError, Document, Hit
@@ -115,6 +114,7 @@ class ZepMemory(ProxiedMemory):
         self.fact_history: dict[str, list[Known]] = {}  # edge uuid -> its states, in ingest order
         self.entity_history: dict[str, list[Known]] = {}  # node uuid -> its states
         self._graph: Any = None
+        self._message: Any = None  # graphiti's EpisodeType.message
         self._search_config: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -135,7 +135,7 @@ class ZepMemory(ProxiedMemory):
             self._loop.close()
             self._loop = None
 
-    def _open(self, documents: Sequence[Document]) -> Any:
+    def _open(self, documents: Sequence[Document]) -> None:
         g = _graphiti()
         self._search_config = g["search_config"]
         proxy = self._start_proxy()
@@ -152,29 +152,21 @@ class ZepMemory(ProxiedMemory):
                               max_coroutines=self.model.concurrency)
         # KuzuDriver.build_indices_and_constraints is a no-op; its maintenance ops create the FTS indices.
         self._run(driver.graph_ops.build_indices_and_constraints(driver))
-        return graph, g["EpisodeType"]
+        self._graph, self._message = graph, g["EpisodeType"].message
 
-    def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
-        documents = list(documents)
-        docs = [doc for doc in documents if doc.text.strip()]
-        self._graph, episode_type = self._open(docs)
-        assert self.proxy is not None
-        before = self._counts()
+    def _write(self, docs: Sequence[Document]) -> None:
         last = _UNDATED
         for doc in docs:
             when = _utc(doc.date) if doc.date is not None else last
             last = when
             result = self._run(self._graph.add_episode(
                 name=doc.doc_id, episode_body=split_stamp(doc)[1], source_description="conversation turn or document",
-                reference_time=when, source=episode_type.message,
+                reference_time=when, source=self._message,
             ))
             self._check_proxy()
             self.episode_docs[str(result.episode.uuid)] = doc.doc_id
             self.doc_dates[doc.doc_id] = doc.date
             self._note(result, doc.date)
-        self.ingested += len(docs)
-        self._count_write(before)
-        return ingest_ids(docs, documents)
 
     def _note(self, result: Any, when: datetime | None) -> None:
         for edge in result.edges:

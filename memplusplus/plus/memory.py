@@ -16,7 +16,7 @@ import numpy as np
 
 from memplusplus.encoder import CachedEncoder
 from memplusplus.evidence import BLOCK_SEPARATOR, block
-from memplusplus.lexical import BM25Index, stem_cover_density_leg
+from memplusplus.lexical import BM25Index, any_of
 from memplusplus.memory import MemPlusPlus, MemPPConfig, tag_leg, vector_leg
 from memplusplus.plus.dates import date_leg, named_periods
 from memplusplus.plus.options import PlusOptions
@@ -200,9 +200,9 @@ class PlusMemory(MemPlusPlus):
             if cfg.weight("lexical") > 0:
                 rankings["lexical"] = self.paper_lexical_leg(query, terms, scope)
         elif opt.lexical_weight > 0 and opt.lexical_ranker == "bm25":
-            rankings["lexical"] = self._bm25.leg(self.store, terms, False, scope, cfg.candidates)
-        elif opt.lexical_weight > 0:
-            rankings["lexical"] = stem_cover_density_leg(self.store, terms, scope, cfg.candidates)
+            rankings["lexical"] = self._bm25.leg(self.store, self._stems, terms, False, scope, cfg.candidates)
+        elif opt.lexical_weight > 0:  # ts_rank_cd over our stems
+            rankings["lexical"] = self._stems.update(self.store).leg(any_of(terms), scope, cfg.candidates)
         if cfg.weight("tag") > 0:
             rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("vector") > 0:

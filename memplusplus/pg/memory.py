@@ -1,7 +1,7 @@
 """Mem++ on Postgres + pgvector: the rules of ``memplusplus.memory``, one SQL statement per read.
 
-One table holds the rows with their English lexemes (tsvector), author-tag stems and embedding; the
-as-of scope sits in every leg's WHERE clause. Lexical: the authors' leg ranked by Postgres' own
+One table holds the rows with their English lexemes (Postgres' own ``to_tsvector('english', text)``,
+as the authors' code, a generated column), author-tag stems and embedding; the as-of scope sits in every leg's WHERE clause. Lexical: the authors' leg ranked by Postgres' own
 ``ts_rank_cd``; tag: stem overlap (``&&``); vector: exact inner product (``<#>``). Fusion and the
 top-k cut run in Python. Without a ``table`` name the memory is a temporary table of its connection.
 Table names are checked (lower-case letters, digits, _), so they are formatted into the SQL."""
@@ -17,18 +17,23 @@ from datetime import date, datetime
 from pathlib import Path
 
 from memplusplus.encoder import CachedEncoder
-from memplusplus.english_tsearch import tsvector_positions
+from memplusplus.english_tsearch import quote
 from memplusplus.evidence import RenderedContext, render
 from memplusplus.lexical import or_lexemes
 from memplusplus.memory import NUL, MemoryFacade, MemPPConfig, plan_ingest, tag_source, without_nul
-from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery
 from memplusplus.pg.server import connect, require_extra, resolve_dsn
 from memplusplus.ranking import Diagnosis, diagnosis, end_of_day, select_top_k
 from memplusplus.text import content_terms
 from memory_protocol import Document, Hit, StoreSize
 
-COLUMNS = "seq, doc_id, text, author, date, thread, evidence, ingested_at, lex, author_terms, embedding"
-ROW_TYPES = ["bigint", "text", "text", "text", "timestamp", "text", "text", "timestamp", "tsvector", "text[]", "vector"]
+COLUMNS = "seq, doc_id, text, author, date, thread, evidence, ingested_at, author_terms, embedding"
+ROW_TYPES = ["bigint", "text", "text", "text", "timestamp", "text", "text", "timestamp", "text[]", "vector"]
+MAX_LEXEME_BYTES = 2047  # Postgres' limit for one lexeme
+
+
+def or_tsquery(lexemes: Sequence[str]) -> str:
+    """The authors' OR query as a tsquery literal of quoted lexemes; '' when none can be a lexeme."""
+    return " | ".join(quote(lexeme) for lexeme in lexemes if lexeme and len(lexeme.encode("utf-8")) <= MAX_LEXEME_BYTES)
 
 
 def create_statements(table: str, dimension: int, temporary: bool) -> list[str]:
@@ -45,7 +50,7 @@ def create_statements(table: str, dimension: int, temporary: bool) -> list[str]:
             ingested_at timestamp NOT NULL,
             archived boolean NOT NULL DEFAULT false,
             superseded_by text,
-            lex tsvector NOT NULL,
+            lex tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
             author_terms text[] NOT NULL,
             embedding vector({int(dimension)}) NOT NULL
         )""",
@@ -159,7 +164,6 @@ class PostgresMemPlusPlus(MemoryFacade):
         super().__init__(config, encoder, clock)
         self.conn = connect(resolve_dsn(dsn, data_dir))
         self._finalizer = weakref.finalize(self, self.conn.close)
-        register_tsvector(self.conn)
         temporary = table is None
         self.table = table or f"mempp_{uuid.uuid4().hex[:16]}"
         self.sql = table_statements(self.table)
@@ -199,7 +203,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         for offset, ((index, doc), vector) in enumerate(zip(pending, vectors)):
             author_terms = list(dict.fromkeys(content_terms(tag_source(doc, self.config.tags) or "")))
             rows.append((self._rows + offset, doc.doc_id, doc.text, doc.author, doc.date, doc.thread, doc.evidence, now,
-                         Lexemes(tsvector_positions(doc.text)), author_terms, vector))
+                         author_terms, vector))
             result[index] = doc.doc_id
         self._write(rows, aliases)
         self._rows += len(rows)
@@ -258,9 +262,9 @@ class PostgresMemPlusPlus(MemoryFacade):
             if lexemes is None:
                 legs.append("lexical")
                 params["question"] = query
-            elif tsquery(lexemes, False):
+            elif or_tsquery(lexemes):
                 legs.append("lexical")
-                params["tsquery"] = tsquery(lexemes, False)
+                params["tsquery"] = or_tsquery(lexemes)
         if cfg.weight("tag") > 0 and terms:
             legs.append("tag")
             params["terms"] = terms

@@ -224,14 +224,10 @@ class PlusMemory(MemPlusPlus):
             own["lexical"] = opt.lexical_weight
         return {leg: own.get(leg, self.config.weight(leg)) for leg in legs}
 
-    def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
-        k = self.config.k if k is None else k
-        if len(self.store) == 0 or k <= 0:
-            return []
+    def _select(self, fused: list[FusedRow], scope: np.ndarray, k: int) -> list[Hit]:
+        """Mem++'s top k, then packed for the budget."""
+        hits = super()._select(fused, scope, k)
         opt = self.options
-        scope = self.scope_mask(as_of)
-        _, fused = self.ranked_lists(query, as_of, scope)
-        hits = self._select(fused, scope, k)
         if opt.packing:
             vectors = self.store.vectors[[self.store.by_doc_id[h.doc_id] for h in hits]] if hits else None
             hits = pack(hits, vectors, opt.budget, opt.near_duplicate, opt.lookahead)
@@ -253,8 +249,6 @@ class PlusMemory(MemPlusPlus):
         if opt.thread_expansion:
             fused = self._expand(fused, scope)
         return rankings, fused
-
-    search = retrieve
 
     def _expand(self, fused: list[FusedRow], scope: np.ndarray) -> list[FusedRow]:
         if self._threads is None or self._threads_size != len(self.store):

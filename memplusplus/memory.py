@@ -113,8 +113,7 @@ class MemoryFacade:
 def tag_leg(store: RowStore, terms: Sequence[str], scope: np.ndarray, limit: int) -> list[int]:
     """Rows whose author tag shares a term with the question, most shared terms first, ties later
     ingest first (the paper names the leg; scoring by shared terms is our choice where it is silent)."""
-    lists = [store.tag_postings.get(term) for term in set(terms)]
-    lists = [seqs for seqs in lists if seqs.size]
+    lists = [store.tag_postings[term] for term in set(terms) if term in store.tag_postings]
     if not lists:
         return []
     hits = np.concatenate(lists).astype(np.int64)

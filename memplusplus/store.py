@@ -18,8 +18,6 @@ from memplusplus.encoder import DIMENSION
 from memplusplus.ranking import UNDATED, date_key
 from memplusplus.text import content_terms
 
-_EMPTY = np.zeros(0, dtype=np.int32)
-
 
 class Column:
     """A 1-d (or row-of-vectors) array grown by doubling; ``view`` is the filled prefix."""
@@ -61,26 +59,6 @@ class Column:
         return self._data[: self._size]
 
 
-class Postings:
-    """term -> sorted int32 array of row seqs; new seqs wait in a list until the term is next read."""
-
-    def __init__(self) -> None:
-        self._arrays: dict[str, np.ndarray] = {}
-        self._pending: dict[str, list[int]] = {}
-
-    def add(self, term: str, seq: int) -> None:
-        self._pending.setdefault(term, []).append(seq)
-
-    def get(self, term: str) -> np.ndarray:
-        pending = self._pending.pop(term, None)
-        current = self._arrays.get(term, _EMPTY)
-        if pending:
-            current = np.concatenate([current, np.asarray(pending, dtype=np.int32)])
-            self._arrays[term] = current
-        return current
-
-
-
 @dataclass(slots=True)
 class Row:
     seq: int
@@ -109,7 +87,7 @@ class RowStore:
         self.rows: list[Row] = []
         self.by_doc_id: dict[str, int] = {}
         self.aliases: dict[str, str] = {}
-        self.tag_postings = Postings()
+        self.tag_postings: dict[str, list[int]] = {}  # tag stem -> row seqs, ascending
         self._active_texts: dict[tuple[str | None, str], int] = {}
         self._tag_terms: dict[str, frozenset[str]] = {}
         self._vectors = Column(np.float32, width=dimension)
@@ -135,7 +113,7 @@ class RowStore:
         self.by_doc_id[doc_id] = seq
         self._active_texts[(author, text)] = seq
         for term in row.author_terms:
-            self.tag_postings.add(term, seq)
+            self.tag_postings.setdefault(term, []).append(seq)
         self._vectors.append(vector)
         self._dates.append(date_key(date))
         self._active.append(True)

@@ -32,33 +32,6 @@ NO_START = "date unknown"  # a fact's missing start, as their layout shows it
 NO_END = "present"  # a fact's missing end
 
 
-def _graphiti() -> dict[str, Any]:
-    os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
-    try:
-        from graphiti_core import Graphiti
-        from graphiti_core.cross_encoder.client import CrossEncoderClient
-        from graphiti_core.driver.kuzu_driver import KuzuDriver
-        from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
-        from graphiti_core.llm_client.config import LLMConfig
-        from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
-        from graphiti_core.nodes import EpisodeType
-        from graphiti_core.search import search_config as sc
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ConfigError('system=zep needs the zep extra: pip install -e ".[zep]"') from exc
-
-    class NoReranker(CrossEncoderClient):
-        """The search used here fuses by RRF; a cross-encoder call would be a configuration error."""
-
-        async def rank(self, query: str, passages: list[str]) -> list[tuple[str, float]]:
-            raise RuntimeError("the zep adapter runs without a cross-encoder reranker")
-
-    return dict(
-        Graphiti=Graphiti, KuzuDriver=KuzuDriver, OpenAIEmbedder=OpenAIEmbedder, OpenAIEmbedderConfig=OpenAIEmbedderConfig,
-        LLMConfig=LLMConfig, OpenAIGenericClient=OpenAIGenericClient, EpisodeType=EpisodeType, NoReranker=NoReranker,
-        search_config=sc,
-    )
-
-
 def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
 
@@ -136,23 +109,40 @@ class ZepMemory(ProxiedMemory):
             self._loop = None
 
     def _open(self, documents: Sequence[Document]) -> None:
-        g = _graphiti()
-        self._search_config = g["search_config"]
+        os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
+        try:
+            from graphiti_core import Graphiti
+            from graphiti_core.cross_encoder.client import CrossEncoderClient
+            from graphiti_core.driver.kuzu_driver import KuzuDriver
+            from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
+            from graphiti_core.llm_client.config import LLMConfig
+            from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
+            from graphiti_core.nodes import EpisodeType
+            from graphiti_core.search import search_config
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ConfigError('system=zep needs the zep extra: pip install -e ".[zep]"') from exc
+
+        class NoReranker(CrossEncoderClient):
+            """The search used here fuses by RRF; a cross-encoder call would be a configuration error."""
+
+            async def rank(self, query: str, passages: list[str]) -> list[tuple[str, float]]:
+                raise RuntimeError("the zep adapter runs without a cross-encoder reranker")
+
+        self._search_config, self._message = search_config, EpisodeType.message
         proxy = self._start_proxy()
         folder = self._fresh_folder(documents, {"model": self.model.model, "structured_output": self.structured_output,
                                                 "body": "speaker: text"})
-        config = g["LLMConfig"](api_key=proxy.token, base_url=proxy.base_url, model=self.model.model,
-                                small_model=self.model.model, temperature=self.model.temperature)
-        llm = g["OpenAIGenericClient"](config, structured_output_mode=self.structured_output)
-        embedder = g["OpenAIEmbedder"](g["OpenAIEmbedderConfig"](
+        config = LLMConfig(api_key=proxy.token, base_url=proxy.base_url, model=self.model.model,
+                           small_model=self.model.model, temperature=self.model.temperature)
+        llm = OpenAIGenericClient(config, structured_output_mode=self.structured_output)
+        embedder = OpenAIEmbedder(OpenAIEmbedderConfig(
             api_key=proxy.token, base_url=proxy.base_url, embedding_model="harness-encoder",
             embedding_dim=int(self.encoder.dimension)))
-        driver = g["KuzuDriver"](db=str(folder / "graph.kuzu"))
-        graph = g["Graphiti"](graph_driver=driver, llm_client=llm, embedder=embedder, cross_encoder=g["NoReranker"](),
-                              max_coroutines=self.model.concurrency)
+        driver = KuzuDriver(db=str(folder / "graph.kuzu"))
+        self._graph = Graphiti(graph_driver=driver, llm_client=llm, embedder=embedder, cross_encoder=NoReranker(),
+                               max_coroutines=self.model.concurrency)
         # KuzuDriver.build_indices_and_constraints is a no-op; its maintenance ops create the FTS indices.
         self._run(driver.graph_ops.build_indices_and_constraints(driver))
-        self._graph, self._message = graph, g["EpisodeType"].message
 
     def _write(self, docs: Sequence[Document]) -> None:
         last = _UNDATED

@@ -23,8 +23,9 @@ from memplusplus.lexical import or_lexemes
 from memplusplus.memory import NUL, MemoryFacade, MemPPConfig, plan_ingest, tag_source, without_nul
 from memplusplus.pg.server import connect, require_extra, resolve_dsn
 from memplusplus.ranking import Diagnosis, diagnosis, end_of_day, select_top_k
+from memplusplus.settings import LEGS
 from memplusplus.text import content_terms
-from memory_protocol import Document, Hit, StoreSize
+from memory_protocol import ConfigError, Document, Hit, StoreSize
 
 COLUMNS = "seq, doc_id, text, author, date, thread, evidence, ingested_at, author_terms, embedding"
 ROW_TYPES = ["bigint", "text", "text", "text", "timestamp", "text", "text", "timestamp", "text[]", "vector"]
@@ -65,6 +66,7 @@ def create_statements(table: str, dimension: int, temporary: bool) -> list[str]:
 # One statement per job on a memory's own tables; ``{table}`` is the rows table.
 _TABLE_SQL = {
     "counts": "SELECT (SELECT count(*) FROM {table}), (SELECT count(*) FROM {table}_aliases)",
+    "lexemes_generated": "SELECT attgenerated FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'lex'",
     "active_texts": "SELECT author, text, doc_id FROM {table} WHERE NOT archived ORDER BY seq",
     "copy_rows": "COPY {table} (" + COLUMNS + ") FROM STDIN (FORMAT BINARY)",
     "insert_alias": "INSERT INTO {table}_aliases (doc_id, target) VALUES (%s, %s)",
@@ -171,6 +173,9 @@ class PostgresMemPlusPlus(MemoryFacade):
             self.conn.execute("SET temp_buffers = '1GB'")  # temp tables are cached per session
         for statement in create_statements(self.table, self.encoder.dimension, temporary):
             self.conn.execute(statement)
+        if self.conn.execute(self.sql["lexemes_generated"], (self.table,)).fetchone() != ("s",):
+            raise ConfigError(f"table {self.table} was written before Postgres computed its lexemes; "
+                              "drop it or name another table")
         self._rows, self._aliases = self.conn.execute(self.sql["counts"]).fetchone()
         self._analyzed_at = self._rows
         self._active: dict[tuple[str | None, bytes], str] = {}
@@ -272,14 +277,11 @@ class PostgresMemPlusPlus(MemoryFacade):
             legs.append("vector")
             params["vector"] = self.encoder.encode_one(query)
         statement = legs_query(self.table, legs, dated=as_of is not None, text_query=text_query)
-        scored: dict[str, list[tuple[float, int]]] = {leg: [] for leg in [*legs, "recent"]}
+        enabled = [leg for leg in LEGS if cfg.weight(leg) > 0]  # a leg with nothing to ask ranks no row
+        scored: dict[str, list[tuple[float, int]]] = {leg: [] for leg in [*enabled, "recent"]}
         for leg, seq, key in self.conn.execute(statement, params):
             scored[leg].append((key, seq))
-        rankings = {leg: [seq for _, seq in sorted(scored[leg], key=lambda p: (-p[0], -p[1]))] for leg in legs}
-        if cfg.weight("lexical") > 0 and "lexical" not in rankings:
-            rankings["lexical"] = []
-        if cfg.weight("tag") > 0 and "tag" not in rankings:
-            rankings["tag"] = []
+        rankings = {leg: [seq for _, seq in sorted(scored[leg], key=lambda p: (-p[0], -p[1]))] for leg in enabled}
         recent = [seq for _, seq in sorted(scored["recent"], key=lambda p: -p[1])]
         return rankings, recent
 

@@ -1,10 +1,12 @@
 """Mem++ on Postgres + pgvector: the rules of ``memplusplus.memory``, one SQL statement per read.
 
-One table holds the rows with their English lexemes (Postgres' own ``to_tsvector('english', text)``,
-as the authors' code, a generated column), author-tag stems and embedding; the as-of scope sits in every leg's WHERE clause. Lexical: the authors' leg ranked by Postgres' own
-``ts_rank_cd``; tag: stem overlap (``&&``); vector: exact inner product (``<#>``). Fusion and the
-top-k cut run in Python. Without a ``table`` name the memory is a temporary table of its connection.
-Table names are checked (lower-case letters, digits, _), so they are formatted into the SQL."""
+One table holds the rows with their English lexemes (Postgres' own ``to_tsvector('english', text)``
+in a generated column, as the authors' code), author-tag stems and embedding; the as-of scope sits
+in every leg's WHERE clause. Lexical: the authors' queries (``to_tsquery`` of their OR words, else
+``websearch_to_tsquery``) ranked by ``ts_rank_cd``; tag: stem overlap (``&&``); vector: exact inner
+product (``<#>``). Fusion and the top-k cut run in Python. Without a ``table`` name the memory is a
+temporary table of its connection. Table names are checked (lower-case letters, digits, _), so they
+are formatted into the SQL."""
 
 from __future__ import annotations
 
@@ -17,9 +19,8 @@ from datetime import date, datetime
 from pathlib import Path
 
 from memplusplus.encoder import CachedEncoder
-from memplusplus.english_tsearch import quote
 from memplusplus.evidence import RenderedContext, render
-from memplusplus.lexical import or_lexemes
+from memplusplus.lexical import authors_query_words
 from memplusplus.memory import NUL, MemoryFacade, MemPPConfig, plan_ingest, tag_source, without_nul
 from memplusplus.pg.server import connect, require_extra, resolve_dsn
 from memplusplus.ranking import Diagnosis, diagnosis, end_of_day, select_top_k
@@ -29,12 +30,6 @@ from memory_protocol import ConfigError, Document, Hit, StoreSize
 
 COLUMNS = "seq, doc_id, text, author, date, thread, evidence, ingested_at, author_terms, embedding"
 ROW_TYPES = ["bigint", "text", "text", "text", "timestamp", "text", "text", "timestamp", "text[]", "vector"]
-MAX_LEXEME_BYTES = 2047  # Postgres' limit for one lexeme
-
-
-def or_tsquery(lexemes: Sequence[str]) -> str:
-    """The authors' OR query as a tsquery literal of quoted lexemes; '' when none can be a lexeme."""
-    return " | ".join(quote(lexeme) for lexeme in lexemes if lexeme and len(lexeme.encode("utf-8")) <= MAX_LEXEME_BYTES)
 
 
 def create_statements(table: str, dimension: int, temporary: bool) -> list[str]:
@@ -122,13 +117,13 @@ _LEG_SQL = {
 }
 
 
-# The lexical leg's query: the authors' OR of lexemes sent as a tsquery literal, or the whole
-# question through Postgres' own websearch_to_tsquery (their conjunctive path, store.py:379).
-LEXEMES_QUERY = "%(tsquery)s::tsquery"
+# The lexical leg's query, Postgres' own as in the authors' code: their OR of question words through
+# to_tsquery (store.py:373-377), or the whole question through websearch_to_tsquery (store.py:379).
+OR_QUERY = "to_tsquery('english', %(question)s)"
 WEBSEARCH_QUERY = "websearch_to_tsquery('english', %(question)s)"
 
 
-def legs_query(table: str, legs: Sequence[str], dated: bool, text_query: str = LEXEMES_QUERY) -> str:
+def legs_query(table: str, legs: Sequence[str], dated: bool, text_query: str = OR_QUERY) -> str:
     """One statement returning (leg, seq, score) for each leg's top C and the recency pool;
     ``text_query`` is the lexical leg's tsquery expression."""
     where = scope(dated)
@@ -261,21 +256,17 @@ class PostgresMemPlusPlus(MemoryFacade):
         terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         legs = []
         params: dict[str, object] = {"limit": cfg.candidates, "theta": None if as_of is None else end_of_day(as_of)}
-        lexemes = or_lexemes(query, cfg.conjunctive, cfg.min_term_chars, cfg.max_query_terms)
-        text_query = WEBSEARCH_QUERY if lexemes is None else LEXEMES_QUERY
-        if cfg.weight("lexical") > 0:
-            if lexemes is None:
-                legs.append("lexical")
-                params["question"] = query
-            elif or_tsquery(lexemes):
-                legs.append("lexical")
-                params["tsquery"] = or_tsquery(lexemes)
+        words = [] if cfg.conjunctive else authors_query_words(query, cfg.min_term_chars, cfg.max_query_terms)
+        if cfg.weight("lexical") > 0:  # words of [a-z0-9] only: no tsquery operator among them
+            legs.append("lexical")
+            params["question"] = " | ".join(words) if words else query
         if cfg.weight("tag") > 0 and terms:
             legs.append("tag")
             params["terms"] = terms
         if cfg.weight("vector") > 0:
             legs.append("vector")
             params["vector"] = self.encoder.encode_one(query)
+        text_query = OR_QUERY if words else WEBSEARCH_QUERY
         statement = legs_query(self.table, legs, dated=as_of is not None, text_query=text_query)
         enabled = [leg for leg in LEGS if cfg.weight(leg) > 0]  # a leg with nothing to ask ranks no row
         scored: dict[str, list[tuple[float, int]]] = {leg: [] for leg in [*enabled, "recent"]}

@@ -10,13 +10,12 @@ configurations embed the same windows (one cache serves both).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 
 import numpy as np
 
-from baselines.documents import ingest_ids
+from baselines.documents import DocumentMemory
 from memplusplus.encoder import CachedEncoder, Encoder
 from memplusplus.evidence import header
 from memplusplus.openai_encoder import MODEL_MAX_INPUT_TOKENS, OpenAIEncoder
@@ -94,7 +93,7 @@ def cut_chunks(history: str, spans: list[tuple[str, int, int]], offsets: list[tu
     return chunks
 
 
-class RAGMemory:
+class RAGMemory(DocumentMemory):
     name = "rag"
 
     def __init__(self, chunk_tokens: int = 4096, k: int = 2, window_tokens: int = 128, encoder: CachedEncoder | None = None,
@@ -103,12 +102,12 @@ class RAGMemory:
             raise ValueError("chunk_tokens must be >= 1 and window_tokens within 1..254 (the encoder reads 256 with [CLS]/[SEP])")
         if tokenizer not in TOKENIZERS:
             raise ValueError(f"tokenizer must be one of {list(TOKENIZERS)}, got {tokenizer!r}")
+        super().__init__()
         self.tokenizer = tokenizer
         self.chunk_tokens = chunk_tokens
         self.window_tokens = window_tokens
         self.k = k
         self.encoder = encoder if encoder is not None else Encoder()
-        self.documents: list[Document] = []
         self._chunks: list[Chunk] | None = None
         self._vectors: np.ndarray | None = None
 
@@ -131,15 +130,8 @@ class RAGMemory:
         """Every text ``ingest`` would embed for ``documents`` (chunks whole or their windows)."""
         return [w for chunk in self.plan_chunks([d for d in documents if d.text.strip()]) for w in chunk.windows]
 
-    def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
-        requested = list(documents)
-        fresh = [doc for doc in requested if doc.text.strip()]
-        self.documents.extend(fresh)
-        self._chunks = None
-        self._build(show_progress)
-        return ingest_ids(fresh, requested)
-
-    def _build(self, show_progress: bool = False) -> None:
+    def _added(self, documents: list[Document], show_progress: bool = False) -> None:
+        """Chunk the whole history again and embed its chunks (cached: unchanged windows cost nothing)."""
         self._chunks = self.plan_chunks(self.documents)
         all_windows = [w for chunk in self._chunks for w in chunk.windows]
         window_vectors = self.encoder.encode(all_windows, show_progress=show_progress)
@@ -151,16 +143,16 @@ class RAGMemory:
             vectors.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
         self._vectors = np.asarray(vectors, dtype=np.float32).reshape(len(self._chunks), -1)
 
-    def store_size(self) -> StoreSize:
+    def store_size(self, extra_bytes: int = 0) -> StoreSize:
         """Nothing on disk; in memory its documents' and chunks' texts (UTF-8) and the chunk vectors."""
-        texts = [doc.text for doc in self.documents] + [chunk.text for chunk in self._chunks or []]
         vectors = self._vectors.nbytes if self._vectors is not None else 0
-        return StoreSize(0, vectors + sum(len(text.encode("utf-8")) for text in texts))
+        chunks = sum(len(chunk.text.encode("utf-8")) for chunk in self._chunks or [])
+        return super().store_size(extra_bytes + vectors + chunks)
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         """The ``k`` chunks nearest the query (``as_of`` is ignored: RAG has no dates)."""
         if self._chunks is None:
-            self._build()
+            self._added([])
         if not self._chunks:
             return []
         sims = self._vectors @ self.encoder.encode_one(query)

@@ -29,13 +29,11 @@ class FactIndexMemPP(MemPlusPlus):
     def __init__(self, config: MemPPConfig, complete: Complete, **kwargs) -> None:
         super().__init__(config, **kwargs)
         self.complete = complete
-        self.write_calls = 0
         self.documents: dict[str, Document] = {}
         self.card_sources: dict[str, list[str]] = {}
         self.recency: dict[str, datetime] = {}  # a document's date, else its first card's ingest time
 
     def facts_of(self, doc: Document) -> list[str]:
-        self.write_calls += 1
         return ask_strings(self.complete, FACT_PROMPT, doc.text, "facts") or [doc.text]
 
     def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:

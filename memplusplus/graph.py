@@ -116,8 +116,6 @@ class GraphMemPP(MemPlusPlus):
         self.chunk_turns = chunk_turns
         self.graph_as_of = graph_as_of
         self.graph = nx.MultiDiGraph()
-        self.write_calls = 0
-        self.read_calls = 0
         self._edges = 0
         self.entity_names: list[str] = []  # graph nodes in the order they were embedded
         self.entity_vectors = np.zeros((0, self.encoder.dimension), dtype=np.float32)
@@ -139,11 +137,9 @@ class GraphMemPP(MemPlusPlus):
 
     def _extract(self, unit: list[Document]) -> None:
         text = "\n".join(doc.text for doc in unit)
-        self.write_calls += 1
         entities = ask_strings(self.complete, ENTITY_PROMPT, text, "entities")
         if not entities:
             return
-        self.write_calls += 1
         reply = ask_json(self.complete, RELATION_PROMPT, f"Entities: {', '.join(entities)}\n\nText:\n{text}", TRIPLE_SCHEMA)
         triples = reply.get("triples") if isinstance(reply, dict) else None
         dates = [doc.date for doc in unit if doc.date is not None]
@@ -169,7 +165,6 @@ class GraphMemPP(MemPlusPlus):
         """At most five relations one hop from the question's entities, by BM25 against it (one call)."""
         if self.graph.number_of_edges() == 0:
             return []
-        self.read_calls += 1
         names = ask_strings(self.complete, QUESTION_PROMPT, query, "entities")
         matched = self.matched_entities(names)
         if not matched:

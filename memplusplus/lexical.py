@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from memplusplus.english_tsearch import query_lexemes, tsvector_positions
+from memplusplus.english_tsearch import query_lexemes
 from memplusplus.store import RowStore
 from memplusplus.text import stems
 from memplusplus.websearch_query import AND, OR, PHRASE, Binary, Lexeme, Node, Not, WebsearchQuery
@@ -167,56 +167,48 @@ def _candidates(node: Node, postings: Callable[[str], np.ndarray]) -> np.ndarray
     return np.intersect1d(left, right, assume_unique=True)
 
 
-def ranked_matches(
-    node: Node | None,
-    postings: Callable[[str], np.ndarray],
-    positions: Callable[[int], Positions],
-    rows: int,
-    scope: np.ndarray,
-    limit: int,
-) -> list[int]:
-    """In-scope row seqs where ``node`` holds, by ``ts_rank_cd`` descending, equal scores the
-    later-ingested row first, at most ``limit``."""
-    if node is None:
-        return []
-    found = _candidates(node, postings)
-    seqs = np.arange(rows, dtype=np.int64) if found is None else np.asarray(found, dtype=np.int64)
-    seqs = seqs[scope[seqs]]
-    lexemes = WebsearchQuery(node).lexemes()
-    matched = [int(seq) for seq in seqs if holds(node, positions(int(seq)))]
-    if not matched:
-        return []
-    scores = np.array([ts_rank_cd(node, lexemes, positions(seq)) for seq in matched], dtype=np.float32)
-    order = np.lexsort((-np.asarray(matched), -scores))
-    return np.asarray(matched, dtype=np.int64)[order[:limit]].tolist()
+class PositionIndex:
+    """Each stored row's term -> 1-based positions under ``tokenize`` and the postings, built lazily
+    as rows are added: Postgres' English lexemes (the authors' leg) or our stems (BM25, plus's leg)."""
 
-
-class EnglishTextIndex:
-    """Every stored row's ``to_tsvector('english')`` lexemes, built lazily as rows are added."""
-
-    def __init__(self) -> None:
+    def __init__(self, tokenize: Callable[[str], dict[str, list[int]]]) -> None:
+        self.tokenize = tokenize
         self.positions: list[dict[str, list[int]]] = []
-        self.postings: dict[str, list[int]] = {}
+        self._postings: dict[str, list[int]] = {}
 
-    def update(self, store: RowStore) -> None:
+    def update(self, store: RowStore) -> PositionIndex:
         for seq in range(len(self.positions), len(store)):
-            positions = tsvector_positions(store.rows[seq].text)
+            positions = self.tokenize(store.rows[seq].text)
             self.positions.append(positions)
-            for lexeme in positions:
-                self.postings.setdefault(lexeme, []).append(seq)
+            for term in positions:
+                self._postings.setdefault(term, []).append(seq)
+        return self
 
-    def leg(self, store: RowStore, node: Node | None, scope: np.ndarray, limit: int) -> list[int]:
-        """The authors' leg for a tsquery tree over the rows' English lexemes."""
-        self.update(store)
-        postings = lambda lexeme: np.asarray(self.postings.get(lexeme, ()), dtype=np.int64)  # noqa: E731
-        return ranked_matches(node, postings, self.positions.__getitem__, len(self.positions), scope, limit)
+    def postings(self, term: str) -> np.ndarray:
+        return np.asarray(self._postings.get(term, ()), dtype=np.int64)
+
+    def leg(self, node: Node | None, scope: np.ndarray, limit: int) -> list[int]:
+        """In-scope row seqs where ``node`` holds, by ``ts_rank_cd`` descending, equal scores the
+        later-ingested row first, at most ``limit``."""
+        if node is None:
+            return []
+        found = _candidates(node, self.postings)
+        seqs = np.arange(len(self.positions), dtype=np.int64) if found is None else found
+        seqs = seqs[scope[seqs]]
+        lexemes = WebsearchQuery(node).lexemes()
+        matched = [int(seq) for seq in seqs if holds(node, self.positions[seq])]
+        if not matched:
+            return []
+        scores = np.array([ts_rank_cd(node, lexemes, self.positions[seq]) for seq in matched], dtype=np.float32)
+        order = np.lexsort((-np.asarray(matched), -scores))
+        return np.asarray(matched, dtype=np.int64)[order[:limit]].tolist()
 
 
-def stem_matches(store: RowStore, terms: Sequence[str], conjunctive: bool, scope: np.ndarray) -> np.ndarray:
+def stem_matches(stems: PositionIndex, terms: Sequence[str], conjunctive: bool, scope: np.ndarray) -> np.ndarray:
     """In-scope row seqs holding all (conjunctive) or any of our content stems ``terms``, ascending."""
     if not terms:
         return np.zeros(0, dtype=np.int64)
-    lists = [store.postings.get(term) for term in dict.fromkeys(terms)]
+    lists = [stems.postings(term) for term in dict.fromkeys(terms)]
     if conjunctive:
         lists.sort(key=len)
         matched = lists[0]
@@ -228,13 +220,6 @@ def stem_matches(store: RowStore, terms: Sequence[str], conjunctive: bool, scope
         matched = np.unique(np.concatenate(lists))
     matched = matched.astype(np.int64)
     return matched[scope[matched]]
-
-
-def stem_cover_density_leg(store: RowStore, terms: Sequence[str], scope: np.ndarray, limit: int) -> list[int]:
-    """Rows sharing any of our content stems, by ``ts_rank_cd`` over the store's stem positions."""
-    wanted = frozenset(terms)
-    postings = lambda term: store.postings.get(term).astype(np.int64)  # noqa: E731
-    return ranked_matches(any_of(terms), postings, lambda seq: store.positions_of(seq, wanted), len(store), scope, limit)
 
 
 def bm25_index(corpus: Sequence[Sequence[str]], k1: float, b: float):
@@ -266,9 +251,10 @@ class BM25Index:
             self._index, self._size = bm25_index(corpus, self.k1, self.b), len(store)
         return bm25_scores(self._index, terms, len(store))
 
-    def leg(self, store: RowStore, terms: Sequence[str], conjunctive: bool, scope: np.ndarray, limit: int) -> list[int]:
+    def leg(self, store: RowStore, stems: PositionIndex, terms: Sequence[str], conjunctive: bool, scope: np.ndarray,
+            limit: int) -> list[int]:
         """Rows holding all (conjunctive) or any of ``terms``, by BM25 descending, ties later row first."""
-        matched = stem_matches(store, terms, conjunctive, scope)
+        matched = stem_matches(stems.update(store), terms, conjunctive, scope)
         if matched.size == 0:
             return []
         scores = np.asarray(self.scores(store, terms), dtype=np.float64)[matched]

@@ -13,11 +13,12 @@ import numpy as np
 
 from memplusplus.ann import AnnIndex, make_index
 from memplusplus.encoder import CachedEncoder, Encoder
-from memplusplus.lexical import BM25Index, EnglishTextIndex, any_of, or_lexemes
+from memplusplus.english_tsearch import tsvector_positions
+from memplusplus.lexical import BM25Index, PositionIndex, any_of, or_lexemes
 from memplusplus.ranking import Diagnosis, FusedRow, diagnosis, end_of_day, select_top_k, weighted_rrf
 from memplusplus.settings import MemPPConfig, tag_source
 from memplusplus.store import RowStore
-from memplusplus.text import content_terms
+from memplusplus.text import content_terms, positional_stems
 from memplusplus.websearch_query import websearch_query
 from memory_protocol import Document, Hit, StoreSize
 
@@ -112,8 +113,7 @@ class MemoryFacade:
 def tag_leg(store: RowStore, terms: Sequence[str], scope: np.ndarray, limit: int) -> list[int]:
     """Rows whose author tag shares a term with the question, most shared terms first, ties later
     ingest first (the paper names the leg; scoring by shared terms is our choice where it is silent)."""
-    lists = [store.tag_postings.get(term) for term in set(terms)]
-    lists = [seqs for seqs in lists if seqs.size]
+    lists = [store.tag_postings[term] for term in set(terms) if term in store.tag_postings]
     if not lists:
         return []
     hits = np.concatenate(lists).astype(np.int64)
@@ -164,7 +164,8 @@ class MemPlusPlus(MemoryFacade):
         self.store = RowStore(self.encoder.dimension)
         self._ann = make_index(self.config, self.encoder.dimension)
         self._bm25 = BM25Index()  # the bm25 lexical ranker's index, built at its first use
-        self._english = EnglishTextIndex()  # the authors' lexical legs' index, built at its first use
+        self._english = PositionIndex(tsvector_positions)  # the authors' lexical leg's lexemes
+        self._stems = PositionIndex(positional_stems)  # our stems: BM25's matches, plus's any-term leg
 
     def _stored_ids(self) -> int:
         return len(self.store) + len(self.store.aliases)
@@ -230,10 +231,10 @@ class MemPlusPlus(MemoryFacade):
         """By cover density, the authors' leg (``memplusplus.lexical``); else BM25 over our stems ``terms``."""
         cfg = self.config
         if cfg.lexical_ranker == "bm25":
-            return self._bm25.leg(self.store, terms, cfg.conjunctive, scope, cfg.candidates)
+            return self._bm25.leg(self.store, self._stems, terms, cfg.conjunctive, scope, cfg.candidates)
         lexemes = or_lexemes(query, cfg.conjunctive, cfg.min_term_chars, cfg.max_query_terms)
         node = websearch_query(query).root if lexemes is None else any_of(lexemes)
-        return self._english.leg(self.store, node, scope, cfg.candidates)
+        return self._english.update(self.store).leg(node, scope, cfg.candidates)
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         """Top-k hits for ``query`` among rows visible at ``as_of``, in rank order."""
@@ -255,7 +256,7 @@ class MemPlusPlus(MemoryFacade):
 
     def store_size(self) -> StoreSize:
         """Nothing on disk; in memory its vector, date and state arrays and its rows' texts (UTF-8), not
-        Python's object overhead nor its indexes (posting lists, stem streams, an ANN index)."""
+        Python's object overhead nor its indexes (posting lists, term positions, an ANN index)."""
         arrays = sum(array.nbytes for array in (self.store.vectors, self.store.dates, self.store.active))
         return StoreSize(0, arrays + sum(len(row.text.encode("utf-8")) for row in self.store.rows))
 

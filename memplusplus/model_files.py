@@ -77,15 +77,20 @@ def remove(model: Path) -> None:
 
 
 def checked(model: Path, derive: Callable[[Path], object], what: str) -> Path:
-    """``model`` verified against its record, else derived (and sealed) by ``derive(model)``."""
+    """``model`` verified against its record, else derived by ``derive(work_path)``, sealed and moved
+    into place at once (a killed derivation never leaves half a model behind)."""
     if model.exists():
         wrong = problem(model)
         if wrong is None:
             return model
         print(f"warning: {what} {model}: {wrong}; deriving it again", file=sys.stderr)
         remove(model)
-    derive(model)
-    wrong = problem(model)
-    if wrong is not None:  # a derivation that does not seal what it wrote is a programming error
-        raise RuntimeError(f"{what} {model} fails its own sha256 record after derivation: {wrong}")
+    model.parent.mkdir(parents=True, exist_ok=True)
+    partial = model.with_name(f"{model.name}.partial-{os.getpid()}")
+    try:
+        derive(partial)
+        seal(partial, final=model)
+        partial.replace(model)
+    finally:
+        remove(partial)
     return model

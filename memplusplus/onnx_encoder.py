@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from memplusplus.encoder import DEFAULT_MODEL, EmbeddingCache, Encoder, _offline, derived_model_file, model_source, word_piece_tokenizer
-from memplusplus.model_files import checked, seal
+from memplusplus.model_files import checked
 from memory_protocol import cache_root
 
 OPSET = 17
@@ -55,9 +55,7 @@ def export_onnx(model: str, target: Path) -> dict[str, int]:
             return self.transformer(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
 
     example = tuple(torch.ones((2, 8), dtype=torch.int64) for _ in INPUTS)
-    target.parent.mkdir(parents=True, exist_ok=True)
     raw = target.with_suffix(f".raw-{os.getpid()}")
-    partial = target.with_suffix(f".partial-{os.getpid()}")
     axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "token_states")}
     try:
         with torch.no_grad(), warnings.catch_warnings():
@@ -66,14 +64,11 @@ def export_onnx(model: str, target: Path) -> dict[str, int]:
                 TokenStates(), example, str(raw), input_names=list(INPUTS), output_names=["token_states"],
                 dynamic_axes=axes, opset_version=OPSET, dynamo=False,
             )
-        fused = optimize_graph(raw, partial, transformer.config.num_attention_heads, transformer.config.hidden_size)
-        if fused.get("Attention", 0) < 1:
-            raise RuntimeError(f"ONNX Runtime fused no attention node in the export of {model}: {fused}")
-        seal(partial, final=target)  # its sha256, checked at every load (memplusplus.model_files)
-        partial.replace(target)  # atomic: a killed export never leaves a half-written model behind
+        fused = optimize_graph(raw, target, transformer.config.num_attention_heads, transformer.config.hidden_size)
     finally:
         raw.unlink(missing_ok=True)
-        partial.unlink(missing_ok=True)
+    if fused.get("Attention", 0) < 1:
+        raise RuntimeError(f"ONNX Runtime fused no attention node in the export of {model}: {fused}")
     return fused
 
 

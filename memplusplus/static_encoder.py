@@ -7,8 +7,6 @@ at every load (``memplusplus.model_files``), with its own cache identity."""
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from memplusplus.encoder import DEFAULT_MODEL, CachedEncoder, EmbeddingCache, _offline, derived_model_file, model_source
-from memplusplus.model_files import checked, seal
+from memplusplus.model_files import checked
 from memory_protocol import cache_root
 
 UNUSED_TOKENS = r"\[unused\d+\]"  # BERT's placeholder rows: model2vec's default, dropped
@@ -70,14 +68,7 @@ def distill(config: StaticEncoderConfig, target: Path) -> Path:
         sif_coefficient=config.sif_coefficient, token_remove_pattern=config.token_remove_pattern,
         quantize_to="float32",
     )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
-    try:
-        static.save_pretrained(str(partial))
-        seal(partial, final=target)  # the sha256 of each of its files, checked at every load
-        partial.replace(target)  # atomic: a killed distillation never leaves half a table behind
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
+    static.save_pretrained(str(target))
     return target
 
 

@@ -1,6 +1,6 @@
 """Append-only rows (nothing is deleted, only a row's state changes) and the columns the legs scan:
-dates, active flags, embeddings, posting lists of text and tag stems, and each row's stem stream
-(growable numpy columns, appended in O(1) amortised).
+dates, active flags, embeddings (growable numpy columns, appended in O(1) amortised) and posting lists
+of tag stems (the text's terms: ``memplusplus.lexical.PositionIndex``).
 
 sigma holds two independent facts (paper §3.1, §3.3, Algorithm 2): active or archived, and an
 optional "superseded by" link. Only archiving takes a row out of scope; a superseded row stays
@@ -16,9 +16,7 @@ import numpy as np
 
 from memplusplus.encoder import DIMENSION
 from memplusplus.ranking import UNDATED, date_key
-from memplusplus.text import content_terms, positional_stems
-
-_EMPTY = np.zeros(0, dtype=np.int32)
+from memplusplus.text import content_terms
 
 
 class Column:
@@ -61,26 +59,6 @@ class Column:
         return self._data[: self._size]
 
 
-class Postings:
-    """term -> sorted int32 array of row seqs; new seqs wait in a list until the term is next read."""
-
-    def __init__(self) -> None:
-        self._arrays: dict[str, np.ndarray] = {}
-        self._pending: dict[str, list[int]] = {}
-
-    def add(self, term: str, seq: int) -> None:
-        self._pending.setdefault(term, []).append(seq)
-
-    def get(self, term: str) -> np.ndarray:
-        pending = self._pending.pop(term, None)
-        current = self._arrays.get(term, _EMPTY)
-        if pending:
-            current = np.concatenate([current, np.asarray(pending, dtype=np.int32)])
-            self._arrays[term] = current
-        return current
-
-
-
 @dataclass(slots=True)
 class Row:
     seq: int
@@ -96,10 +74,6 @@ class Row:
     evidence: str = "header"
 
     @property
-    def positions(self) -> dict[str, list[int]]:
-        return positional_stems(self.text)
-
-    @property
     def active(self) -> bool:
         return not self.archived
 
@@ -113,17 +87,12 @@ class RowStore:
         self.rows: list[Row] = []
         self.by_doc_id: dict[str, int] = {}
         self.aliases: dict[str, str] = {}
-        self.postings = Postings()
-        self.tag_postings = Postings()
-        self.term_ids: dict[str, int] = {}
+        self.tag_postings: dict[str, list[int]] = {}  # tag stem -> row seqs, ascending
         self._active_texts: dict[tuple[str | None, str], int] = {}
         self._tag_terms: dict[str, frozenset[str]] = {}
         self._vectors = Column(np.float32, width=dimension)
         self._dates = Column(np.int64, fill=UNDATED)
         self._active = Column(np.bool_)
-        self._tokens = Column(np.int32)
-        self._offsets = Column(np.int64)
-        self._offsets.append(0)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -143,9 +112,8 @@ class RowStore:
         self.rows.append(row)
         self.by_doc_id[doc_id] = seq
         self._active_texts[(author, text)] = seq
-        self._index_text(seq, text)
         for term in row.author_terms:
-            self.tag_postings.add(term, seq)
+            self.tag_postings.setdefault(term, []).append(seq)
         self._vectors.append(vector)
         self._dates.append(date_key(date))
         self._active.append(True)
@@ -157,19 +125,6 @@ class RowStore:
         if tag not in self._tag_terms:
             self._tag_terms[tag] = frozenset(content_terms(tag))
         return self._tag_terms[tag]
-
-    def _index_text(self, seq: int, text: str) -> None:
-        """Postings and the stem stream as term ids (-1: stop word), up to the last content word."""
-        positions = positional_stems(text)
-        length = max((ps[-1] for ps in positions.values()), default=0)
-        ids = [-1] * length
-        for term, term_positions in positions.items():
-            term_id = self.term_ids.setdefault(term, len(self.term_ids))
-            for position in term_positions:
-                ids[position - 1] = term_id
-            self.postings.add(term, seq)
-        self._tokens.extend(np.asarray(ids, dtype=np.int32))
-        self._offsets.append(len(self._tokens))
 
     @property
     def vectors(self) -> np.ndarray:
@@ -188,20 +143,6 @@ class RowStore:
         if theta is None:
             return self.active.copy()
         return self.active & (self.dates <= date_key(theta))
-
-    def positions_of(self, seq: int, terms: frozenset[str]) -> dict[str, list[int]]:
-        """The 1-based positions of each of ``terms`` present in row ``seq``."""
-        offsets = self._offsets.view
-        tokens = self._tokens.view[offsets[seq] : offsets[seq + 1]]
-        found: dict[str, list[int]] = {}
-        for term in terms:
-            term_id = self.term_ids.get(term)
-            if term_id is None:
-                continue
-            hits = np.flatnonzero(tokens == term_id)
-            if hits.size:
-                found[term] = (hits + 1).tolist()
-        return found
 
     def archive(self, seq: int) -> None:
         row = self.rows[seq]

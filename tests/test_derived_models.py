@@ -24,12 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _derive_folder(target: Path) -> None:
-    partial = target.with_name(target.name + ".partial-1")
-    partial.mkdir()
-    (partial / "model.safetensors").write_bytes(b"\x00\x01" * 100)
-    (partial / "tokenizer.json").write_text("{}")
-    seal(partial, final=target)
-    partial.replace(target)
+    target.mkdir()
+    (target / "model.safetensors").write_bytes(b"\x00\x01" * 100)
+    (target / "tokenizer.json").write_text("{}")
 
 
 def test_a_changed_missing_or_added_file_of_a_sealed_folder_is_named(tmp_path):
@@ -37,7 +34,7 @@ def test_a_changed_missing_or_added_file_of_a_sealed_folder_is_named(tmp_path):
     assert problem(model) is None
     (model / "model.safetensors").write_bytes(b"\x00\x81" + b"\x00\x01" * 99)  # one sign bit, same size
     assert "model.safetensors: sha256" in problem(model)
-    _derive_folder(tmp_path / "other")
+    checked(tmp_path / "other", _derive_folder, "the static table")
     (tmp_path / "other" / "tokenizer.json").unlink()
     assert problem(tmp_path / "other") == "tokenizer.json is missing"
     (tmp_path / "other" / "tokenizer.json").write_text("{}")
@@ -79,16 +76,15 @@ def test_a_tampered_export_is_exported_again_not_run(export, capsys, monkeypatch
 
     def export_again(model: str, target: Path) -> dict[str, int]:  # the real export's bytes, without its minute
         exports.append(target)
-        shutil.copyfile(good, target.with_suffix(".partial-1"))
-        seal(target.with_suffix(".partial-1"), final=target)
-        target.with_suffix(".partial-1").replace(target)
+        shutil.copyfile(good, target)
         return {}
 
     monkeypatch.setattr(onnx_encoder, "export_onnx", export_again)
     capsys.readouterr()
     again = OnnxEncoder(encoder.config).encode(["the export is sealed", "and checked at every load"])
     err = capsys.readouterr().err.strip()
-    assert exports == [encoder.model_path]
+    assert [path.parent for path in exports] == [encoder.model_path.parent]
+    assert exports[0].name.startswith(encoder.model_path.name + ".partial-")  # sealed there, then moved into place
     assert err.count("\n") == 0 and "the ONNX export" in err and "differs from the recorded" in err
     assert np.array_equal(again, vectors)
     assert json.loads(record_path(encoder.model_path).read_text())["files"]["."] == file_sha256(good)

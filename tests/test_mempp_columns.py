@@ -14,7 +14,7 @@ import numpy as np
 
 from memplusplus import Document, MemPlusPlus, MemPPConfig
 from memplusplus.memory import tag_leg, vector_leg
-from memplusplus.lexical import stem_matches
+from memplusplus.lexical import PositionIndex, stem_matches
 from memplusplus.ranking import end_of_day, in_scope
 from memplusplus.text import positional_stems
 from tests.write_time_fakes import OneHotEncoder
@@ -54,25 +54,25 @@ def test_scope_mask_matches_the_per_row_rule_at_the_day_boundary():
 
 def test_postings_added_after_a_read_are_seen_and_match_set_semantics():
     mem = memory()
+    stems = PositionIndex(positional_stems)
     mem.ingest([Document("a", "v1 freight contract signed", None, None), Document("b", "v2 freight delayed", None, None)])
     scope = mem.scope_mask(None)
-    assert stem_matches(mem.store, ["freight", "contract"], True, scope).tolist() == [0]
+    assert stem_matches(stems.update(mem.store), ["freight", "contract"], True, scope).tolist() == [0]
     mem.ingest([Document("c", "v3 the contract for freight", None, None), Document("d", "v4 contract only", None, None)])
     scope = mem.scope_mask(None)
-    assert stem_matches(mem.store, ["freight", "contract"], True, scope).tolist() == [0, 2]
-    assert stem_matches(mem.store, ["freight", "contract"], False, scope).tolist() == [0, 1, 2, 3]
+    assert stem_matches(stems.update(mem.store), ["freight", "contract"], True, scope).tolist() == [0, 2]
+    assert stem_matches(stems.update(mem.store), ["freight", "contract"], False, scope).tolist() == [0, 1, 2, 3]
     mem.archive("a")
-    assert stem_matches(mem.store, ["freight", "contract"], True, mem.scope_mask(None)).tolist() == [2]
+    assert stem_matches(stems.update(mem.store), ["freight", "contract"], True, mem.scope_mask(None)).tolist() == [2]
 
 
-def test_positions_from_the_term_id_stream_equal_the_positional_stems():
+def test_position_index_holds_each_rows_positional_stems_and_postings():
     text = "The freight contracts, and the freight contract's renewal: contract freight freight."
     mem = memory()
-    mem.ingest([Document("a", text, None, None)])
-    expected = positional_stems(text)
-    terms = frozenset(["freight", "contract", "renew", "absent"])
-    assert mem.store.positions_of(0, terms) == {t: expected[t] for t in terms if t in expected}
-    assert mem.store.rows[0].positions == expected
+    mem.ingest([Document("a", text, None, None), Document("b", "v2 renewal", None, None)])
+    index = PositionIndex(positional_stems).update(mem.store)
+    assert index.positions[0] == positional_stems(text) and index.positions[0]["freight"] == [2, 6, 11, 12]
+    assert index.postings("renew").tolist() == [0, 1] and index.postings("absent").tolist() == []
 
 
 def test_tag_leg_counts_shared_terms_and_breaks_ties_to_the_later_row():

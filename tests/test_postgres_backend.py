@@ -125,6 +125,19 @@ def test_a_named_memory_persists_across_connections(dsn, encoder):
         PostgresMemPlusPlus(MemPPConfig(), encoder=encoder, dsn=dsn, table="Bad; DROP")
 
 
+def test_a_table_whose_lexemes_were_sent_by_python_is_one_line(dsn, encoder):
+    """Tables made before the lexemes became a generated column hold a plain tsvector: refused, not appended to."""
+    conn = connect(dsn)
+    conn.execute("CREATE TABLE mempp_old_lex (seq bigint PRIMARY KEY, lex tsvector NOT NULL, author_terms text[] NOT NULL, "
+                 "embedding vector(384) NOT NULL)")
+    try:
+        with pytest.raises(ConfigError, match="table mempp_old_lex was written before Postgres computed its lexemes"):
+            PostgresMemPlusPlus(MemPPConfig(), encoder=encoder, dsn=dsn, table="mempp_old_lex")
+    finally:
+        conn.execute("DROP TABLE IF EXISTS mempp_old_lex, mempp_old_lex_aliases")
+        conn.close()
+
+
 def test_postgres_url_names_the_server(dsn, monkeypatch, tmp_path):
     monkeypatch.setenv("POSTGRES_URL", dsn)
     assert resolve_dsn(data_dir=tmp_path / "unused") == dsn

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import shutil
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from baselines.documents import ingest_ids
+from memplusplus.evidence import RenderedContext, format_date, render
+from model_clients.call_counts import CallCounts, difference, snapshot
 from model_clients.kvstore import stable_hash
 from model_clients.llm_client import LLMClient
-from model_clients.call_counts import CallCounts, snapshot
 from model_clients.proxy import LLMProxy
-from model_clients.call_counts import difference
-from memplusplus.evidence import RenderedContext, format_date, render
 from memory_protocol import Document, Hit
 
 
@@ -66,7 +66,6 @@ class ProxiedMemory:
         self.k = k
         self.proxy: LLMProxy | None = None
         self.write_counters = CallCounts()  # what the last ingest called (chat through the proxy, embeddings)
-        self.ingested = 0
         self.folder: Path | None = None
         self._finalizer: weakref.finalize | None = None
 
@@ -87,6 +86,24 @@ class ProxiedMemory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
+        """Open a fresh store for the non-empty documents (``_open``), then write them (``_write``),
+        counting the write-time calls."""
+        requested = list(documents)
+        docs = [doc for doc in requested if doc.text.strip()]
+        self._open(docs)
+        assert self.proxy is not None
+        before = snapshot(self.client, self.encoder)
+        self._write(docs)
+        self.write_counters = difference(snapshot(self.client, self.encoder), before)
+        return ingest_ids(docs, requested)
+
+    def _open(self, documents: Sequence[Document]) -> None:
+        raise NotImplementedError
+
+    def _write(self, documents: Sequence[Document]) -> None:
+        raise NotImplementedError
+
     def _fresh_folder(self, documents: Sequence[Document], settings: dict[str, Any]) -> Path:
         """An empty folder for this corpus's store (rebuilt each ingest: the calls are cached)."""
         folder = self.store_dir / self.kind / corpus_key(documents, settings)
@@ -99,12 +116,6 @@ class ProxiedMemory:
     def _check_proxy(self) -> None:
         assert self.proxy is not None
         self.proxy.raise_errors()
-
-    def _counts(self) -> CallCounts:
-        return snapshot(self.client, self.encoder)
-
-    def _count_write(self, before: CallCounts) -> None:
-        self.write_counters = difference(self._counts(), before)
 
     def render(self, hits: list[Hit], budget: int | None = None) -> RenderedContext:
         return render(hits, budget)

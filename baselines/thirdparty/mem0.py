@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from baselines.documents import ingest_ids
 from baselines.thirdparty.common import ProxiedMemory, corpus_key, split_stamp, without_caption
 from baselines.thirdparty.context import MEM0_LEG
 from memory_protocol import ConfigError, Document, Hit
@@ -134,7 +133,7 @@ class Mem0Memory(ProxiedMemory):
         return {"turns_per_add": self.turns_per_add, "infer": self.infer, "model": self.model.model,
                 "rules": EXTRACTION_RULES}
 
-    def _open(self, documents: Sequence[Document]) -> Any:
+    def _open(self, documents: Sequence[Document]) -> None:
         Memory = _import_mem0()
         proxy = self._start_proxy(rewrite=self._pin_dates)
         folder = self._fresh_folder(documents, self._settings())
@@ -158,15 +157,11 @@ class Mem0Memory(ProxiedMemory):
             "history_db_path": str(folder / "history.db"),
             "custom_instructions": EXTRACTION_RULES,
         }
-        return Memory.from_config(config)
+        self._memory = Memory.from_config(config)
 
-    def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
-        docs = [doc for doc in documents if doc.text.strip()]
-        self._memory = self._open(docs)
-        assert self.proxy is not None
+    def _write(self, docs: Sequence[Document]) -> None:
         conversation = corpus_key(docs, self._settings())[:8]
         self.users = [Mem0User(s, f"{s}_{conversation}") for s in speakers_of(docs)]
-        before = self._counts()
         for batch in session_batches(docs, self.turns_per_add):
             when = next((d.date for d in reversed(batch) if d.date is not None), None)
             self._pinned_date = when.date().isoformat() if when is not None else None
@@ -181,9 +176,6 @@ class Mem0Memory(ProxiedMemory):
                     if item.get("event") == "ADD" and item.get("id"):
                         self.sources[str(item["id"])] = metadata["doc_ids"]
         self._pinned_date = None
-        self.ingested += len(docs)
-        self._count_write(before)
-        return ingest_ids(docs, documents)
 
     def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
         """Each speaker's memories, ``top_k`` each (a ``k`` above the system's own widens each search by

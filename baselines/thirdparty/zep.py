@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
 
-from baselines.documents import ingest_ids
 from baselines.thirdparty.common import ProxiedMemory, split_stamp
 from baselines.thirdparty.context import ZEP_ENTITY_LEG, ZEP_FACT_LEG, entity_line, fact_line
 from memory_protocol import ConfigError, Document, Hit
@@ -31,33 +30,6 @@ _UNDATED = datetime(1970, 1, 1, tzinfo=timezone.utc)  # reference time of an und
 OVERFETCH = 4  # with respect_as_of: results searched per slot, before the as-of filter
 NO_START = "date unknown"  # a fact's missing start, as their layout shows it
 NO_END = "present"  # a fact's missing end
-
-
-def _graphiti() -> dict[str, Any]:
-    os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
-    try:
-        from graphiti_core import Graphiti
-        from graphiti_core.cross_encoder.client import CrossEncoderClient
-        from graphiti_core.driver.kuzu_driver import KuzuDriver
-        from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
-        from graphiti_core.llm_client.config import LLMConfig
-        from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
-        from graphiti_core.nodes import EpisodeType
-        from graphiti_core.search import search_config as sc
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ConfigError('system=zep needs the zep extra: pip install -e ".[zep]"') from exc
-
-    class NoReranker(CrossEncoderClient):
-        """The search used here fuses by RRF; a cross-encoder call would be a configuration error."""
-
-        async def rank(self, query: str, passages: list[str]) -> list[tuple[str, float]]:
-            raise RuntimeError("the zep adapter runs without a cross-encoder reranker")
-
-    return dict(
-        Graphiti=Graphiti, KuzuDriver=KuzuDriver, OpenAIEmbedder=OpenAIEmbedder, OpenAIEmbedderConfig=OpenAIEmbedderConfig,
-        LLMConfig=LLMConfig, OpenAIGenericClient=OpenAIGenericClient, EpisodeType=EpisodeType, NoReranker=NoReranker,
-        search_config=sc,
-    )
 
 
 def _utc(value: datetime) -> datetime:
@@ -115,6 +87,7 @@ class ZepMemory(ProxiedMemory):
         self.fact_history: dict[str, list[Known]] = {}  # edge uuid -> its states, in ingest order
         self.entity_history: dict[str, list[Known]] = {}  # node uuid -> its states
         self._graph: Any = None
+        self._message: Any = None  # graphiti's EpisodeType.message
         self._search_config: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -135,46 +108,55 @@ class ZepMemory(ProxiedMemory):
             self._loop.close()
             self._loop = None
 
-    def _open(self, documents: Sequence[Document]) -> Any:
-        g = _graphiti()
-        self._search_config = g["search_config"]
+    def _open(self, documents: Sequence[Document]) -> None:
+        os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
+        try:
+            from graphiti_core import Graphiti
+            from graphiti_core.cross_encoder.client import CrossEncoderClient
+            from graphiti_core.driver.kuzu_driver import KuzuDriver
+            from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig
+            from graphiti_core.llm_client.config import LLMConfig
+            from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
+            from graphiti_core.nodes import EpisodeType
+            from graphiti_core.search import search_config
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ConfigError('system=zep needs the zep extra: pip install -e ".[zep]"') from exc
+
+        class NoReranker(CrossEncoderClient):
+            """The search used here fuses by RRF; a cross-encoder call would be a configuration error."""
+
+            async def rank(self, query: str, passages: list[str]) -> list[tuple[str, float]]:
+                raise RuntimeError("the zep adapter runs without a cross-encoder reranker")
+
+        self._search_config, self._message = search_config, EpisodeType.message
         proxy = self._start_proxy()
         folder = self._fresh_folder(documents, {"model": self.model.model, "structured_output": self.structured_output,
                                                 "body": "speaker: text"})
-        config = g["LLMConfig"](api_key=proxy.token, base_url=proxy.base_url, model=self.model.model,
-                                small_model=self.model.model, temperature=self.model.temperature)
-        llm = g["OpenAIGenericClient"](config, structured_output_mode=self.structured_output)
-        embedder = g["OpenAIEmbedder"](g["OpenAIEmbedderConfig"](
+        config = LLMConfig(api_key=proxy.token, base_url=proxy.base_url, model=self.model.model,
+                           small_model=self.model.model, temperature=self.model.temperature)
+        llm = OpenAIGenericClient(config, structured_output_mode=self.structured_output)
+        embedder = OpenAIEmbedder(OpenAIEmbedderConfig(
             api_key=proxy.token, base_url=proxy.base_url, embedding_model="harness-encoder",
             embedding_dim=int(self.encoder.dimension)))
-        driver = g["KuzuDriver"](db=str(folder / "graph.kuzu"))
-        graph = g["Graphiti"](graph_driver=driver, llm_client=llm, embedder=embedder, cross_encoder=g["NoReranker"](),
-                              max_coroutines=self.model.concurrency)
+        driver = KuzuDriver(db=str(folder / "graph.kuzu"))
+        self._graph = Graphiti(graph_driver=driver, llm_client=llm, embedder=embedder, cross_encoder=NoReranker(),
+                               max_coroutines=self.model.concurrency)
         # KuzuDriver.build_indices_and_constraints is a no-op; its maintenance ops create the FTS indices.
         self._run(driver.graph_ops.build_indices_and_constraints(driver))
-        return graph, g["EpisodeType"]
 
-    def ingest(self, documents: Iterable[Document], show_progress: bool = False) -> list[str | None]:
-        documents = list(documents)
-        docs = [doc for doc in documents if doc.text.strip()]
-        self._graph, episode_type = self._open(docs)
-        assert self.proxy is not None
-        before = self._counts()
+    def _write(self, docs: Sequence[Document]) -> None:
         last = _UNDATED
         for doc in docs:
             when = _utc(doc.date) if doc.date is not None else last
             last = when
             result = self._run(self._graph.add_episode(
                 name=doc.doc_id, episode_body=split_stamp(doc)[1], source_description="conversation turn or document",
-                reference_time=when, source=episode_type.message,
+                reference_time=when, source=self._message,
             ))
             self._check_proxy()
             self.episode_docs[str(result.episode.uuid)] = doc.doc_id
             self.doc_dates[doc.doc_id] = doc.date
             self._note(result, doc.date)
-        self.ingested += len(docs)
-        self._count_write(before)
-        return ingest_ids(docs, documents)
 
     def _note(self, result: Any, when: datetime | None) -> None:
         for edge in result.edges:

@@ -196,27 +196,23 @@ class EmbeddedCluster:
         changed = _write_private_file(self.pgdata / "pg_ident.conf", ident, self.user)
         return _write_private_file(self.pgdata / "pg_hba.conf", hba, self.user) or changed
 
+    def _is_ours(self, proc: psutil.Process) -> bool:
+        """A postgres process of this data folder: run by the server's user, working in the folder."""
+        try:
+            return proc.name() == "postgres" and proc.uids().real == self.user.uid and proc.cwd() == str(self.pgdata)
+        except psutil.Error:
+            return False
+
     def processes(self) -> list[psutil.Process]:
-        """Live postgres processes of this data folder (run by the server's user, working in it)."""
-        found = []
-        target = str(self.pgdata)
-        for proc in psutil.process_iter(["name", "uids"]):
-            if proc.info["name"] != "postgres" or proc.info["uids"] is None or proc.info["uids"].real != self.user.uid:
-                continue
-            with contextlib.suppress(psutil.Error):
-                if proc.cwd() == target:
-                    found.append(proc)
-        return found
+        return [proc for proc in psutil.process_iter() if self._is_ours(proc)]
 
     def _our_postmaster(self, pid: int) -> psutil.Process | None:
         """The process ``pid`` if it is this folder's postgres, else None (dead or another program)."""
         try:
             proc = psutil.Process(pid)
-            if proc.name() == "postgres" and proc.uids().real == self.user.uid and proc.cwd() == str(self.pgdata):
-                return proc
         except psutil.Error:
-            pass
-        return None
+            return None
+        return proc if self._is_ours(proc) else None
 
     def ensure_running(self, auth_changed: bool) -> Path:
         """The socket folder of this folder's server, reused if it runs and is private, else started."""

@@ -1,10 +1,12 @@
 """Mem++ on Postgres + pgvector: the rules of ``memplusplus.memory``, one SQL statement per read.
 
-One table holds the rows with their English lexemes (tsvector), author-tag stems and embedding; the
-as-of scope sits in every leg's WHERE clause. Lexical: the authors' leg ranked by Postgres' own
-``ts_rank_cd``; tag: stem overlap (``&&``); vector: exact inner product (``<#>``). Fusion and the
-top-k cut run in Python. Without a ``table`` name the memory is a temporary table of its connection.
-Table names are checked (lower-case letters, digits, _), so they are formatted into the SQL."""
+One table holds the rows with their English lexemes (Postgres' own ``to_tsvector('english', text)``
+in a generated column, as the authors' code), author-tag stems and embedding; the as-of scope sits
+in every leg's WHERE clause. Lexical: the authors' queries (``to_tsquery`` of their OR words, else
+``websearch_to_tsquery``) ranked by ``ts_rank_cd``; tag: stem overlap (``&&``); vector: exact inner
+product (``<#>``). Fusion and the top-k cut run in Python. Without a ``table`` name the memory is a
+temporary table of its connection. Table names are checked (lower-case letters, digits, _), so they
+are formatted into the SQL."""
 
 from __future__ import annotations
 
@@ -17,18 +19,17 @@ from datetime import date, datetime
 from pathlib import Path
 
 from memplusplus.encoder import CachedEncoder
-from memplusplus.english_tsearch import tsvector_positions
 from memplusplus.evidence import RenderedContext, render
-from memplusplus.lexical import or_lexemes
+from memplusplus.lexical import authors_query_words
 from memplusplus.memory import NUL, MemoryFacade, MemPPConfig, plan_ingest, tag_source, without_nul
-from memplusplus.pg.lexemes import Lexemes, register_tsvector, tsquery
 from memplusplus.pg.server import connect, require_extra, resolve_dsn
 from memplusplus.ranking import Diagnosis, diagnosis, end_of_day, select_top_k
+from memplusplus.settings import LEGS
 from memplusplus.text import content_terms
-from memory_protocol import Document, Hit, StoreSize
+from memory_protocol import ConfigError, Document, Hit, StoreSize
 
-COLUMNS = "seq, doc_id, text, author, date, thread, evidence, ingested_at, lex, author_terms, embedding"
-ROW_TYPES = ["bigint", "text", "text", "text", "timestamp", "text", "text", "timestamp", "tsvector", "text[]", "vector"]
+COLUMNS = "seq, doc_id, text, author, date, thread, evidence, ingested_at, author_terms, embedding"
+ROW_TYPES = ["bigint", "text", "text", "text", "timestamp", "text", "text", "timestamp", "text[]", "vector"]
 
 
 def create_statements(table: str, dimension: int, temporary: bool) -> list[str]:
@@ -45,7 +46,7 @@ def create_statements(table: str, dimension: int, temporary: bool) -> list[str]:
             ingested_at timestamp NOT NULL,
             archived boolean NOT NULL DEFAULT false,
             superseded_by text,
-            lex tsvector NOT NULL,
+            lex tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
             author_terms text[] NOT NULL,
             embedding vector({int(dimension)}) NOT NULL
         )""",
@@ -60,6 +61,7 @@ def create_statements(table: str, dimension: int, temporary: bool) -> list[str]:
 # One statement per job on a memory's own tables; ``{table}`` is the rows table.
 _TABLE_SQL = {
     "counts": "SELECT (SELECT count(*) FROM {table}), (SELECT count(*) FROM {table}_aliases)",
+    "lexemes_generated": "SELECT attgenerated FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'lex'",
     "active_texts": "SELECT author, text, doc_id FROM {table} WHERE NOT archived ORDER BY seq",
     "copy_rows": "COPY {table} (" + COLUMNS + ") FROM STDIN (FORMAT BINARY)",
     "insert_alias": "INSERT INTO {table}_aliases (doc_id, target) VALUES (%s, %s)",
@@ -115,13 +117,13 @@ _LEG_SQL = {
 }
 
 
-# The lexical leg's query: the authors' OR of lexemes sent as a tsquery literal, or the whole
-# question through Postgres' own websearch_to_tsquery (their conjunctive path, store.py:379).
-LEXEMES_QUERY = "%(tsquery)s::tsquery"
+# The lexical leg's query, Postgres' own as in the authors' code: their OR of question words through
+# to_tsquery (store.py:373-377), or the whole question through websearch_to_tsquery (store.py:379).
+OR_QUERY = "to_tsquery('english', %(question)s)"
 WEBSEARCH_QUERY = "websearch_to_tsquery('english', %(question)s)"
 
 
-def legs_query(table: str, legs: Sequence[str], dated: bool, text_query: str = LEXEMES_QUERY) -> str:
+def legs_query(table: str, legs: Sequence[str], dated: bool, text_query: str = OR_QUERY) -> str:
     """One statement returning (leg, seq, score) for each leg's top C and the recency pool;
     ``text_query`` is the lexical leg's tsquery expression."""
     where = scope(dated)
@@ -159,7 +161,6 @@ class PostgresMemPlusPlus(MemoryFacade):
         super().__init__(config, encoder, clock)
         self.conn = connect(resolve_dsn(dsn, data_dir))
         self._finalizer = weakref.finalize(self, self.conn.close)
-        register_tsvector(self.conn)
         temporary = table is None
         self.table = table or f"mempp_{uuid.uuid4().hex[:16]}"
         self.sql = table_statements(self.table)
@@ -167,6 +168,9 @@ class PostgresMemPlusPlus(MemoryFacade):
             self.conn.execute("SET temp_buffers = '1GB'")  # temp tables are cached per session
         for statement in create_statements(self.table, self.encoder.dimension, temporary):
             self.conn.execute(statement)
+        if self.conn.execute(self.sql["lexemes_generated"], (self.table,)).fetchone() != ("s",):
+            raise ConfigError(f"table {self.table} was written before Postgres computed its lexemes; "
+                              "drop it or name another table")
         self._rows, self._aliases = self.conn.execute(self.sql["counts"]).fetchone()
         self._analyzed_at = self._rows
         self._active: dict[tuple[str | None, bytes], str] = {}
@@ -199,7 +203,7 @@ class PostgresMemPlusPlus(MemoryFacade):
         for offset, ((index, doc), vector) in enumerate(zip(pending, vectors)):
             author_terms = list(dict.fromkeys(content_terms(tag_source(doc, self.config.tags) or "")))
             rows.append((self._rows + offset, doc.doc_id, doc.text, doc.author, doc.date, doc.thread, doc.evidence, now,
-                         Lexemes(tsvector_positions(doc.text)), author_terms, vector))
+                         author_terms, vector))
             result[index] = doc.doc_id
         self._write(rows, aliases)
         self._rows += len(rows)
@@ -252,30 +256,23 @@ class PostgresMemPlusPlus(MemoryFacade):
         terms = content_terms(query, cfg.min_term_chars, cfg.max_query_terms)
         legs = []
         params: dict[str, object] = {"limit": cfg.candidates, "theta": None if as_of is None else end_of_day(as_of)}
-        lexemes = or_lexemes(query, cfg.conjunctive, cfg.min_term_chars, cfg.max_query_terms)
-        text_query = WEBSEARCH_QUERY if lexemes is None else LEXEMES_QUERY
-        if cfg.weight("lexical") > 0:
-            if lexemes is None:
-                legs.append("lexical")
-                params["question"] = query
-            elif tsquery(lexemes, False):
-                legs.append("lexical")
-                params["tsquery"] = tsquery(lexemes, False)
+        words = [] if cfg.conjunctive else authors_query_words(query, cfg.min_term_chars, cfg.max_query_terms)
+        if cfg.weight("lexical") > 0:  # words of [a-z0-9] only: no tsquery operator among them
+            legs.append("lexical")
+            params["question"] = " | ".join(words) if words else query
         if cfg.weight("tag") > 0 and terms:
             legs.append("tag")
             params["terms"] = terms
         if cfg.weight("vector") > 0:
             legs.append("vector")
             params["vector"] = self.encoder.encode_one(query)
+        text_query = OR_QUERY if words else WEBSEARCH_QUERY
         statement = legs_query(self.table, legs, dated=as_of is not None, text_query=text_query)
-        scored: dict[str, list[tuple[float, int]]] = {leg: [] for leg in [*legs, "recent"]}
+        enabled = [leg for leg in LEGS if cfg.weight(leg) > 0]  # a leg with nothing to ask ranks no row
+        scored: dict[str, list[tuple[float, int]]] = {leg: [] for leg in [*enabled, "recent"]}
         for leg, seq, key in self.conn.execute(statement, params):
             scored[leg].append((key, seq))
-        rankings = {leg: [seq for _, seq in sorted(scored[leg], key=lambda p: (-p[0], -p[1]))] for leg in legs}
-        if cfg.weight("lexical") > 0 and "lexical" not in rankings:
-            rankings["lexical"] = []
-        if cfg.weight("tag") > 0 and "tag" not in rankings:
-            rankings["tag"] = []
+        rankings = {leg: [seq for _, seq in sorted(scored[leg], key=lambda p: (-p[0], -p[1]))] for leg in enabled}
         recent = [seq for _, seq in sorted(scored["recent"], key=lambda p: -p[1])]
         return rankings, recent
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from memplusplus.encoder import CachedEncoder
 from memplusplus.evidence import BLOCK_SEPARATOR, block
-from memplusplus.lexical import BM25Index, stem_cover_density_leg
+from memplusplus.lexical import BM25Index, any_of
 from memplusplus.memory import MemPlusPlus, MemPPConfig, tag_leg, vector_leg
 from memplusplus.plus.dates import date_leg, named_periods
 from memplusplus.plus.options import PlusOptions
@@ -200,9 +200,9 @@ class PlusMemory(MemPlusPlus):
             if cfg.weight("lexical") > 0:
                 rankings["lexical"] = self.paper_lexical_leg(query, terms, scope)
         elif opt.lexical_weight > 0 and opt.lexical_ranker == "bm25":
-            rankings["lexical"] = self._bm25.leg(self.store, terms, False, scope, cfg.candidates)
-        elif opt.lexical_weight > 0:
-            rankings["lexical"] = stem_cover_density_leg(self.store, terms, scope, cfg.candidates)
+            rankings["lexical"] = self._bm25.leg(self.store, self._stems, terms, False, scope, cfg.candidates)
+        elif opt.lexical_weight > 0:  # ts_rank_cd over our stems
+            rankings["lexical"] = self._stems.update(self.store).leg(any_of(terms), scope, cfg.candidates)
         if cfg.weight("tag") > 0:
             rankings["tag"] = tag_leg(self.store, terms, scope, cfg.candidates)
         if cfg.weight("vector") > 0:
@@ -224,14 +224,10 @@ class PlusMemory(MemPlusPlus):
             own["lexical"] = opt.lexical_weight
         return {leg: own.get(leg, self.config.weight(leg)) for leg in legs}
 
-    def retrieve(self, query: str, as_of: date | datetime | None = None, k: int | None = None) -> list[Hit]:
-        k = self.config.k if k is None else k
-        if len(self.store) == 0 or k <= 0:
-            return []
+    def _select(self, fused: list[FusedRow], scope: np.ndarray, k: int) -> list[Hit]:
+        """Mem++'s top k, then packed for the budget."""
+        hits = super()._select(fused, scope, k)
         opt = self.options
-        scope = self.scope_mask(as_of)
-        _, fused = self.ranked_lists(query, as_of, scope)
-        hits = self._select(fused, scope, k)
         if opt.packing:
             vectors = self.store.vectors[[self.store.by_doc_id[h.doc_id] for h in hits]] if hits else None
             hits = pack(hits, vectors, opt.budget, opt.near_duplicate, opt.lookahead)
@@ -253,8 +249,6 @@ class PlusMemory(MemPlusPlus):
         if opt.thread_expansion:
             fused = self._expand(fused, scope)
         return rankings, fused
-
-    search = retrieve
 
     def _expand(self, fused: list[FusedRow], scope: np.ndarray) -> list[FusedRow]:
         if self._threads is None or self._threads_size != len(self.store):

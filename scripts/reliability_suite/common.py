@@ -1,5 +1,5 @@
-"""What every reliability case shares: subprocess runners on a checkout, the scratch
-run against the fake server, and the Markdown tables and section the suite writes."""
+"""What every reliability case shares: subprocess runners on a checkout, the scratch run against the
+fake server, and the Markdown tables and section the suite writes (a tmpfs: tests/small_disk.py)."""
 
 from __future__ import annotations
 

@@ -18,22 +18,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.append(str(ROOT))  # appended: a PYTHONPATH naming another checkout wins (for before/after figures)
+from script_common import run_config  # this checkout on sys.path, after a PYTHONPATH naming another
 
-from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
-from tests.qa_replies import fixture_reply  # noqa: E402
+from tests.fake_openai_server import FakeOpenAIServer
+from tests.qa_replies import fixture_reply
 
 KEY_ENV = "MEMPP_BENCH_KEY"
 
 
 def _harness_run(overrides: list[str]) -> tuple[float, dict[str, Any]]:
-    from harness.compose import compose_config
-    from harness.config import RunConfig
     from harness.runner import run
 
     started = time.perf_counter()
-    result = run(RunConfig.from_dict(compose_config(overrides)))
+    result = run(run_config(*overrides))
     return time.perf_counter() - started, result.stats
 
 

@@ -34,7 +34,7 @@ from script_common import clocked
 from harness.safe_write import atomic_write
 from memplusplus import Document, MemPPConfig
 from memplusplus.encoder import CachedEncoder
-from memplusplus.text import content_terms, positional_stems
+from memplusplus.text import content_terms, stems
 
 
 class InjectedEncoder(CachedEncoder):
@@ -238,7 +238,7 @@ def references(docs, vectors, qvectors, questions, k: int, rank_bm25_queries: in
         del index
     except ImportError:
         out["faiss_flat_p50_ms"] = None
-    tokens = [_stems(doc.text) for doc in docs]
+    tokens = [stems(doc.text) for doc in docs]
     queries = [content_terms(q) for q in questions]
     import bm25s
 
@@ -260,10 +260,6 @@ def references(docs, vectors, qvectors, questions, k: int, rank_bm25_queries: in
     except ImportError:
         out["rank_bm25_p50_ms"] = None
     return out
-
-
-def _stems(text: str) -> list[str]:
-    return [t for _, t in sorted((p, t) for t, ps in positional_stems(text).items() for p in ps)]
 
 
 def main() -> None:

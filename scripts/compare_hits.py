@@ -7,24 +7,21 @@ share of identical top-N lists and of equal top-N sets, and both runs' overall m
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import script_common  # noqa: F401 - this checkout on sys.path
+from harness.run_data import CliError, load_run
 from harness.safe_write import HalfWrittenRun, check_run_folder
 
 
 def load(run: Path) -> dict[tuple[str, str], list[str]]:
+    """Each question's hit list, from a whole run folder (run_data.load_run reads it)."""
     try:
         check_run_folder(run, hashed=("records.jsonl", "summary.csv"))
-    except HalfWrittenRun as exc:
+        records = load_run(run).records
+    except (HalfWrittenRun, CliError) as exc:
         raise SystemExit(f"error: {exc}") from None
-    lists = {}
-    with open(run / "records.jsonl", encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            lists[(record["episode"], record["qid"])] = [hit["doc_id"] for hit in record["hits"]]
-    return lists
+    return {(record["episode"], record["qid"]): [hit["doc_id"] for hit in record["hits"]] for record in records}
 
 
 def overall(run: Path) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""A stand-in OpenAI-compatible server for CI's smoke run (stdlib and the package's loopback server only):
+"""A stand-in OpenAI-compatible server for CI's smoke run (tests/fake_openai_server.py, no test extra needed):
 models listed from ``--model``, a fixed short answer, half marks for each rubric id an OrgMemBench judge
 prompt names, ``{"label": "CORRECT"}`` for other JSON requests. Plumbing only; runs until SIGTERM.
 
@@ -8,19 +8,17 @@ prompt names, ``{"label": "CORRECT"}`` for other JSON requests. Plumbing only; r
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import re
 import signal
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model_clients.loopback import LoopbackServer, completion_json, read_body, send_json  # noqa: E402
+from tests.fake_openai_server import FakeOpenAIServer  # noqa: E402
 
 ANSWER = "The evidence does not say."
 _RUBRIC_ID = re.compile(r"\b(C\d+\.sub\d+)\b")  # OrgMemBench's rubric ids: C1.sub1, C1.sub2, ...
@@ -41,37 +39,12 @@ def reply_text(body: dict[str, Any]) -> str:
     return ANSWER
 
 
-def make_server(models: list[str]) -> LoopbackServer:
-    numbers = itertools.count(1)  # next() on it is atomic under the GIL
-
-    def on_get(handler: BaseHTTPRequestHandler) -> None:
-        if handler.path.rstrip("/").endswith("/models"):
-            send_json(handler, 200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "fake"} for m in models]})
-        else:
-            send_json(handler, 404, {"error": {"message": "not found", "type": "not_found"}})
-
-    def on_post(handler: BaseHTTPRequestHandler) -> None:
-        try:
-            body = read_body(handler)
-        except json.JSONDecodeError:
-            send_json(handler, 400, {"error": {"message": "the body is not JSON", "type": "invalid_request_error"}})
-            return
-        if not handler.path.rstrip("/").endswith("/chat/completions"):
-            send_json(handler, 404, {"error": {"message": f"{handler.path} is not served", "type": "not_found"}})
-            return
-        text = reply_text(body)
-        send_json(handler, 200, completion_json(f"chatcmpl-fake-{next(numbers)}", body.get("model", "unknown"), text,
-                                                max(1, len(_prompt(body).split())), max(1, len(text.split()))))
-
-    return LoopbackServer(on_post, on_get, name="fake-llm")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", action="append", help="a model id to list (repeatable; default fake-llm)")
     parser.add_argument("--url-file", type=Path, help="write the /v1 base URL here once serving")
     args = parser.parse_args(argv)
-    server = make_server(args.model or ["fake-llm"]).start()
+    server = FakeOpenAIServer(answer_fn=reply_text, models=tuple(args.model or ["fake-llm"]), serves=None).start()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     if args.url_file is not None:

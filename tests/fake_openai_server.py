@@ -39,7 +39,11 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Iterator
 
 import numpy as np
-import pytest
+
+try:
+    import pytest
+except ImportError:  # scripts/serve_fake_llm.py serves it in an install without the test extra
+    pytest = None  # type: ignore[assignment]
 
 from model_clients.chat_types import forget_served_model, register_served_model
 from model_clients.loopback import LoopbackServer, completion_json, send_bytes, send_json, url_of
@@ -376,11 +380,14 @@ class FakeOpenAIServer(LoopbackServer):
         }
 
 
-@pytest.fixture
 def fake_server() -> Iterator[FakeOpenAIServer]:
-    """A started FakeOpenAIServer with the default answers; stopped after the test."""
+    """A started FakeOpenAIServer with the default answers; stopped after the test (a fixture)."""
     server = FakeOpenAIServer().start()
     try:
         yield server
     finally:
         server.stop()
+
+
+if pytest is not None:
+    fake_server = pytest.fixture(fake_server)

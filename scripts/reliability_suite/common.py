@@ -1,5 +1,5 @@
-"""What every reliability case shares: subprocess runners on a checkout, a tmpfs to fill, the scratch
-run against the fake server, and the Markdown tables and section the suite writes."""
+"""What every reliability case shares: subprocess runners on a checkout, the scratch run against the
+fake server, and the Markdown tables and section the suite writes (a tmpfs: tests/small_disk.py)."""
 
 from __future__ import annotations
 
@@ -63,34 +63,6 @@ def run_py(code: Path, args: list[str], cwd: Path, env: dict[str, str] | None = 
     last = f"traceback {errors[-1] if errors else ''}" if "Traceback" in proc.stderr else (lines[-1] if lines else "")
     return {"exit": proc.returncode, "stderr": last[:140], "folder": folder, "stdout": proc.stdout, "stderr_lines": lines,
             "stderr_text": proc.stderr, "metrics": json.loads((cwd / folder / "metrics.json").read_text()) if folder else {}}
-
-
-class Tmpfs:
-    """A real 1 MiB tmpfs (root only); ``fill(pages)`` leaves that many 4 KiB pages free."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(path)], check=True, capture_output=True)
-
-    def fill(self, pages: int = 0) -> None:
-        stats = os.statvfs(self.path)
-        with open(self.path / "filler", "wb", buffering=0) as handle:
-            try:
-                handle.write(b"\0" * max(0, stats.f_bavail * stats.f_frsize - pages * 4096))
-                while not pages:  # to the last byte the file system takes
-                    handle.write(b"\0" * 4096)
-            except OSError:
-                pass
-
-    def free(self) -> None:
-        (self.path / "filler").unlink(missing_ok=True)
-
-    def __enter__(self) -> Tmpfs:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        subprocess.run(["umount", str(self.path)], check=False)
 
 
 def case_registry() -> tuple[dict[str, tuple[Case, bool]], Callable]:

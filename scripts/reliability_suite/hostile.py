@@ -13,9 +13,12 @@ import os
 import subprocess
 import sys
 import textwrap
+from contextlib import closing
 from pathlib import Path
 
-from .common import GUARD_S, case_registry, Tmpfs, last_json, python, run_py, stderr_shown
+from tests.small_disk import SmallDisk
+
+from .common import GUARD_S, case_registry, last_json, python, run_py, stderr_shown
 from .silent import frozen_clock
 
 FAKE_KEY = "sk-proj-hostileFakeKey0123456789abcdef"
@@ -37,11 +40,11 @@ def torn_history(code: Path, scratch: Path) -> str:
         except BaseException as exc:
             print(type(exc).__name__)
     '''
-    with Tmpfs(scratch / "fs-history") as fs:
+    with closing(SmallDisk(scratch / "fs-history", 1024)) as fs:
         results = []
         for n in (1, 2, 3):
             if n == 2:
-                fs.fill()
+                fs.leave(0)
             proc = python(code, step, scratch, str(fs.path), str(n), with_tests=False)
             results.append(proc.stdout.strip() or proc.stderr.strip().splitlines()[-1])
             fs.free()
@@ -59,8 +62,8 @@ def torn_history(code: Path, scratch: Path) -> str:
 
 @case("run.py with its results store on a full disk", needs_root=True)
 def run_on_full_disk(code: Path, scratch: Path) -> str:
-    with Tmpfs(scratch / "fs-run") as fs:
-        fs.fill()
+    with closing(SmallDisk(scratch / "fs-run", 1024)) as fs:
+        fs.leave(0)
         result = run_py(code, ["dataset.limit=3"], scratch, {"MEMPP_RESULTS_DIR": str(fs.path / "runs")})
         shown = "traceback" if "Traceback" in result["stderr_text"] else stderr_shown(result["stderr_text"])
         return f"exit {result['exit']}; stderr: {shown}; temp files left: {len(list(fs.path.rglob('*.tmp')))}"

@@ -13,9 +13,12 @@ import subprocess
 import sys
 import textwrap
 import time
+from contextlib import closing
 from pathlib import Path
 
-from .common import ROOT, case_registry, Tmpfs, last_json, python, run_py, stderr_shown
+from tests.small_disk import SmallDisk
+
+from .common import ROOT, case_registry, last_json, python, run_py, stderr_shown
 
 HEX_KEY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 AWS_KEY = "AKIAZ7QX4M2N6PLRT3VW"
@@ -63,7 +66,7 @@ def _run(code: Path, body: str, cwd: Path, *args: str) -> subprocess.CompletedPr
 
 @case("4. a run folder rewritten on a full disk (every page count 0-47)", needs_root=True)
 def folder_on_full_disk(code: Path, scratch: Path) -> str:
-    with Tmpfs(scratch / "fs") as fs:
+    with closing(SmallDisk(scratch / "fs", 1024)) as fs:
         body = '''
             import errno, shutil
             old, new = expected(sys.argv[2])
@@ -210,8 +213,8 @@ def _rss_mib(pid: int, field: str) -> float:
 
 @case("8. run.py with store.cache_dir on a full disk", needs_root=True)
 def cache_on_full_disk(code: Path, scratch: Path) -> str:
-    with Tmpfs(scratch / "fs") as fs:
-        fs.fill(40)
+    with closing(SmallDisk(scratch / "fs", 1024)) as fs:
+        fs.leave(40)
         result = run_py(code, ["dataset.limit=3", f"store.cache_dir={fs.path / 'cache'}"], scratch,
                         {"MEMPP_RESULTS_DIR": str(scratch / "runs")})
     return f"exit {result['exit']}; stderr: {stderr_shown(result['stderr_text'], scratch, 110)}"

@@ -77,8 +77,7 @@ def kills(suite: Suite) -> list[list[str]]:
 
 
 def faults(suite: Suite) -> list[list[str]]:
-    from harness.runner import run
-    from scripts.script_common import run_config
+    from scripts.script_common import run_with
 
     if suite.warm is None:
         raise RuntimeError("no warm cache: the kill stage failed")
@@ -101,7 +100,7 @@ def faults(suite: Suite) -> list[list[str]]:
         suite.server.rule = rule
         suite.server.queue(*queued)
         try:
-            stats = run(run_config(*suite.overrides(cache, "dataset.limit=3"))).stats
+            stats = run_with(*suite.overrides(cache, "dataset.limit=3")).stats
             outcome = (f"completed: {3 - stats['answer_failures']}/3 answers, "
                        f"{stats['judge_failures']} failed judge calls")
         except Exception as exc:  # the suite reports an aborted run; it must not happen

@@ -13,28 +13,19 @@ import pwd
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlparse
 
 import pgvector.psycopg  # noqa: F401 - loaded before the fork: user nobody could not import them from a
-import psutil  # private /root, and another user would bring a client of its own anyway
+import psutil  # noqa: F401 - private /root, and another user would bring a client of its own anyway
 import psycopg  # noqa: F401
 
 from memplusplus.pg.server import connect, embedded_dsn, stop_embedded
 from tests.other_user import as_user
+from tests.test_postgres_lockdown import postgres_processes_of, socket_dir_of, start_run
 
-from .common import ROOT, Rows
-
-
-def postgres_processes_of(data_dir: Path) -> list[psutil.Process]:
-    """Live postgres processes whose working folder or command line names ``data_dir``."""
-    target = str(data_dir.resolve())
-    return [proc for proc in psutil.process_iter(["name", "cmdline", "cwd"]) if proc.info["name"] == "postgres"
-            and (proc.info["cwd"] == target or any(target in arg for arg in proc.info["cmdline"] or ()))]
+from .common import Rows
 
 
 def try_as_nobody(dsn: str) -> str:
@@ -66,7 +57,7 @@ def socket_cases(root: Path) -> Rows:
         folder.parent.mkdir(parents=True, exist_ok=True)
         dsn = embedded_dsn(folder)
         try:
-            socket_dir = Path(unquote(parse_qs(urlparse(dsn).query)["host"][0]))
+            socket_dir = socket_dir_of(dsn)
             cases.append([f"socket folder, {label}", describe_dir(socket_dir)])
             cases.append([f"user nobody connects, {label}", try_as_nobody(dsn)])
             if label == "short cache path":  # the socket opened to all by hand: what the server's rules say
@@ -102,33 +93,16 @@ def permission_cases(root: Path) -> Rows:
     ]
 
 
-RUN = textwrap.dedent(
-    """
-    import sys, time
-    sys.path.insert(0, {repo!r})
-    from memplusplus.pg.server import connect, embedded_dsn
-    connect(embedded_dsn({folder!r})).close()
-    print("ready", flush=True)
-    if {hold}:
-        time.sleep(600)
-    """
-)
-
-
 def kill_cases(root: Path) -> Rows:
     folder = root / "killed" / "postgres"
     folder.parent.mkdir(parents=True)
-    def run(hold: bool) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-c", RUN.format(repo=str(ROOT), folder=str(folder), hold=hold)],
-                                stdout=subprocess.PIPE, text=True)
-
-    first = run(hold=True)
+    first = start_run(folder, hold=600)
     assert first.stdout.readline().strip() == "ready"
     first.send_signal(signal.SIGKILL)
     first.wait()
     time.sleep(1)
     after_kill = len(postgres_processes_of(folder))
-    second = run(hold=False)
+    second = start_run(folder, hold=0)
     second.communicate(timeout=300)
     time.sleep(2)
     left = postgres_processes_of(folder)

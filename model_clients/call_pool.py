@@ -1,13 +1,7 @@
-"""How a stage's calls are carried out. A :class:`CallPool` takes one stage's calls to one client,
-submitted in parts (the judge's as each answer arrives), and hands them back in the order asked: cached
-ones at once, a key asked twice sent once, the rest on at most ``concurrency`` daemon threads (or as
-provider batches with ``config.batch``). Daemon threads, not an executor: Python joins an executor's
+"""How a stage's calls are carried out: a :class:`CallPool` per stage and client (cached calls at once,
+a key asked twice sent once, the rest on daemon threads or as provider batches), and an
+:class:`EndpointLimit` per endpoint. Daemon threads, not an executor: Python joins an executor's
 threads at exit, so after Ctrl-C each request in flight held the exit for its timeout (22 s seen).
-
-An :class:`EndpointLimit` caps the requests one endpoint gets at once: additive increase,
-multiplicative decrease (as TCP, and inspect_ai's adaptive connections): a 429 halves the limit once
-per round of requests sent before the previous cut, each success adds ``1 / limit`` up to the ceiling,
-and a 429's Retry-After holds new requests. The roles on one endpoint share one limit (no cache key effect).
 """
 
 from __future__ import annotations
@@ -210,8 +204,10 @@ def retry_after_s(headers: Mapping[str, str], now: Callable[[], float] = time.ti
 
 
 class EndpointLimit:
-    """At most ``limit`` requests in flight (``acquire`` / ``release``); ``limit`` starts at
-    ``ceiling``, halves on a 429 and grows back by successes. ``clock`` is injectable for tests."""
+    """At most ``limit`` requests in flight, by additive increase and multiplicative decrease (as TCP
+    and inspect_ai's adaptive connections): a 429 halves the limit once per round of requests sent
+    before the previous cut, each success adds ``1 / limit`` up to ``ceiling``, a Retry-After holds
+    new requests. The roles on one endpoint share one limit (no cache key effect)."""
 
     def __init__(self, ceiling: int, *, clock: Callable[[], float] = time.monotonic) -> None:
         if ceiling < 1:

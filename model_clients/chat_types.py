@@ -215,28 +215,30 @@ def decode_entry(raw: bytes) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Attempt:
-    """One call through the SDK (its own retries included): a result, or an error; ``reask`` for an
-    unusable 200 reply (no choices, no text), which real endpoints send transiently."""
+class LineOutcome:
+    """One try at a request (a live call or a batch line): a result, or ``error``; ``retryable`` when
+    asking again may succeed (a 200 reply without choices or text, an expired batch line)."""
 
+    key: str
     result: ChatResult | None = None
     error: str | None = None
-    reask: bool = False
+    retryable: bool = False
 
 
-def attempt_of(completion: Any, key: str) -> Attempt:
-    """An SDK ``ChatCompletion`` (a live reply or a batch's output line) as an :class:`Attempt`."""
+def attempt_of(completion: Any, key: str) -> LineOutcome:
+    """An SDK ``ChatCompletion`` (a live reply or a batch's output line) as a :class:`LineOutcome`."""
     if not completion.choices:
-        return Attempt(error="the API returned no choices", reask=True)
+        return LineOutcome(key, error="the API returned no choices", retryable=True)
     choice = completion.choices[0]
     calls = tuple(call.model_dump(include={"id", "type", "function"}) for call in choice.message.tool_calls or ())
     content = "" if choice.message.content is None and calls else choice.message.content
     if content is None:
-        return Attempt(error=f"the API returned no text content (finish_reason={choice.finish_reason})", reask=True)
+        return LineOutcome(key, error=f"the API returned no text content (finish_reason={choice.finish_reason})",
+                           retryable=True)
     usage = completion.usage
-    return Attempt(ChatResult(text=content, prompt_tokens=usage.prompt_tokens if usage is not None else 0,
-                              completion_tokens=usage.completion_tokens if usage is not None else 0, key=key,
-                              finish_reason=choice.finish_reason, tool_calls=calls))
+    return LineOutcome(key, ChatResult(text=content, prompt_tokens=usage.prompt_tokens if usage is not None else 0,
+                                       completion_tokens=usage.completion_tokens if usage is not None else 0, key=key,
+                                       finish_reason=choice.finish_reason, tool_calls=calls))
 
 
 @dataclass(frozen=True)

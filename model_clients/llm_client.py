@@ -16,7 +16,6 @@ from model_clients.call_counts import Tally
 from model_clients.call_pool import CallPool, EndpointLimit, retry_after_s
 from model_clients.chat_types import (  # noqa: F401 (the data types are imported from here too)
     CACHE_SCHEMA,
-    Attempt,
     BatchPlan,
     CacheMissError,
     CallsInterrupted,
@@ -25,6 +24,7 @@ from model_clients.chat_types import (  # noqa: F401 (the data types are importe
     HoldsSDK,
     LLMConfig,
     LLMCounters,
+    LineOutcome,
     MissingAPIKeyError,
     attempt_of,
     decode_entry,
@@ -184,8 +184,8 @@ class LLMClient(HoldsSDK):
                 if attempt.result is not None:
                     self.limit.succeeded()
                     return self.store_success(key, request.template_hash, request.run_index, attempt.result)
-                if not attempt.reask or reasks >= self.config.max_reasks:
-                    suffix = f" (asked {reasks + 1} times)" if attempt.reask else ""
+                if not attempt.retryable or reasks >= self.config.max_reasks:
+                    suffix = f" (asked {reasks + 1} times)" if attempt.retryable else ""
                     return self.failure(key, f"{attempt.error}{suffix}")
                 self.count(retries=1)
                 delay = self.config.reask_delay_s * (2.0**reasks)
@@ -209,22 +209,23 @@ class LLMClient(HoldsSDK):
         self.count(failures=1)
         return ChatResult(text="", error=self.redact(f"{self.config.where}: {error}"), key=key)
 
-    def _attempt(self, key: str, request: ChatRequest) -> Attempt:
+    def _attempt(self, key: str, request: ChatRequest) -> LineOutcome:
         import openai
 
         tries = f"after {self.config.max_retries + 1} attempts"
         try:
             completion = self._client().chat.completions.create(**self.request_body(request))
         except openai.APITimeoutError:
-            return Attempt(error=f"timeout ({self.config.timeout_s}s per attempt) {tries}")
+            return LineOutcome(key, error=f"timeout ({self.config.timeout_s}s per attempt) {tries}")
         except openai.APIConnectionError as exc:
-            return Attempt(error=f"connection error {tries}: {exc}")
+            return LineOutcome(key, error=f"connection error {tries}: {exc}")
         except openai.APIStatusError as exc:
             retried = exc.status_code in (408, 409, 429) or exc.status_code >= 500
-            return Attempt(error=f"HTTP {exc.status_code} ({type(exc).__name__}){' ' + tries if retried else ''}: "
-                                 f"{exc.message}")
+            return LineOutcome(key, error=f"HTTP {exc.status_code} ({type(exc).__name__})"
+                                          f"{' ' + tries if retried else ''}: {exc.message}")
         except openai.OpenAIError as exc:
-            return Attempt(error=f"{type(exc).__name__}: {exc}")
+            return LineOutcome(key, error=f"{type(exc).__name__}: {exc}")
         except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError on a 200 reply
-            return Attempt(error=f"the reply is not a valid completion ({type(exc).__name__}: {exc})", reask=True)
+            return LineOutcome(key, error=f"the reply is not a valid completion ({type(exc).__name__}: {exc})",
+                               retryable=True)
         return attempt_of(completion, key)

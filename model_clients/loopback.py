@@ -90,12 +90,10 @@ def url_of(port: int) -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-def read_body(handler: BaseHTTPRequestHandler, *, parse: bool = True) -> Any:
-    """The request's JSON body (``{}`` when empty; ``json.JSONDecodeError`` when it is not JSON);
-    ``parse=False`` only reads it (a refused request's, so the connection can be reused)."""
+def read_body(handler: BaseHTTPRequestHandler) -> Any:
+    """The request's JSON body (``{}`` when empty; ``json.JSONDecodeError`` when it is not JSON)."""
     length = int(handler.headers.get("Content-Length") or 0)
-    raw = handler.rfile.read(length) if length else b""
-    return json.loads(raw or b"{}") if parse else None
+    return json.loads((handler.rfile.read(length) if length else b"") or b"{}")
 
 
 def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None) -> bool:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
 
 from memplusplus.api_keys import NO_KEY_PLACEHOLDER, Endpoint
 
@@ -20,16 +19,8 @@ class UnknownModelError(ValueError):
     """The endpoint lists its models and the configured model is not among them."""
 
 
-@dataclass(frozen=True)
-class ModelList:
-    """What ``GET {base_url}/models`` answered: the offered model ids, in the server's order."""
-
-    base_url: str
-    ids: tuple[str, ...]
-
-
 _lock = threading.Lock()
-_lists: dict[tuple[str, str | None], ModelList | None] = {}
+_lists: dict[tuple[str, str | None], tuple[str, ...] | None] = {}  # (base URL, key variable) -> ids
 
 
 def forget_model_lists() -> None:
@@ -38,9 +29,9 @@ def forget_model_lists() -> None:
         _lists.clear()
 
 
-def _ask(base_url: str, key_env: str | None) -> ModelList | None:
-    """``GET {base_url}/models`` through the openai SDK itself, so the harness needs no HTTP client of
-    its own (the SDK's is httpx in openai 1.x and 2.x, httpx2 in 3.x)."""
+def _ask(base_url: str, key_env: str | None) -> tuple[str, ...] | None:
+    """The ids ``GET {base_url}/models`` lists, in its order, asked through the openai SDK itself (the
+    harness needs no HTTP client of its own: the SDK's is httpx in openai 1.x and 2.x, httpx2 in 3.x)."""
     import openai
 
     api_key = os.environ.get(key_env, "").strip() if key_env else ""
@@ -53,10 +44,10 @@ def _ask(base_url: str, key_env: str | None) -> ModelList | None:
         return None  # an HTTP error, a reply that is not a model list, no server: cannot tell
     finally:
         client.close()
-    return ModelList(base_url, ids) if ids else None
+    return ids or None
 
 
-def offered_models(endpoint: Endpoint) -> ModelList | None:
+def offered_models(endpoint: Endpoint) -> tuple[str, ...] | None:
     """The models ``endpoint`` lists, or None when it does not say (asked once per process)."""
     base_url = endpoint.resolved_base_url
     slot = (base_url, endpoint.api_key_env)
@@ -72,11 +63,11 @@ def check_model_offered(endpoint: Endpoint, role: str) -> None:
     """Raise :class:`UnknownModelError` (one line naming ``role``, the endpoint and a few offered ids)
     when ``endpoint`` lists its models and ``endpoint.model`` is not one of them."""
     listed = offered_models(endpoint)
-    if listed is None or endpoint.model in listed.ids:
+    if listed is None or endpoint.model in listed:
         return
-    shown = ", ".join(repr(i) for i in listed.ids[:SHOWN_IDS])
-    more = f" and {len(listed.ids) - SHOWN_IDS} more" if len(listed.ids) > SHOWN_IDS else ""
+    shown = ", ".join(repr(i) for i in listed[:SHOWN_IDS])
+    more = f" and {len(listed) - SHOWN_IDS} more" if len(listed) > SHOWN_IDS else ""
     raise UnknownModelError(
-        f"{role}: model {endpoint.model!r} is not offered by {listed.base_url} (GET /models lists {shown}{more}); "
-        f"set {role}.model to one of them. Nothing was sent."
+        f"{role}: model {endpoint.model!r} is not offered by {endpoint.resolved_base_url} (GET /models lists "
+        f"{shown}{more}); set {role}.model to one of them. Nothing was sent."
     )

@@ -15,8 +15,8 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from memory_protocol import ConfigError
-from model_clients.batch.provider import BatchLine, BatchState, BatchStatus, LineOutcome
-from model_clients.chat_types import ERROR_MAX_CHARS, ChatResult, HoldsSDK, LLMConfig
+from model_clients.batch.provider import BatchLine, BatchState, BatchStatus
+from model_clients.chat_types import ERROR_MAX_CHARS, ChatResult, HoldsSDK, LineOutcome, LLMConfig
 
 if TYPE_CHECKING:  # the SDK is an optional extra, imported on the first network call
     import anthropic

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from model_clients.batch.provider import BatchLine, BatchState, BatchStatus, LineOutcome
-from model_clients.chat_types import attempt_of
+from model_clients.batch.provider import BatchLine, BatchState, BatchStatus
+from model_clients.chat_types import LineOutcome, attempt_of
 
 if TYPE_CHECKING:
     import openai
@@ -106,7 +106,4 @@ def line_outcome(record: dict[str, Any]) -> LineOutcome:
         completion = ChatCompletion.model_validate(body)
     except ValueError as exc:
         return LineOutcome(key, error=f"the reply is not a valid completion ({type(exc).__name__})", retryable=True)
-    attempt = attempt_of(completion, key)
-    if attempt.result is None:
-        return LineOutcome(key, error=attempt.error, retryable=True)
-    return LineOutcome(key, result=attempt.result)
+    return attempt_of(completion, key)

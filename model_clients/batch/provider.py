@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Protocol, Sequence
 
-from model_clients.chat_types import ChatResult
+from model_clients.chat_types import LineOutcome
 
 BatchStatus = Literal["pending", "ended", "expired", "failed", "cancelled"]
 
@@ -29,16 +29,6 @@ class BatchState:
     done: int
     total: int
     provider_status: str = ""
-
-
-@dataclass(frozen=True)
-class LineOutcome:
-    """One line's end: a result, or ``error``; ``retryable`` when a new batch may succeed."""
-
-    key: str
-    result: ChatResult | None = None
-    error: str | None = None
-    retryable: bool = False
 
 
 class BatchProvider(Protocol):

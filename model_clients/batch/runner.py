@@ -20,8 +20,8 @@ from tqdm import tqdm
 from model_clients.batch.anthropic_batches import INSTALL_HINT, AnthropicBatches, UnbatchableRequest, message_params
 from model_clients.batch.journal import DONE, OPEN, BatchJob, BatchJournal, JournalLine, now_utc
 from model_clients.batch.openai_batches import OpenAIBatches
-from model_clients.batch.provider import BatchLine, BatchProvider, BatchState, LineOutcome
-from model_clients.chat_types import ChatClient, ChatRequest, ChatResult, LLMConfig
+from model_clients.batch.provider import BatchLine, BatchProvider, BatchState
+from model_clients.chat_types import ChatClient, ChatRequest, ChatResult, LineOutcome, LLMConfig
 
 ANTHROPIC_HOST = "api.anthropic.com"
 LAST_ATTEMPT = 1  # a failed line is submitted again once (attempt 1), then recorded as failed

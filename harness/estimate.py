@@ -71,7 +71,7 @@ def dry_run(plan: RunPlan) -> RunResult:
         plan.encoder.cached_only = True
     if plan.config.answerer is not None and embedding is not None and not embedding.to_embed:
         try:
-            items = retrieve(plan, plan.stats, ModelCallTally())
+            items = retrieve(plan, ModelCallTally())
         except WouldEmbed:  # the counted texts were cached, yet a system asked for another one
             items = None
     if plan.config.answerer is not None and items is None:

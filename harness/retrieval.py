@@ -87,19 +87,19 @@ def hit_from_dict(item: dict[str, Any], documents: dict[str, Document]) -> Hit:
                evidence=doc.evidence)
 
 
-def retrieve(plan: RunPlan, stats: dict[str, Any], calls: ModelCallTally) -> list[QAItem]:
-    """Every episode's questions as QA items (records with metrics). A dry run's encoder raises
-    WouldEmbed out of here; Ctrl-C becomes RunInterrupted."""
+def retrieve(plan: RunPlan, calls: ModelCallTally) -> list[QAItem]:
+    """Every episode's questions as QA items (records with metrics), counted in ``plan.stats``. A dry
+    run's encoder raises WouldEmbed out of here; Ctrl-C becomes RunInterrupted."""
     config, episodes = plan.config, plan.episodes
     items: list[QAItem] = []
     done = 0
-    costs, counter = plan.retrieval_costs, read_counter(config)
+    counter = read_counter(config)
     if counter is not None:
-        stats["read_tokenizer"] = f"{counter.encoding_name} ({counter.model})"
+        plan.stats["read_tokenizer"] = f"{counter.encoding_name} ({counter.model})"
     try:
         for done, episode in enumerate(LOG.each(episodes, "retrieval", "episode", f"{config.system.name} on "
                                                 f"{config.dataset.name}", config.progress)):
-            items += _episode(plan, episode, stats, calls, costs, counter)
+            items += _episode(plan, episode, calls, counter)
     except KeyboardInterrupt:
         raise RunInterrupted(f"interrupted after {done}/{len(episodes)} episodes; re-run to resume") from None
     return items
@@ -111,9 +111,8 @@ def read_counter(config: RunConfig) -> TokenCounter | None:
     return TokenCounter(model) if model and encoding_name_for(model) else None
 
 
-def _episode(plan: RunPlan, episode: Episode, stats: dict[str, Any], calls: ModelCallTally, costs: KVStore,
-             counter: TokenCounter | None) -> list[QAItem]:
-    config, retrievals = plan.config, plan.retrievals
+def _episode(plan: RunPlan, episode: Episode, calls: ModelCallTally, counter: TokenCounter | None) -> list[QAItem]:
+    config, retrievals, costs, stats = plan.config, plan.retrievals, plan.retrieval_costs, plan.stats
     fingerprint = corpus_fingerprint(episode.documents)
     keys = question_keys(plan, episode, fingerprint)
     size_key = stable_hash({"store_size": plan.identity, "encoder": plan.encoder_identity, "corpus": fingerprint})

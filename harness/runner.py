@@ -20,7 +20,7 @@ def run(config: RunConfig, overrides: list[str] | None = None) -> RunResult:
     if config.estimate:
         return dry_run(plan)
     calls = ModelCallTally()
-    items = retrieve(plan, plan.stats, calls)
+    items = retrieve(plan, calls)
     for item in items if plan.errata else ():
         mark_erratum(item.record, plan.errata)  # before judging: a miss on a wrong gold is the gold's
     qa = None

@@ -7,37 +7,25 @@ Ranks print 1-based (#1 = best): records store hits' ``leg_ranks`` 0-based (RRF'
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from harness.run_data import CliError, load_run
 from harness.misses import attribute, miss_line, miss_table
-from harness.safe_write import HalfWrittenRun, check_run_folder
 from judges.aggregate import format_table
 
 
 class NotExplainable(Exception):
-    """A folder that is not a run, or a question it does not hold: one line for the user."""
+    """A question the run does not hold: one line for the user."""
 
 
 def load_record(run_dir: Path, qid: str) -> dict[str, Any]:
-    records = run_dir / "records.jsonl"
-    if not records.is_file():
-        raise NotExplainable(f"{run_dir} is not a run folder (it has no records.jsonl)")
-    try:
-        check_run_folder(run_dir, hashed=("records.jsonl",))
-    except HalfWrittenRun as exc:
-        raise NotExplainable(str(exc)) from None
-    qids = []
-    with open(records, encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            if record.get("qid") == qid.strip():
-                return record
-            qids.append(record.get("qid"))
-    sample = ", ".join(str(q) for q in qids[:3])
-    raise NotExplainable(f"no question {qid!r} in {run_dir} ({len(qids)} questions, e.g. {sample})")
+    records = load_run(run_dir, need=("records.jsonl",), sealed=("records.jsonl",)).records
+    found = next((record for record in records if record.get("qid") == qid.strip()), None)
+    if found is None:
+        sample = ", ".join(str(record.get("qid")) for record in records[:3])
+        raise NotExplainable(f"no question {qid!r} in {run_dir} ({len(records)} questions, e.g. {sample})")
+    return found
 
 
 def _rank(value: int | None, depth: int | None) -> str:

@@ -29,8 +29,7 @@ CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
 def judge_overrides(run: RunData, options: dict[str, str]) -> list[str]:
     """The run's own command-line overrides (its provenance), then the judge ``options`` ask for."""
-    provenance = run.metrics.get("provenance") or {}
-    if provenance.get("overrides") is None:
+    if run.provenance.get("overrides") is None:
         raise CliError(f"{run.folder}/metrics.json names no command-line overrides (a run made in-process?): it cannot be recomposed")
     name = options.get("judge")
     if name and not (CONFIG_DIR / "judge" / f"{name}.yaml").is_file():
@@ -40,7 +39,7 @@ def judge_overrides(run: RunData, options: dict[str, str]) -> list[str]:
     if wording not in WORDINGS:
         raise CliError(f"wording={wording}: choose one of {', '.join(WORDINGS)}")
     kept, judge = [], {}
-    for override in provenance["overrides"]:
+    for override in run.provenance["overrides"]:
         key, _, value = override.lstrip("+~").partition("=")
         if key == "judge" or key.startswith("judge."):
             judge[key] = value
@@ -155,6 +154,5 @@ def rejudge(run: RunData, options: dict[str, str]) -> Path:
     stats = {**(run.metrics.get("stats") or {}), "rejudged_from": str(run.folder), "judge_requests": len(requests),
              "judge_failures": sum(1 for r in replies if not r.ok)}
     write_run(RunPaths(folder), raw, records, summary, format_table(summary), {
-        "stats": stats, "provenance": {**(run.metrics.get("provenance") or {}), "rejudge": options,
-                                       "command": " ".join(sys.argv)}})
+        "stats": stats, "provenance": {**run.provenance, "rejudge": options, "command": " ".join(sys.argv)}})
     return folder

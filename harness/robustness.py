@@ -63,7 +63,7 @@ def robustness(runs: Sequence[RunData], lenient: dict[str, Leniency] | None = No
     scores = pd.DataFrame(index=systems, columns=judges, dtype=float)
     for judge, found in by_judge.items():
         for system, run in found.items():
-            row = (run.metrics.get("summary") or {}).get("overall") or {}
+            row = run.summary.get("overall") or {}
             scores.loc[system, judge] = row.get(f"{run.headline()}_paper", row.get(run.headline(), math.nan))
     ranks = scores.rank(ascending=False)
     table = scores.copy()
@@ -127,7 +127,7 @@ def leniency_probe(run: RunData, data_dir: Path) -> Probe:
     from loaders.locomo import load_locomo
     from loaders.published import match_keys, read_published
 
-    _, plan = judge_plan(run, (run.metrics.get("provenance") or {}).get("rejudge") or {})
+    _, plan = judge_plan(run, run.provenance.get("rejudge") or {})
     judge, spec = plan.prompts.judge if plan.prompts else None, plan.config.judge
     if plan.benchmark.name not in ("locomo", "longmemeval_s") or judge is None or spec is None:
         raise CliError(f"{run.folder}: the deliberately wrong answers are LoCoMo questions, which a "

@@ -1,6 +1,6 @@
-"""One run folder read back for the statistics scripts (rescore, compare, rejudge, ...): its config, its
-per-question records, what its benchmark says about rows; and the scripts' ``key=value`` options (a
-CliError is one line, exit 2)."""
+"""The one reader of a run folder (reports, explain, the statistics scripts, ...): its config, its
+per-question records, its metrics, what its benchmark says about rows; and the scripts' ``key=value``
+options (a CliError is one line, exit 2)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from harness.safe_write import HalfWrittenRun, check_run_folder
 
 RETRIEVAL_DEFAULT = "recall_any@10"
 
@@ -68,6 +70,14 @@ class RunData:
         return str(self.config.get("run_name") or (self.config.get("system") or {}).get("name", self.folder.name))
 
     @property
+    def summary(self) -> dict[str, dict[str, Any]]:
+        return self.metrics.get("summary") or {}
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return self.metrics.get("provenance") or {}
+
+    @property
     def answered(self) -> bool:
         answerer = self.config.get("answerer")
         name = answerer.get("name") if isinstance(answerer, dict) else answerer
@@ -96,24 +106,41 @@ class RunData:
 
 
 def _json(path: Path) -> Any:
+    """A JSON file of the folder ({} when it is absent)."""
+    if not path.is_file():
+        return {}
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise CliError(f"{path}: unreadable ({exc})") from None
 
 
-def load_run(folder: Path) -> RunData:
-    """A run folder (config.json, records.jsonl, metrics.json); one-line CliError when it is not one."""
-    folder = Path(folder)
-    if not (folder / "records.jsonl").is_file() or not (folder / "config.json").is_file():
-        raise CliError(f"{folder} is not a run folder (it needs config.json and records.jsonl)")
+def _records(path: Path) -> list[dict[str, Any]]:
+    """Each non-blank line of records.jsonl (none when it is absent); a line that is not JSON is a CliError."""
+    if not path.is_file():
+        return []
     records = []
-    with open(folder / "records.jsonl", encoding="utf-8") as handle:
+    with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise CliError(f"{folder / 'records.jsonl'} line {number}: not JSON ({exc.msg})") from None
-    metrics = _json(folder / "metrics.json") if (folder / "metrics.json").is_file() else {}
-    return RunData(folder, _json(folder / "config.json"), records, metrics)
+            try:
+                records += [json.loads(line)] if line.strip() else []
+            except json.JSONDecodeError as exc:
+                raise CliError(f"{path} line {number}: not JSON ({exc.msg})") from None
+    return records
+
+
+def load_run(folder: str | Path, need: Sequence[str] = ("config.json", "records.jsonl"),
+             sealed: bool | Sequence[str] = False) -> RunData:
+    """A run folder's config.json, records.jsonl and metrics.json; those not in ``need`` may be absent
+    (read as empty). ``sealed`` first checks the folder is whole (``check_run_folder``: True hashes every
+    file, a list of names only those). A folder that is not a (whole) run is a one-line CliError."""
+    folder = Path(folder)
+    missing = [name for name in need if not (folder / name).is_file()]
+    if missing:
+        raise CliError(f"{folder} is not a run folder (it has no {' or '.join(missing)})")
+    if sealed is not False:
+        try:
+            check_run_folder(folder, hashed=None if sealed is True else sealed)
+        except HalfWrittenRun as exc:
+            raise CliError(str(exc)) from None
+    return RunData(folder, _json(folder / "config.json"), _records(folder / "records.jsonl"), _json(folder / "metrics.json"))

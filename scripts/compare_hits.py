@@ -11,15 +11,13 @@ from pathlib import Path
 
 import script_common  # noqa: F401 - this checkout on sys.path
 from harness.run_data import CliError, load_run
-from harness.safe_write import HalfWrittenRun, check_run_folder
 
 
 def load(run: Path) -> dict[tuple[str, str], list[str]]:
     """Each question's hit list, from a whole run folder (run_data.load_run reads it)."""
     try:
-        check_run_folder(run, hashed=("records.jsonl", "summary.csv"))
-        records = load_run(run).records
-    except (HalfWrittenRun, CliError) as exc:
+        records = load_run(run, sealed=("records.jsonl", "summary.csv")).records
+    except CliError as exc:
         raise SystemExit(f"error: {exc}") from None
     return {(record["episode"], record["qid"]): [hit["doc_id"] for hit in record["hits"]] for record in records}
 

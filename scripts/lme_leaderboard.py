@@ -17,7 +17,8 @@ from script_common import ROOT, git_commit
 
 from harness.reports.lme_figures import OurRow, our_rows
 from harness.reports.lme_leaderboard import PublishedRow, page, read_published, rule_sensitivity
-from harness.safe_write import HalfWrittenRun, atomic_write
+from harness.run_data import CliError
+from harness.safe_write import atomic_write
 
 PUBLISHED = ROOT / "results" / "paper" / "longmemeval_s_published.csv"
 OUT = ROOT / "results" / "LONGMEMEVAL_LEADERBOARD.md"
@@ -59,11 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         ours = our_rows(Path(args.runs_dir), Path(args.plus_page), explicit=parse_runs(args.run))
-    except HalfWrittenRun as exc:
+        sensitivity = rule_sensitivity(Path(args.runs_dir))
+    except CliError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     published = read_published(Path(args.published))
-    atomic_write(args.out, page(ours, published, git_commit(), rule_sensitivity(Path(args.runs_dir))))
+    atomic_write(args.out, page(ours, published, git_commit(), sensitivity))
     for line in console(ours, published):
         print(line)
     print(f"wrote {args.out}")

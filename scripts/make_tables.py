@@ -24,7 +24,9 @@ sys.path.insert(0, str(ROOT))
 from harness.reports.format import MISSING  # noqa: E402
 from harness.reports.selection import Options  # noqa: E402
 from harness.safe_write import DiskFullError, HalfWrittenRun  # noqa: E402
-from harness.reports.tables import DEFAULT_OUT_DIR, DEFAULT_PAPER_DIR, DEFAULT_RUNS_DIR, TABLES, build_tables, write_tables  # noqa: E402
+from harness.reports.paper import DEFAULT_PAPER_DIR  # noqa: E402
+from harness.reports.store import DEFAULT_RUNS_DIR  # noqa: E402
+from harness.reports.tables import DEFAULT_OUT_DIR, TABLES, build_tables, write_tables  # noqa: E402
 
 
 def parse_tables(text: str) -> list[int]:

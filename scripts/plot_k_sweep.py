@@ -14,7 +14,10 @@ from pathlib import Path
 
 import script_common  # noqa: F401 - this checkout on sys.path
 from harness.reports.selection import select_runs
-from harness.reports.tables import DEFAULT_OUT_DIR, latest_runs, load_paper, plot_k_sweep, scan_runs
+from harness.reports.ksweep import plot_k_sweep
+from harness.reports.paper import load_paper
+from harness.reports.store import latest_runs, scan_runs
+from harness.reports.tables import DEFAULT_OUT_DIR
 from make_tables import add_selection_arguments, selection_options
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import script_common  # noqa: F401 - this checkout on sys.path
 from harness.reports.html import write_report
+from harness.run_data import CliError
 
 DEFAULT_DIR = Path("outputs/reports")
 
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or DEFAULT_DIR / f"{default_name(args.run_dirs)}.html"
     try:
         path = write_report(args.run_dirs, out, args.title)
-    except (FileNotFoundError, ValueError) as exc:
+    except (CliError, FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(path)

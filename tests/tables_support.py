@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 from harness.reports import tables as T
+from harness.reports.format import Table
+from harness.reports.paper import load_paper
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +55,7 @@ def org_scores(values: dict[str, float], std: float | None = None, paper: dict[s
     return out
 
 
-def row(table: T.Table, csv: bool = False, **match) -> pd.Series:
+def row(table: Table, csv: bool = False, **match) -> pd.Series:
     """The one row matching ``match`` as printed (``csv``: in the CSV, which also keeps the parsed-only rows)."""
     frame = table.frame if csv else table.shown
     for column, value in match.items():
@@ -62,7 +64,7 @@ def row(table: T.Table, csv: bool = False, **match) -> pd.Series:
     return frame.iloc[0]
 
 
-def retrieval_row(table: T.Table, **match) -> pd.Series:
+def retrieval_row(table: Table, **match) -> pd.Series:
     """The one row of the table's retrieval block (no paper counterpart) matching ``match``."""
     assert table.retrieval is not None, f"{table.key} has no retrieval block"
     frame = table.retrieval
@@ -150,11 +152,11 @@ def retrieval_only(tmp_path: Path) -> Path:
 
 @pytest.fixture()
 def paper() -> pd.DataFrame:
-    frame = T.load_paper(PAPER_DIR)
+    frame = load_paper(PAPER_DIR)
     if frame.empty:
         pytest.skip("results/paper holds no published numbers")
     return frame
 
 
-def built(runs: Path, paper_dir: Path | None = PAPER_DIR, mode: str = "auto") -> dict[str, T.Table]:
+def built(runs: Path, paper_dir: Path | None = PAPER_DIR, mode: str = "auto") -> dict[str, Table]:
     return {t.key: t for t in T.build_tables(runs, paper_dir, mode=mode)}

@@ -22,7 +22,8 @@ import pytest
 from harness.compose import compose_config
 from harness.config import RunConfig
 from harness.misses import OUTCOMES, miss_line, miss_table
-from harness.reports.html import comparison_kind, load_run, render_report, write_report
+from harness.reports.html import render_report, write_report
+from harness.reports.report_runs import comparison_kind, load_run
 from harness.reports.intervals import RESAMPLES, TableIntervals
 from harness.reports.svg_charts import fmt_value
 from harness.stats.bootstrap import DEFAULT_SEED
@@ -153,7 +154,8 @@ def test_the_script_writes_outputs_reports_by_default_and_refuses_a_folder_that_
     assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', page) and "@import" not in page
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "report.py"), str(tmp_path)], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "is not a run folder" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and proc.stderr == (f"error: {tmp_path} is not a run folder "
+                                                    "(it has no config.json or metrics.json or records.jsonl)\n")
 
 
 # ---------------------------------------------------------------- in Chromium

@@ -179,7 +179,9 @@ def test_cache_only_replay_needs_no_server(server, cache_dir, tmp_path, monkeypa
 
 
 def test_table1_regenerates_from_judged_runs_with_the_paper_beside(server, cache_dir, tmp_path, monkeypatch):
-    from harness.reports.tables import load_paper, scan_runs, table1
+    from harness.reports.paper import load_paper
+    from harness.reports.store import scan_runs
+    from harness.reports.tables import table1
 
     monkeypatch.setenv("MEMPP_TEST_KEY", KEY)
     runs = tmp_path / "runs"

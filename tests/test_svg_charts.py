@@ -13,7 +13,7 @@ from harness.reports.svg_charts import CHAR_WIDTH, bar_chart, legend_rows, line_
 
 def _run(label: str, k: int, **system) -> RunData:
     config = {"dataset": {"name": "locomo", "ks": [10, 50]}, "system": {"name": "bm25", "k": k, **system}}
-    return RunData(label=label, root=Path(label), config=config, summary={}, records=[])
+    return RunData(Path(label), config, records=[], metrics={}, label=label)
 
 
 def test_runs_are_ordered_with_numbers_compared_as_numbers():

@@ -7,7 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.reports import tables as T
+from harness.reports.ksweep import k_sweep_data, plot_k_sweep
+from harness.reports.paper import PAPER_COLUMNS, load_paper
+from harness.reports.store import TIDY_COLUMNS, latest_runs, scan_runs
 
 from tests.tables_support import PAPER_DIR, ROOT, built, org_scores, retrieval_row, row, write_run
 from tests.tables_support import judged, paper, retrieval_only  # noqa: F401  (fixtures)
@@ -18,12 +20,12 @@ from tests.tables_support import judged, paper, retrieval_only  # noqa: F401  (f
 
 
 def test_scan_is_tidy_and_keeps_the_newest_run(judged: Path):
-    tidy = T.scan_runs(judged)
-    assert set(T.TIDY_COLUMNS) <= set(tidy.columns)
+    tidy = scan_runs(judged)
+    assert set(TIDY_COLUMNS) <= set(tidy.columns)
     c1 = tidy[(tidy["run"].str.endswith("mempp-new")) & (tidy["category"] == "C1") & (tidy["metric"] == "score")]
     assert c1["value"].tolist() == [70.0]
     assert c1["answerer"].tolist() == ["gpt-4.1-mini"] and c1["k"].tolist() == [50]
-    latest = T.latest_runs(tidy)
+    latest = latest_runs(tidy)
     runs = set(latest["run"].map(lambda p: Path(p).name))
     assert "mempp-new" in runs and "mempp-old" not in runs
     assert {"mempp-k10", "mempp-k30"} <= runs  # other k: other key
@@ -34,7 +36,7 @@ def test_newest_is_by_folder_mtime_not_by_name(tmp_path: Path):
     runs = tmp_path / "runs"
     write_run(runs, "orgmem", "mempp-zzz", system="mempp", k=50, answerer="a", summary=org_scores({"overall": 1.0}), mtime=1)
     write_run(runs, "orgmem", "mempp-aaa", system="mempp", k=50, answerer="a", summary=org_scores({"overall": 2.0}), mtime=2)
-    latest = T.latest_runs(T.scan_runs(runs))
+    latest = latest_runs(scan_runs(runs))
     assert latest["run"].map(lambda p: Path(p).name).unique().tolist() == ["mempp-aaa"]
 
 
@@ -44,7 +46,7 @@ def test_unfinished_run_is_skipped(tmp_path: Path):
     broken = runs / "orgmem" / "mempp-b"
     broken.mkdir()
     (broken / "config.json").write_text("{}", encoding="utf-8")
-    assert T.scan_runs(runs)["run"].map(lambda p: Path(p).name).unique().tolist() == ["mempp-a"]
+    assert scan_runs(runs)["run"].map(lambda p: Path(p).name).unique().tolist() == ["mempp-a"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,7 +136,7 @@ def test_table7_k_sweep(judged: Path, paper: pd.DataFrame):
 
 
 def test_k_sweep_data_numbers(judged: Path):
-    data, judge = T.k_sweep_data(T.latest_runs(T.scan_runs(judged)))
+    data, judge = k_sweep_data(latest_runs(scan_runs(judged)))
     assert judge
     gpt = data[data["answerer"] == "gpt-4.1-mini"]
     assert gpt["k"].tolist() == [10, 30, 50, "full_context"]
@@ -186,7 +188,7 @@ def test_no_blank_or_zero_for_missing(retrieval_only: Path, judged: Path):
 def test_without_paper_numbers_the_paper_figure_is_na(judged: Path, tmp_path: Path):
     empty = tmp_path / "paper"
     empty.mkdir()
-    (empty / "table1_orgmembench.csv").write_text(",".join(T.PAPER_COLUMNS) + "\n", encoding="utf-8")
+    (empty / "table1_orgmembench.csv").write_text(",".join(PAPER_COLUMNS) + "\n", encoding="utf-8")
     tables = built(judged, empty)
     mempp = row(tables["table1"], system="Mem++", answerer="gpt-4.1-mini")
     assert mempp["C1*"] == "70.0 ± 1.5"  # no paper headers known: our categories, ours alone
@@ -227,12 +229,12 @@ def test_write_tables_and_cli(judged: Path, tmp_path: Path):
 
 def test_plot_k_sweep(judged: Path, retrieval_only: Path, tmp_path: Path):
     pytest.importorskip("matplotlib")
-    paper_frame = T.load_paper(PAPER_DIR)
+    paper_frame = load_paper(PAPER_DIR)
     for store in (judged, retrieval_only):
-        path = T.plot_k_sweep(T.latest_runs(T.scan_runs(store)), paper_frame, tmp_path / f"{store.name}.png")
+        path = plot_k_sweep(latest_runs(scan_runs(store)), paper_frame, tmp_path / f"{store.name}.png")
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
     with pytest.raises(ValueError, match="no mempp runs"):
-        T.plot_k_sweep(T.latest_runs(T.scan_runs(judged)), paper_frame, tmp_path / "x.png", dataset="locomo_missing")
+        plot_k_sweep(latest_runs(scan_runs(judged)), paper_frame, tmp_path / "x.png", dataset="locomo_missing")
 
 
 def test_make_tables_writes_by_default_to_an_untracked_folder(judged: Path, tmp_path: Path, monkeypatch):

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from harness.reports import tables as T
+from harness.reports.format import Table
 from harness.reports.fill import DryRunCost, FillPlan, dry_run_cost, fill_commands
 from harness.reports import presets
 from harness.reports.selection import Options
@@ -64,7 +65,7 @@ def keyless(tmp_path: Path) -> Path:
     return runs
 
 
-def preset_tables(runs: Path, numbers=(2,), **kw) -> dict[str, T.Table]:
+def preset_tables(runs: Path, numbers=(2,), **kw) -> dict[str, Table]:
     jobs = {number: table_jobs(number) for number in numbers}
     return {t.key: t for t in T.build_tables(runs, PAPER_DIR, numbers, jobs=jobs, **kw)}
 

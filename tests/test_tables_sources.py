@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from harness.reports import tables as T
+from harness.reports.paper import PAPER_COLUMNS, load_paper
+from harness.reports.store import latest_runs, scan_runs
 
 from tests.tables_support import BASE_TIME, PAPER_DIR, org_scores, retrieval_row, row, write_run
 from tests.tables_support import judged, paper, retrieval_only  # noqa: F401  (fixtures)
@@ -21,7 +23,7 @@ from tests.tables_support import judged, paper, retrieval_only  # noqa: F401  (f
 def test_paper_csvs_are_well_formed(paper: pd.DataFrame):
     for path in sorted(PAPER_DIR.glob("*.csv")):
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-        assert list(frame.columns) == T.PAPER_COLUMNS, path.name
+        assert list(frame.columns) == PAPER_COLUMNS, path.name
         assert (frame["source"].str.len() > 0).all(), path.name
     numeric = paper[paper["table"].isin(["1", "2", "3", "4", "5", "7"])]
     assert pd.to_numeric(numeric["value"], errors="coerce").notna().all()
@@ -60,9 +62,9 @@ def test_answerer_as_written_by_the_config_dataclass(tmp_path: Path):
               answerer={"name": "gpt-4o-mini", "model": "gpt-4o-mini", "runs": 3})
     write_run(runs, "orgmem", "mempp-null", system="mempp", k=50, summary={"C1": {"recall_any@50": 0.5}},
               answerer=None)
-    tidy = T.scan_runs(runs)
+    tidy = scan_runs(runs)
     assert sorted(tidy.drop_duplicates("run")["answerer"]) == ["gpt-4o-mini", "none"]
-    table = T.table1(T.latest_runs(tidy), T.load_paper(PAPER_DIR))
+    table = T.table1(latest_runs(tidy), load_paper(PAPER_DIR))
     assert row(table, system="Mem++", answerer="gpt-4o-mini")["Supersession"] == "60.0 (57.0)"
 
 
@@ -121,7 +123,7 @@ def test_selection_leaves_out_failed_and_plumbing_runs(tmp_path: Path):
         path.mkdir(parents=True)
         (path / "config.json").write_text(json.dumps({**job_config, "answerer": answerer}), encoding="utf-8")
         (path / "metrics.json").write_text(json.dumps({"summary": summary, "stats": stats}), encoding="utf-8")
-    tidy = T.scan_runs(runs)
+    tidy = scan_runs(runs)
     chosen = select_runs(tidy, [job])
     assert set(chosen.tidy["folder"]) == {"orgmem/good"}
     assert "orgmem/failed: every answer failed" in chosen.notes[0] and "orgmem/local: plumbing" in chosen.notes[0]
@@ -143,7 +145,7 @@ def test_a_run_is_compared_with_its_own_answerers_job_when_the_preset_runs_both(
     answerer = {"name": "gpt-4o-mini", "model": "gpt-4o-mini", "base_url": "http://127.0.0.1:8080/v1"}
     (path / "config.json").write_text(json.dumps({**base, "answerer": answerer}), encoding="utf-8")
     (path / "metrics.json").write_text(json.dumps({"summary": org_scores({"overall": 50.0}), "stats": {}}), encoding="utf-8")
-    chosen = select_runs(T.scan_runs(runs), jobs, Options(include_plumbing=True))
+    chosen = select_runs(scan_runs(runs), jobs, Options(include_plumbing=True))
     assert chosen.filled == {1}
     assert all(not key.startswith("answerer.model") for diff in chosen.differences.values() for key in diff)
 

@@ -15,13 +15,9 @@ from typing import Any
 from harness.misses import OUTCOMES, attribute, miss_line, miss_table
 from harness.reports.intervals import TableIntervals
 from harness.reports.report_runs import (
-    RunData, as_number, categories, comparison_kind, differing_keys, has_metric, headline_metric, load_run, ordered,
-    short_labels,
+    RunData, as_number, categories, comparison_kind, has_metric, headline_metric, load_run, ordered, short_labels,
 )
 from harness.reports.svg_charts import bar_chart, fmt_value, line_chart
-from harness.run_data import RunData as StatsRun
-
-__all__ = ["RunData", "comparison_kind", "differing_keys", "load_run", "render_report", "write_report"]
 
 HITS_SHOWN = 10  # top hits listed in a question's detail
 PAGE = Path(__file__).with_name("report_page.html")  # %TITLE%, %HEADLINE%, %SECTIONS%, %DATA% filled in
@@ -44,14 +40,10 @@ def summary_section(runs: Sequence[RunData], metric: str) -> str:
         for run in runs:
             row = run.summary.get(cat, {})
             rows.append([cat, run.label, str(row.get("n", "")),
-                         *(fmt_value(as_number(row.get(m))) + spans.bounds(str(run.root), cat, m) for m in metrics)])
+                         *(fmt_value(as_number(row.get(m))) + spans.bounds(str(run.folder), cat, m) for m in metrics)])
     table = _table(["category", "run", "n", *metrics], rows, "summary")
     notes = "".join(f'<p class="note">{html.escape(note)}</p>' for note in spans.notes())
     return f'<section id="summary"><h2>Summary per category</h2>{chart}{table}{notes}{miss_section(runs)}</section>'
-
-
-def _stats_run(run: RunData) -> StatsRun:
-    return StatsRun(run.root, run.config, run.records, {})
 
 
 def miss_section(runs: Sequence[RunData]) -> str:
@@ -59,10 +51,9 @@ def miss_section(runs: Sequence[RunData]) -> str:
     with their share of the row."""
     rows = []
     for run in runs:
-        stats = _stats_run(run)
-        if not stats.answered:
+        if not run.answered:
             continue
-        frame = miss_table([(run.label, run.records)], stats.headline(), exclude_from_overall=stats.excluded())
+        frame = miss_table([(run.label, run.records)], run.headline(), exclude_from_overall=run.excluded())
         for row in frame.to_dict("records"):
             rows.append([row["category"], run.label, str(row["n"]),
                          *(f"{round(row[o] * row['n'] / 100)} ({row[o]:.1f}%)" if row["n"] else "–" for o in OUTCOMES)])
@@ -127,8 +118,7 @@ def question_rows(runs: Sequence[RunData]) -> list[dict[str, Any]]:
     rows = []
     for index, run in enumerate(runs):
         ks = [*run.ks, "all"]
-        stats = _stats_run(run)
-        judged = stats.headline() if stats.answered else None
+        judged = run.headline() if run.answered else None
         for record in run.records:
             metrics = record.get("metrics", {})
             hit = {str(k): None if (v := as_number(metrics.get(f"recall_any@{k}"))) is None else v > 0 for k in ks}
@@ -166,7 +156,7 @@ def _runs_section(runs: Sequence[RunData]) -> str:
         answerer = run.config.get("answerer") or {}
         rows.append([run.label, str(run.config.get("dataset", {}).get("name", "")), str(system.get("name", "")),
                      str(system.get("k", "")), str(answerer.get("model") or "none"), str(len(run.records)), str(run.provenance.get("date", "")),
-                     str(run.provenance.get("git", {}).get("commit", ""))[:10], run.root.name])
+                     str(run.provenance.get("git", {}).get("commit", ""))[:10], run.folder.name])
     return ('<section id="runs"><h2>Runs</h2>'
             + _table(["run", "dataset", "system", "k", "answerer", "records", "date", "commit", "folder"], rows, "runs")
             + "</section>")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from model_clients.cost import CHARS_PER_TOKEN
 from harness.reports.paper import answerers_in_order, paper_lookup, paper_values
 from harness.reports.rows import row_label
 from harness.reports.store import RUN_COLUMNS, RunView, runs_of
+from harness.run_data import CliError, load_run
 from harness.safe_write import atomic_write_with
 
 log = logging.getLogger(__name__)
@@ -33,19 +33,14 @@ PARSED_SUFFIX = " [parsed grades only]"  # CSV-only columns: the mean over parse
 def retrieved_tokens_total(run_dir: str | Path) -> float:
     """Sum over the run's questions of the rendered evidence before the budget cut, in tokens
     (chars / 4), from records.jsonl: the paper's "retrieved tokens" definition. NaN without records."""
-    path = Path(run_dir) / "records.jsonl"
-    if not path.is_file():
+    if not (Path(run_dir) / "records.jsonl").is_file():
         return math.nan
-    total = 0
     try:
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    total += int(json.loads(line).get("retrieved_chars", 0))
-    except (OSError, json.JSONDecodeError, TypeError, ValueError) as exc:
-        log.warning("cannot read %s: %s", path, exc)
+        records = load_run(run_dir, need=("records.jsonl",)).records
+        return sum(int(record.get("retrieved_chars", 0)) for record in records) / CHARS_PER_TOKEN
+    except (CliError, OSError, TypeError, ValueError) as exc:
+        log.warning("cannot read %s: %s", run_dir, exc)
         return math.nan
-    return total / CHARS_PER_TOKEN
 
 
 def k_sweep_data(tidy: pd.DataFrame, dataset: str = "orgmem", mode: str = "auto",

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.reports.format import read_markdown
-from harness.safe_write import check_run_folder, is_staging
+from harness.run_data import load_run
+from harness.safe_write import is_staging
 from judges.aggregate import OVERALL, summarize
 from judges.metrics.longmemeval import ANSWER_MARK
 
@@ -126,14 +127,6 @@ def _figures(means: dict[str, float]) -> Figures:
     return Figures(int(means["n_scored"]), means[SESSION_METRIC], means[TURN_METRIC])
 
 
-def row_from_records(system: str, records: Sequence[dict[str, Any]], source: str, limit: int | None = None) -> OurRow:
-    """Our row from a run's records: every scored question, and the held-out ones by id."""
-    if not any(SESSION_METRIC in (record.get("metrics") or {}) for record in records):
-        raise ValueError(f"{source}: its records hold no {SESSION_METRIC} (not a LongMemEval_S retrieval run?)")
-    held_out = _figures(held_out_means(records, KEYS)) if len(records) > LME_TUNED else None
-    return OurRow(system, _figures(overall_means(records, KEYS)), held_out, source, limit, published_rule(records))
-
-
 def _config(run_dir: Path) -> dict[str, Any]:
     try:
         return json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
@@ -141,16 +134,16 @@ def _config(run_dir: Path) -> dict[str, Any]:
         return {}
 
 
-def run_limit(run_dir: Path) -> int | None:
-    """The ``dataset.limit`` a run folder's config.json records (None: every question)."""
-    limit = (_config(run_dir).get("dataset") or {}).get("limit")
-    return int(limit) if limit is not None else None
-
-
-def read_records(run_dir: Path) -> list[dict[str, Any]]:
-    check_run_folder(run_dir, hashed=("records.jsonl",))  # HalfWrittenRun (a ValueError): one line
-    with (run_dir / "records.jsonl").open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+def row_from_folder(system: str, folder: Path) -> OurRow:
+    """Our row from a whole run folder's records: every scored question, and the held-out ones by id
+    (with the ``dataset.limit`` its config records)."""
+    run = load_run(folder, need=("records.jsonl",), sealed=("records.jsonl",))
+    records, limit = run.records, (run.config.get("dataset") or {}).get("limit")
+    if not any(SESSION_METRIC in (record.get("metrics") or {}) for record in records):
+        raise ValueError(f"{folder}: its records hold no {SESSION_METRIC} (not a LongMemEval_S retrieval run?)")
+    held_out = _figures(held_out_means(records, KEYS)) if len(records) > LME_TUNED else None
+    return OurRow(system, _figures(overall_means(records, KEYS)), held_out, str(folder),
+                  int(limit) if limit is not None else None, published_rule(records))
 
 
 def _is_default_run(run_dir: Path, system: str, limited: bool = False) -> bool:
@@ -213,7 +206,7 @@ def our_rows(runs_dir: Path, plus_page: Path | None, systems: Sequence[str] = OU
     for system in systems:
         folder = (explicit or {}).get(system) or find_run_folder(runs_dir, system)
         if folder is not None:
-            rows.append(row_from_records(system, read_records(folder), str(folder), run_limit(folder)))
+            rows.append(row_from_folder(system, folder))
         elif system in fallback:
             rows.append(fallback[system])
     return rows

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.reports.lme_figures import (
-    LME_TUNED, OUR_SYSTEMS, SESSION_METRIC, OurRow, find_run_folder, read_records, row_from_records, run_limit,
+    LME_TUNED, OUR_SYSTEMS, SESSION_METRIC, OurRow, find_run_folder, row_from_folder,
 )
 from judges.aggregate import format_table
 
@@ -211,7 +211,7 @@ def rule_sensitivity(runs_dir: Path, system: str = "mempp_plus") -> str | None:
     folder = find_run_folder(runs_dir, system, limited=True)
     if folder is None:
         return None
-    row = row_from_records(system, read_records(folder), str(folder), run_limit(folder))
+    row = row_from_folder(system, folder)
     if (rule := row.published_rule) is None:
         return None
     command = f"python run.py dataset=longmemeval_s system={system} dataset.limit={row.limit}"

@@ -9,13 +9,13 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.reports.labels import FALLBACK_METRICS, headline_of
 from harness.reports.store import flatten
-from harness.safe_write import check_run_folder
+from harness.run_data import RunData as StoredRun, load_run as read_run
 
 # Config roots that say how a run was executed, not what was measured: never a reason to compare.
 _NOT_MEASURED = ("store", "progress", "estimate", "cache_only", "run_name", "official_dir")
@@ -26,15 +26,10 @@ _NUMBER = re.compile(r"(-?\d+(?:\.\d+)?)")
 
 
 @dataclass
-class RunData:
-    """One run folder as the report reads it."""
+class RunData(StoredRun):
+    """One run folder as the report reads it, with its label on the page."""
 
-    label: str
-    root: Path
-    config: dict[str, Any]
-    summary: dict[str, dict[str, Any]]
-    records: list[dict[str, Any]]
-    provenance: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
 
     @property
     def ks(self) -> list[int]:
@@ -47,17 +42,9 @@ class RunData:
 
 
 def load_run(root: str | Path) -> RunData:
-    """Read ``config.json``, ``metrics.json`` and ``records.jsonl`` of a run folder."""
-    root = Path(root)
-    missing = [name for name in ("config.json", "metrics.json", "records.jsonl") if not (root / name).is_file()]
-    if missing:
-        raise FileNotFoundError(f"{root} is not a run folder: no {', '.join(missing)}")
-    check_run_folder(root)  # HalfWrittenRun (a ValueError): one line
-    config = json.loads((root / "config.json").read_text())
-    metrics = json.loads((root / "metrics.json").read_text())
-    records = [json.loads(line) for line in (root / "records.jsonl").read_text().splitlines() if line.strip()]
-    return RunData(label=root.name, root=root, config=config, summary=metrics.get("summary", {}),
-                   records=records, provenance=metrics.get("provenance", {}))
+    """A whole run folder (config.json, metrics.json, records.jsonl) as the report reads it."""
+    run = read_run(root, need=("config.json", "metrics.json", "records.jsonl"), sealed=True)
+    return RunData(run.folder, run.config, run.records, run.metrics, label=run.folder.name)
 
 
 def differing_keys(runs: Sequence[RunData]) -> list[str]:
@@ -122,9 +109,9 @@ def short_labels(runs: Sequence[RunData]) -> list[str]:
               for run in runs]
     if len(set(labels)) == len(labels):
         return labels
-    folders = [run.root.name for run in runs]
+    folders = [run.folder.name for run in runs]
     if len(set(folders)) < len(folders):
-        folders = [f"{run.root.parent.name}/{run.root.name}" for run in runs]
+        folders = [f"{run.folder.parent.name}/{run.folder.name}" for run in runs]
     return folders
 
 

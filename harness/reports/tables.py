@@ -24,30 +24,24 @@ from harness.reports.fill import FillPlan, dry_run_cost, fill_commands, missing_
 from harness.reports.format import (
     MISSING, NOT_AVAILABLE, Table, fmt, fmt_delta, fmt_mean_std, is_missing, retrieval_title,
 )
-from harness.reports.ksweep import PARSED_SUFFIX, k_sweep_data, plot_k_sweep, table7
+from harness.reports.ksweep import PARSED_SUFFIX, table7
 from harness.reports.labels import (
     CATEGORY_COLUMNS, CATEGORY_TABLES, DATASET_LABELS, FALLBACK_METRICS, HEADLINE, JUDGE_METRICS, TABLE_BENCHMARK, TABLE_DATASET,
     is_ablation, paper_row, system_rank,
 )
 from harness.reports.paper import (
-    DEFAULT_PAPER_DIR, PAPER_COLUMNS, PaperColumn, answerers_in_order, has_paper_row, load_paper, paper_answerers, paper_cell,
+    DEFAULT_PAPER_DIR, PaperColumn, answerers_in_order, has_paper_row, load_paper, paper_answerers, paper_cell,
     paper_columns, paper_lookup, paper_reference, paper_values,
 )
 from harness.reports.presets import OUR_BASELINES
 from harness.reports.rows import Rows, choose_rows, row_label
 from harness.reports.selection import Job, Options, select_runs
-from harness.reports.store import DEFAULT_RUNS_DIR, TIDY_COLUMNS, RunView, latest_runs, scan_runs
+from harness.reports.store import DEFAULT_RUNS_DIR, RunView, latest_runs, scan_runs
 
 DEFAULT_OUT_DIR = Path("outputs/tables")  # generated, so untracked (.gitignore covers outputs/); results/paper/ is the tracked reference
 TABLES = (1, 2, 3, 4, 7)
 OURS_ONLY = "*"  # marks a column the paper does not print
 CSV_ONLY = ("run", "settings")
-
-__all__ = [
-    "DEFAULT_OUT_DIR", "DEFAULT_PAPER_DIR", "DEFAULT_RUNS_DIR", "PAPER_COLUMNS", "TABLES", "TIDY_COLUMNS", "Table",
-    "build_tables", "k_sweep_data", "latest_runs", "load_paper", "plot_k_sweep", "scan_runs", "table1", "table2",
-    "table3", "table4", "table7", "write_tables",
-]
 
 
 def table_columns(paper: pd.DataFrame, number: int, dataset: str, errata: bool = False) -> list[PaperColumn]:

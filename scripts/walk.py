@@ -8,7 +8,8 @@ The run is traced (sys.setprofile). Each function of ours (repository .py files 
 this script) is read once, at its first call, in call order; consecutive functions in one file are
 one stay. A reader who follows the run visits `files` files in `stays` stays, and `returns` =
 stays - files times comes back to a file already left (issue 33 asks for at most 20 files and 15
-returns).
+returns). ``--read-first FILE`` counts a file (say the shared types of memory_protocol) as read before
+the run: the reader's later visits to it are neither stays nor returns, the file still counts.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,10 +53,12 @@ def first_calls(action) -> list[tuple[str, str]]:
     return order
 
 
-def stays(calls: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
-    """Consecutive calls in one file grouped: the reader's stays."""
-    grouped: list[tuple[str, list[str]]] = []
+def stays(calls: list[tuple[str, str]], read_first: Sequence[str] = ()) -> list[tuple[str, list[str]]]:
+    """Consecutive calls in one file grouped: the reader's stays (files in ``read_first`` open them, once)."""
+    grouped: list[tuple[str, list[str]]] = [(file, ["(read first)"]) for file in read_first]
     for file, function in calls:
+        if file in read_first:
+            continue
         if grouped and grouped[-1][0] == file:
             grouped[-1][1].append(function)
         else:
@@ -78,8 +82,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--answered", action="store_true", help="answer and judge with a local stand-in server")
     parser.add_argument("--list", action="store_true", help="print every stay with its functions")
+    parser.add_argument("--read-first", action="append", default=[], metavar="FILE",
+                        help="a repository file read before the run (e.g. memory_protocol/__init__.py)")
     parser.add_argument("overrides", nargs="*", help="run.py overrides (default: dataset.limit=3)")
     args = parser.parse_args()
+    unknown = [name for name in args.read_first if not (ROOT / name).is_file()]
+    if unknown:
+        parser.error(f"--read-first: no such file in the repository: {', '.join(unknown)}")
 
     from harness.compose import compose_config
     from harness.config import RunConfig
@@ -99,7 +108,7 @@ def main() -> int:
     finally:
         if server is not None:
             server.kill()
-    grouped = stays(calls)
+    grouped = stays(calls, args.read_first)
     files = {file for file, _ in grouped}
     if args.list:
         for file, functions in grouped:

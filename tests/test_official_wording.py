@@ -66,7 +66,8 @@ def official_dir(request, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
         return root
     found = fetched_dir()
     if found is None:
-        pytest.skip("scripts/fetch_official.py has not put the upstream files in <repo>/official")
+        pytest.skip("scripts/fetch_official.py has not fetched the upstream files "
+                    "(looked in <cache root>/official and <repo>/official)")
     return found
 
 

@@ -182,6 +182,21 @@ class ProtocolPrompts:
             roles["judge"] = self.judge.wording.record()
         return roles
 
+    def check_batchable(self, answerer: ModelSpec, judge: ModelSpec | None, answer_tokens: int) -> None:
+        """A ``batch=true`` role whose provider cannot serve these prompts' requests stops here: SDK (an
+        extra) not installed, or requests it refuses (Anthropic: a judge's JSON mode, no ``max_tokens``)."""
+        from model_clients.batch.runner import refusal, unavailable
+
+        shapes: list[tuple[str, ModelSpec, int | None, dict[str, Any]]] = [("answerer", answerer, answer_tokens, {})]
+        if judge is not None and self.judge is not None:
+            params = self.judge.params
+            judge_tokens = params.max_tokens if params.max_tokens is not None else judge.max_tokens
+            shapes.append(("judge", judge, judge_tokens, params.extra()))
+        for role, spec, max_tokens, extra in shapes:
+            reason = (unavailable(spec, role) or refusal(spec, role, max_tokens, extra)) if spec.batch else None
+            if reason is not None:
+                raise ConfigError(reason)
+
 
 def _official(role: str, build: Callable[[], T]) -> tuple[T | None, str | None]:
     """``build()``, or (None, the fallback line) when its upstream file is nowhere; any other

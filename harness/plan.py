@@ -141,23 +141,6 @@ def _check_key(role: str, spec: ModelSpec, answerer: ModelSpec, offline: bool) -
     raise ConfigError(f"{role} {display_name(spec)} needs an API key in ${spec.api_key_env}, which is not set; {hint}")
 
 
-def _check_batchable(answerer: ModelSpec, judge: ModelSpec | None, answer_tokens: int,
-                     prompts: ProtocolPrompts) -> None:
-    """A ``batch=true`` role its provider cannot serve stops here: SDK (an extra) not installed, or
-    requests the provider refuses (Anthropic: a judge's JSON mode, no ``max_tokens``)."""
-    from model_clients.batch.runner import refusal, unavailable
-
-    shapes: list[tuple[str, ModelSpec, int | None, dict[str, Any]]] = [("answerer", answerer, answer_tokens, {})]
-    if judge is not None and prompts.judge is not None:
-        params = prompts.judge.params
-        judge_tokens = params.max_tokens if params.max_tokens is not None else judge.max_tokens
-        shapes.append(("judge", judge, judge_tokens, params.extra()))
-    for role, spec, max_tokens, extra in shapes:
-        reason = (unavailable(spec, role) or refusal(spec, role, max_tokens, extra)) if spec.batch else None
-        if reason is not None:
-            raise ConfigError(reason)
-
-
 def check_qa_ready(config: RunConfig, benchmark: Benchmark | None = None) -> ProtocolPrompts | None:
     """The prompts the QA stage will send (None without an answerer); a one-line ConfigError when
     it cannot run: a missing API key (not needed locally, with ``cache_only`` or ``estimate``), a
@@ -174,7 +157,7 @@ def check_qa_ready(config: RunConfig, benchmark: Benchmark | None = None) -> Pro
     prompts = choose_prompts(benchmark, answerer, judge, recipe=config.answer_recipe, system_kind=config.system.kind,
                              context_budget=config.dataset.context_budget, official_dir=config.official_dir)
     if not offline:
-        _check_batchable(answerer, judge, answerer.max_tokens or config.dataset.answer_max_tokens, prompts)
+        prompts.check_batchable(answerer, judge, answerer.max_tokens or config.dataset.answer_max_tokens)
         for role, spec in roles:
             if spec.local is None:  # a server the harness starts serves the configured name
                 check_model_offered(spec, role)  # one GET /models per endpoint: a wrong name stops here

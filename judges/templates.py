@@ -31,10 +31,12 @@ class Wording:
     cite: str
     files: tuple[tuple[str, str], ...] = ()
     texts: tuple[tuple[str, str], ...] = ()
+    texts_sha256: str = field(init=False, repr=False, compare=False)  # :func:`texts_hash`, as a template's sha256
 
     def __post_init__(self) -> None:
         if self.source not in WORDING_SOURCES:
             raise ValueError(f"wording source {self.source!r}; expected one of {WORDING_SOURCES}")
+        object.__setattr__(self, "texts_sha256", texts_hash(self))
 
     def record(self) -> dict[str, Any]:
         """What metrics.json keeps of it."""

@@ -145,9 +145,11 @@ def _judge_seed(spec: ModelSpec, run: int) -> int | None:
     return None if spec.seed is None else spec.seed + run
 
 
-def judge_requests(judge: Judge, spec: ModelSpec, question: Question, answer: str) -> list[ChatRequest]:
-    """One request per judge run, with the settings the judge's wording prescribes."""
-    messages = judge.request(question, answer)
+def judge_requests(judge: Judge, spec: ModelSpec, question: Question, answer: str,
+                   benchmark: Benchmark) -> list[ChatRequest]:
+    """One request per judge run on ``answer`` as ``benchmark`` grades it (its stand-in for an empty
+    answer), with the settings the judge's wording prescribes."""
+    messages = judge.request(question, benchmark.graded_text(answer))
     template_hash = judge.template_hash(question)
     params = judge.params
     return [ChatRequest(messages, template_hash, run, temperature=params.temperature, seed=_judge_seed(spec, run),
@@ -195,7 +197,7 @@ class QASession:
 
     def judge_requests(self, question: Question, answer: str, benchmark: Benchmark) -> list[ChatRequest]:
         assert self.prompts.judge is not None
-        return judge_requests(self.prompts.judge, self.judge_spec, question, benchmark.graded_text(answer))
+        return judge_requests(self.prompts.judge, self.judge_spec, question, answer, benchmark)
 
 
 @contextlib.contextmanager

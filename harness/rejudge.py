@@ -116,7 +116,7 @@ def _graded(run: RunData, plan: RunPlan) -> tuple[list[QAItem], list[ChatRequest
         record["metrics"] = {k: v for k, v in record["metrics"].items() if not k.startswith(benchmark.headline)}
         items.append(QAItem(question, "", record))
         if record.get("answer") is not None and judge.is_graded(question):
-            for request in judge_requests(judge, spec, question, benchmark.graded_text(record["answer"])):
+            for request in judge_requests(judge, spec, question, record["answer"], benchmark):
                 requests.append(request)
                 owners.append((len(items) - 1, request.run_index))
     return items, requests, owners

@@ -139,7 +139,7 @@ def leniency_probe(run: RunData, data_dir: Path) -> Probe:
         keys = [(item.conversation, item.question, item.gold) for item in published.items]
         for item, question in zip(published.items, match_keys(keys, episodes, str(published.path))):
             question = as_judged(question, plan.benchmark.name)
-            for request in judge_requests(judge, spec, question, plan.benchmark.graded_text(item.answer)):
+            for request in judge_requests(judge, spec, question, item.answer, plan.benchmark):
                 requests.append(request)
                 owners.append((version, question))
     return Probe(judge_name(run), plan, requests, owners)

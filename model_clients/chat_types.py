@@ -300,7 +300,8 @@ ERROR_MAX_CHARS = 500
 
 
 class HoldsSDK:
-    """Base of a client keeping the SDK client ``_build_sdk`` makes in ``_sdk`` (None until built)."""
+    """Base of a client holding its provider SDK client in ``_sdk`` (None until built): on first use
+    it reads the key, then the subclass's ``_build_sdk(api_key)`` constructs the client with it."""
 
     config: LLMConfig
     _sdk: Any = None
@@ -309,18 +310,27 @@ class HoldsSDK:
         self._sdk_lock = threading.Lock()
         self._sdk = None
 
-    def _build_sdk(self) -> Any:
+    @property
+    def sdk_where(self) -> str:
+        """How a missing-key error names this client's endpoint."""
+        return self.config.where
+
+    def _build_sdk(self, api_key: str) -> Any:
         raise NotImplementedError
+
+    def sdk_ready(self) -> None:
+        """Build the SDK client now: a missing key (or whatever ``_build_sdk`` checks) fails here."""
+        self._client()
 
     def _client(self) -> Any:
         with self._sdk_lock:
             if self._sdk is None:
-                self._sdk = self._build_sdk()
+                self._sdk = self._build_sdk(self.api_key())
             return self._sdk
 
-    def api_key(self, where: str) -> str:
-        """The key (raises ``MissingAPIKeyError`` naming ``where`` and the variable when unset)."""
-        return read_api_key(self.config.api_key_env, where)
+    def api_key(self) -> str:
+        """The key (raises ``MissingAPIKeyError`` naming :attr:`sdk_where` and the variable when unset)."""
+        return read_api_key(self.config.api_key_env, self.sdk_where)
 
     def redact(self, text: str) -> str:
         """``text`` without the API key, cut to the error length kept."""

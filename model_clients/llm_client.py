@@ -139,18 +139,15 @@ class LLMClient(HoldsSDK):
     def run_batches(self, wanted: dict[str, ChatRequest], desc: str, progress: bool) -> dict[str, ChatResult]:
         return run_batches(self, wanted, desc=desc, progress=progress, options=self._batch_options, sleep=self._sleep)
 
-    def sdk_ready(self) -> None:
-        """Build the SDK client now: a missing key or a model the server does not list fails here."""
-        self._client()
-
     def sdk_for_batches(self) -> openai.OpenAI:
         """An SDK client for the batch and file endpoints, outside ``requests_sent``."""
-        return self._new_sdk(self.api_key(self.config.where))
+        return self._new_sdk(self.api_key())
 
-    def _build_sdk(self) -> openai.OpenAI:
+    def _build_sdk(self, api_key: str) -> openai.OpenAI:
+        """The live SDK client, its attempts counted and its 429s noted; a model the server does not
+        list fails here."""
         import openai
 
-        api_key = self.api_key(self.config.where)
         check_model_offered(self.config, self.role)  # once per endpoint and process
         hooks = {"request": [self._count_request], "response": [self._note_response]}
         return self._new_sdk(api_key, http_client=openai.DefaultHttpxClient(event_hooks=hooks))

@@ -219,10 +219,13 @@ class AnthropicBatches(HoldsSDK):
         """Every line of an ended batch, in the results file's order (match them by ``key``)."""
         return self._call("collect", lambda sdk: [outcome_of(each) for each in sdk.messages.batches.results(batch_id)])
 
-    def _build_sdk(self) -> "anthropic.Anthropic":
-        return _import_anthropic().Anthropic(
-            api_key=self.api_key(f"model {self.config.model!r} at {self.api_root} (Message Batches)"),
-            base_url=self.api_root, timeout=self.config.timeout_s, max_retries=self.config.max_retries)
+    @property
+    def sdk_where(self) -> str:
+        return f"model {self.config.model!r} at {self.api_root} (Message Batches)"
+
+    def _build_sdk(self, api_key: str) -> "anthropic.Anthropic":
+        return _import_anthropic().Anthropic(api_key=api_key, base_url=self.api_root, timeout=self.config.timeout_s,
+                                             max_retries=self.config.max_retries)
 
     def _call(self, what: str, call: Callable[["anthropic.Anthropic"], _Reply]) -> _Reply:
         """``call`` on the SDK client; an SDK error becomes one :class:`AnthropicBatchError` naming

@@ -22,7 +22,7 @@ from typing import Any
 
 from judges.graders import JudgeVerdict, extract_json_objects, own_parse
 from judges.official.texts import OfficialTexts, official_wording
-from judges.templates import PromptTemplate, RequestParams, Wording, load_template, texts_hash
+from judges.templates import PromptTemplate, RequestParams, Wording, load_template
 from memory_protocol import Question, RubricFacet
 
 __all__ = ["ORGMEM_NO_ANSWER", "OrgMemJudge", "parse_orgmem", "parse_orgmem_official"]
@@ -272,7 +272,7 @@ class OrgMemJudge:
 
     def template_hash(self, question: Question) -> str:
         if self.upstream is not None:
-            return texts_hash(self.wording)  # the pinned texts it sends
+            return self.wording.texts_sha256  # the pinned texts it sends
         return self.template.sha256
 
     def is_graded(self, question: Question) -> bool:

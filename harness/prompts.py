@@ -11,7 +11,7 @@ import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Protocol, TypeVar
 
@@ -152,29 +152,38 @@ def mem0_answer(texts: OfficialTexts, kind: str) -> Mem0Answer:
 
 @dataclass(frozen=True)
 class ProtocolPrompts:
-    """The answerer and judge of a run, the lines telling about their words, and the labels naming
-    those words (set once here: the run's identity, title and metrics.json read them)."""
+    """The answerer and judge of a run, and the lines telling about their words."""
 
     answerer: Answerer
     judge: Judge | None
     notes: tuple[str, ...] = ()
-    answer_source: str = field(init=False)
-    judge_source: str | None = field(init=False)
-    recipe: str = field(init=False)  # ``mem0`` when the answerer sends mem0's own answer prompt, else ``harness``
-    label: str = field(init=False)  # ``official``, or the first of ``custom`` / ``own`` some role used
-    title_note: str = field(init=False)  # `` [answer: authors, judge: official]``, warning when not official
 
-    def __post_init__(self) -> None:
-        answer_source = self.answerer.wording.source
-        judge_source = self.judge.wording.source if self.judge is not None else None
-        recipe = "mem0" if isinstance(self.answerer.upstream, Mem0Answer) else "harness"
-        label = next((s for s in ("custom", "own") if s in (answer_source, judge_source)), "official")
-        roles = f"answer: {answer_source}" + (" (mem0's recipe)" if recipe == "mem0" else "")
-        roles += f", judge: {judge_source}" if self.judge is not None else ""
-        warning = f"; {label} wording: not comparable with published scores" if label != "official" else ""
-        for name, value in (("answer_source", answer_source), ("judge_source", judge_source), ("recipe", recipe),
-                            ("label", label), ("title_note", f" [{roles}{warning}]")):
-            object.__setattr__(self, name, value)
+    @property
+    def answer_source(self) -> str:
+        return self.answerer.wording.source
+
+    @property
+    def judge_source(self) -> str | None:
+        return self.judge.wording.source if self.judge is not None else None
+
+    @property
+    def recipe(self) -> str:
+        """``mem0`` when the answerer sends mem0's own answer prompt (Mem0, Zep), else ``harness``."""
+        return "mem0" if isinstance(self.answerer.upstream, Mem0Answer) else "harness"
+
+    @property
+    def label(self) -> str:
+        """``official``, or the first of ``custom`` / ``own`` some role used."""
+        sources = {self.answer_source, self.judge_source}
+        return next((source for source in ("custom", "own") if source in sources), "official")
+
+    @property
+    def title_note(self) -> str:
+        """`` [answer: authors, judge: official]``, with a warning when some words are not official."""
+        roles = f"answer: {self.answer_source}" + (" (mem0's recipe)" if self.recipe == "mem0" else "")
+        roles += f", judge: {self.judge_source}" if self.judge is not None else ""
+        warning = f"; {self.label} wording: not comparable with published scores" if self.label != "official" else ""
+        return f" [{roles}{warning}]"
 
     def record(self) -> dict[str, Any]:
         roles = {"answer": self.answerer.wording.record()}

@@ -86,9 +86,12 @@ def main() -> int:
                         help="a repository file read before the run (e.g. memory_protocol/__init__.py)")
     parser.add_argument("overrides", nargs="*", help="run.py overrides (default: dataset.limit=3)")
     args = parser.parse_args()
-    unknown = [name for name in args.read_first if not (ROOT / name).is_file()]
-    if unknown:
-        parser.error(f"--read-first: no such file in the repository: {', '.join(unknown)}")
+    read_first = []  # spelled as the trace names files (``./x.py`` and an absolute path are the same file)
+    for name in args.read_first:
+        path = (ROOT / name).resolve()
+        if not path.is_file() or ROOT not in path.parents:
+            parser.error(f"--read-first: {name} is not a file of the repository")
+        read_first.append(str(path.relative_to(ROOT)))
 
     from harness.compose import compose_config
     from harness.config import RunConfig
@@ -108,7 +111,7 @@ def main() -> int:
     finally:
         if server is not None:
             server.kill()
-    grouped = stays(calls, args.read_first)
+    grouped = stays(calls, read_first)
     files = {file for file, _ in grouped}
     if args.list:
         for file, functions in grouped:
